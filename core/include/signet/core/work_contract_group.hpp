@@ -1,0 +1,150 @@
+#pragma once
+
+// work_contract_group / blocking_work_contract_group: a fixed-capacity set of work contracts and
+// the signal tree that says which of them are scheduled.
+//
+// Threading contract
+//   create_contract(): any thread. execute_next_contract(): any number of worker threads (bring
+//   your own, or use worker_pool). Handles: see work_contract. The group object itself must not
+//   be destroyed while a thread is inside execute_next_contract().
+//
+// Guarantees (DESIGN.md §1): a contract's work never runs on two threads at once; schedules
+// coalesce (any number before a run cause one run; one during a run causes exactly one more);
+// release runs exactly once, after the last run, on a worker thread; exceptions go to the
+// handler or out of execute_next_contract(); handles outlive the group safely; nothing allocates
+// after creation; selection is fair (a per-thread cursor advances after every execution).
+//
+// Destroying a group with live contracts destroys their stored callables without running any
+// callback (no work, no release); their handles turn invalid.
+//
+// Costs: create = a scan of the free-slot bitmap (lock-free) and, only for callables larger than
+// 96 bytes, one allocation. schedule and execute: see detail/contract_group_state.hpp.
+
+#include <signet/core/signal_tree.hpp>
+#include <signet/core/work_contract.hpp>
+
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <utility>
+
+namespace signet {
+
+enum class synchronization_mode { non_blocking, blocking };
+
+/// Work callables take no argument or a work_contract_token&.
+template <typename F>
+concept work_callable = std::invocable<std::decay_t<F>&> ||
+                        std::invocable<std::decay_t<F>&, work_contract_token&>;
+template <typename F>
+concept release_callable = std::invocable<std::decay_t<F>&>;
+template <typename F>
+concept exception_handler = std::invocable<std::decay_t<F>&, std::exception_ptr>;
+
+template <synchronization_mode Mode>
+class basic_work_contract_group {
+public:
+    static constexpr std::size_t default_capacity = 512;
+
+    /// capacity is rounded up to a multiple of 64; throws std::invalid_argument for 0.
+    explicit basic_work_contract_group(std::size_t capacity = default_capacity)
+        : state_(std::make_shared<detail::group_state>(capacity,
+                                                       Mode == synchronization_mode::blocking)) {}
+    basic_work_contract_group(basic_work_contract_group const&) = delete;
+    basic_work_contract_group& operator=(basic_work_contract_group const&) = delete;
+    ~basic_work_contract_group() { state_->close(); }
+
+    [[nodiscard]] std::size_t capacity() const noexcept { return state_->capacity(); }
+
+    /// Any thread. A full group returns an invalid handle (never blocks). The `lane` overloads
+    /// place the contract in that slot range (invalid handle when the range is full).
+    template <work_callable Work>
+    work_contract create_contract(Work&& work, initial_state initial = initial_state::unscheduled) {
+        return make(lane{}, std::forward<Work>(work), detail::no_callback{},
+                    detail::no_callback{}, initial);
+    }
+    template <work_callable Work, release_callable Release>
+    work_contract create_contract(Work&& work, Release&& release,
+                                  initial_state initial = initial_state::unscheduled) {
+        return make(lane{}, std::forward<Work>(work), std::forward<Release>(release),
+                    detail::no_callback{}, initial);
+    }
+    template <work_callable Work, release_callable Release, exception_handler Handler>
+    work_contract create_contract(Work&& work, Release&& release, Handler&& handler,
+                                  initial_state initial = initial_state::unscheduled) {
+        return make(lane{}, std::forward<Work>(work), std::forward<Release>(release),
+                    std::forward<Handler>(handler), initial);
+    }
+    template <work_callable Work>
+    work_contract create_contract(lane where, Work&& work,
+                                  initial_state initial = initial_state::unscheduled) {
+        return make(where, std::forward<Work>(work), detail::no_callback{},
+                    detail::no_callback{}, initial);
+    }
+    template <work_callable Work, release_callable Release>
+    work_contract create_contract(lane where, Work&& work, Release&& release,
+                                  initial_state initial = initial_state::unscheduled) {
+        return make(where, std::forward<Work>(work), std::forward<Release>(release),
+                    detail::no_callback{}, initial);
+    }
+    template <work_callable Work, release_callable Release, exception_handler Handler>
+    work_contract create_contract(lane where, Work&& work, Release&& release, Handler&& handler,
+                                  initial_state initial = initial_state::unscheduled) {
+        return make(where, std::forward<Work>(work), std::forward<Release>(release),
+                    std::forward<Handler>(handler), initial);
+    }
+
+    /// Worker thread. Runs one scheduled contract's work (or its release); true if one ran.
+    /// Non-blocking group: never waits. Blocking group: waits until something is scheduled or
+    /// stop() was called (then returns false once nothing is scheduled).
+    bool execute_next_contract() {
+        if constexpr (Mode == synchronization_mode::blocking) {
+            return state_->execute_next_waiting(std::nullopt);
+        } else {
+            return state_->execute_next(lane{});
+        }
+    }
+
+    /// Worker thread; never waits. As above, preferring contracts in `preferred` and falling
+    /// back to fair selection when it has nothing scheduled (priority lanes).
+    bool execute_next_contract(lane preferred) { return state_->execute_next(preferred); }
+
+    /// Worker thread; blocking group only. Waits at most `timeout`; false on timeout or stop.
+    bool execute_next_contract(std::chrono::nanoseconds timeout)
+        requires(Mode == synchronization_mode::blocking)
+    {
+        return state_->execute_next_waiting(std::chrono::steady_clock::now() + timeout);
+    }
+
+    /// Any thread; blocking group only. Permanent: wakes every waiter; later calls to
+    /// execute_next_contract() run what is scheduled but never wait.
+    void stop() noexcept
+        requires(Mode == synchronization_mode::blocking)
+    {
+        state_->stop();
+    }
+
+private:
+    template <typename Work, typename Release, typename Handler>
+    work_contract make(lane where, Work&& work, Release&& release, Handler&& handler,
+                       initial_state initial) {
+        auto [slot, generation] =
+            state_->create(where, std::forward<Work>(work), std::forward<Release>(release),
+                           std::forward<Handler>(handler), initial);
+        if (slot == detail::no_slot) {
+            return {};
+        }
+        return work_contract(state_, slot, generation);
+    }
+
+    std::shared_ptr<detail::group_state> state_;
+};
+
+/// Non-blocking group: execute_next_contract() returns at once when nothing is scheduled.
+using work_contract_group = basic_work_contract_group<synchronization_mode::non_blocking>;
+/// Blocking group: idle workers sleep in execute_next_contract(); stop() wakes them.
+using blocking_work_contract_group = basic_work_contract_group<synchronization_mode::blocking>;
+
+} // namespace signet

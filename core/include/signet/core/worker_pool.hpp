@@ -1,0 +1,257 @@
+#pragma once
+
+// worker_pool: N threads running execute_next_contract() on one group.
+//
+// Bring-your-own-threads is the normal way to use a group; this helper is what the apps and
+// benchmarks share: optional CPU pinning per thread, an idle strategy, a priority lane per
+// thread, per-worker counters, a graceful stop and submit() for one-shot tasks.
+//
+// Threading contract: construct, stop() and destroy from one controlling thread; stats() and
+// submit() from any thread.
+//
+// stop(): workers stop waiting for work, then keep running whatever is scheduled (work and
+// releases) until nothing is, or until options.drain_timeout passes (a contract that always
+// reschedules itself would otherwise keep a worker forever), then exit and are joined.
+
+#include <signet/core/cache_line.hpp>
+#include <signet/core/work_contract_group.hpp>
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <future>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace signet {
+
+enum class idle_strategy {
+    spin,    ///< busy-poll with a pause instruction: lowest latency, burns the core
+    backoff, ///< pause, then yield, then short sleeps as the idle streak grows
+    block,   ///< sleep in the blocking group until work is scheduled (blocking group only)
+};
+
+struct worker_pool_options {
+    std::size_t threads = 1;
+    std::vector<int> cpus{}; ///< empty: no pinning; else worker i is pinned to cpus[i % size]
+    idle_strategy idle = idle_strategy::backoff;
+    std::vector<lane> lanes{};///< empty: fair; else worker i prefers lanes[i % size]
+    std::chrono::milliseconds drain_timeout{1000}; ///< bound on the drain in stop()
+};
+
+struct worker_stats {
+    std::uint64_t executed = 0;   ///< execute_next_contract() calls that ran something
+    std::uint64_t idle_loops = 0; ///< calls that found nothing
+};
+
+template <typename Group>
+class worker_pool {
+public:
+    /// Starts the workers. Throws std::invalid_argument for bad options (no threads, a CPU id
+    /// out of range, idle_strategy::block on a non-blocking group) and std::system_error when a
+    /// worker cannot be pinned (e.g. the CPU is not in this process's affinity mask).
+    worker_pool(Group& group, worker_pool_options options);
+    worker_pool(worker_pool const&) = delete;
+    worker_pool& operator=(worker_pool const&) = delete;
+    ~worker_pool() { stop(); }
+
+    /// Controlling thread. Drains (see above) and joins; idempotent.
+    void stop();
+
+    [[nodiscard]] std::size_t size() const noexcept { return threads_.size(); }
+
+    /// Any thread; a racy snapshot of worker `index`'s counters.
+    [[nodiscard]] worker_stats stats(std::size_t index) const noexcept;
+
+    /// Any thread. Runs `task` once on a worker, as a contract that releases itself (no task
+    /// queue). Throws std::runtime_error when the group has no free slot.
+    template <typename F>
+    auto submit(F&& task) -> std::future<std::invoke_result_t<std::decay_t<F>&>>;
+
+private:
+    // alignas: each worker writes its own counters; keep them off each other's lines.
+    struct alignas(destructive_interference_size) counters {
+        std::atomic<std::uint64_t> executed{0};
+        std::atomic<std::uint64_t> idle_loops{0};
+    };
+
+    static void bump(std::atomic<std::uint64_t>& counter) noexcept {
+        // relaxed load + store: only the owning worker writes; readers want a snapshot.
+        counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    static void pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#else
+        std::this_thread::yield();
+#endif
+    }
+
+    bool execute_once(lane preferred);
+    void idle(unsigned streak) const;
+    void run(std::size_t index);
+
+    static constexpr bool blocking_group = requires(Group& g) { g.stop(); };
+    static constexpr std::chrono::milliseconds block_slice{20}; // bounds stop() latency
+
+    Group& group_;
+    worker_pool_options options_;
+    std::vector<counters> counters_;
+    std::vector<std::thread> threads_;
+    std::atomic<bool> stopping_{false};
+};
+
+// ---- implementation ------------------------------------------------------------------------
+
+template <typename Group>
+worker_pool<Group>::worker_pool(Group& group, worker_pool_options options)
+    : group_(group)
+    , options_(std::move(options))
+    , counters_(options_.threads) {
+    if (options_.threads == 0) {
+        throw std::invalid_argument("worker_pool: threads must be at least 1");
+    }
+    if (options_.idle == idle_strategy::block && !blocking_group) {
+        throw std::invalid_argument(
+            "worker_pool: idle_strategy::block needs a blocking_work_contract_group");
+    }
+    for (int cpu : options_.cpus) {
+        if (cpu < 0 || cpu >= CPU_SETSIZE) {
+            throw std::invalid_argument("worker_pool: CPU id " + std::to_string(cpu) +
+                                        " is out of range");
+        }
+    }
+    threads_.reserve(options_.threads);
+    for (std::size_t i = 0; i < options_.threads; ++i) {
+        threads_.emplace_back([this, i] { run(i); });
+        if (options_.cpus.empty()) {
+            continue;
+        }
+        int const cpu = options_.cpus[i % options_.cpus.size()];
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(static_cast<std::size_t>(cpu), &set);
+        if (int const rc = pthread_setaffinity_np(threads_.back().native_handle(), sizeof(set),
+                                                  &set);
+            rc != 0) {
+            stop();
+            throw std::system_error(rc, std::generic_category(),
+                                    "worker_pool: cannot pin worker " + std::to_string(i) +
+                                        " to CPU " + std::to_string(cpu));
+        }
+    }
+}
+
+template <typename Group>
+void worker_pool<Group>::stop() {
+    // release: pairs with the acquire load in run(); workers see the request.
+    stopping_.store(true, std::memory_order_release);
+    for (auto& t : threads_) {
+        if (t.joinable()) {
+            t.join();
+        }
+    }
+}
+
+template <typename Group>
+worker_stats worker_pool<Group>::stats(std::size_t index) const noexcept {
+    auto const& c = counters_[index];
+    // relaxed: independent counters; a snapshot.
+    return {c.executed.load(std::memory_order_relaxed), c.idle_loops.load(std::memory_order_relaxed)};
+}
+
+template <typename Group>
+bool worker_pool<Group>::execute_once(lane preferred) {
+    if constexpr (blocking_group) {
+        if (options_.idle == idle_strategy::block) {
+            return group_.execute_next_contract(std::chrono::nanoseconds(block_slice));
+        }
+    }
+    return group_.execute_next_contract(preferred); // the lane overload never waits
+}
+
+template <typename Group>
+void worker_pool<Group>::idle(unsigned streak) const {
+    switch (options_.idle) {
+    case idle_strategy::spin:
+        pause();
+        break;
+    case idle_strategy::backoff:
+        if (streak < 64) {
+            pause();
+        } else if (streak < 256) {
+            std::this_thread::yield();
+        } else {
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+        break;
+    case idle_strategy::block:
+        break; // execute_once() already waited
+    }
+}
+
+template <typename Group>
+void worker_pool<Group>::run(std::size_t index) {
+    auto& mine = counters_[index];
+    lane const preferred =
+        options_.lanes.empty() ? lane{} : options_.lanes[index % options_.lanes.size()];
+    unsigned streak = 0;
+    // acquire: pairs with the release store in stop().
+    while (!stopping_.load(std::memory_order_acquire)) {
+        if (execute_once(preferred)) {
+            bump(mine.executed);
+            streak = 0;
+        } else {
+            bump(mine.idle_loops);
+            idle(streak++);
+        }
+    }
+    // Drain: run what is scheduled (work and releases) without waiting, within the bound.
+    auto const deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
+    while (group_.execute_next_contract(lane{})) {
+        bump(mine.executed);
+        if (std::chrono::steady_clock::now() >= deadline) {
+            break;
+        }
+    }
+}
+
+template <typename Group>
+template <typename F>
+auto worker_pool<Group>::submit(F&& task) -> std::future<std::invoke_result_t<std::decay_t<F>&>> {
+    using result = std::invoke_result_t<std::decay_t<F>&>;
+    std::promise<result> promise;
+    auto future = promise.get_future();
+    auto contract = group_.create_contract(
+        [promise = std::move(promise),
+         task = std::forward<F>(task)](work_contract_token& token) mutable {
+            token.release(); // one shot: never runs again; the slot is recycled after this run
+            try {
+                if constexpr (std::is_void_v<result>) {
+                    task();
+                    promise.set_value();
+                } else {
+                    promise.set_value(task());
+                }
+            } catch (...) {
+                promise.set_exception(std::current_exception());
+            }
+        },
+        initial_state::scheduled);
+    if (contract.get_id() == invalid_contract_id) {
+        throw std::runtime_error("worker_pool::submit: the group has no free contract slot");
+    }
+    contract.detach(); // the contract releases itself; dropping the handle must not
+    return future;
+}
+
+} // namespace signet

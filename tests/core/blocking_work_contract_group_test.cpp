@@ -1,0 +1,98 @@
+// blocking_work_contract_group: waiting, timeouts and stop() never hang.
+#include <signet/core/work_contract_group.hpp>
+
+#include <gtest/gtest.h>
+
+#include "support/stress.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using signet::blocking_work_contract_group;
+using signet::initial_state;
+
+TEST(BlockingWorkContractGroup, RunsWhatIsScheduledWithoutWaiting) {
+    blocking_work_contract_group group(64);
+    int runs = 0;
+    auto contract = group.create_contract([&] { ++runs; }, initial_state::scheduled);
+    EXPECT_TRUE(group.execute_next_contract());
+    EXPECT_EQ(runs, 1);
+}
+
+TEST(BlockingWorkContractGroup, TimeoutReturnsFalseWhenIdle) {
+    signet::test::watchdog dog(30s, "TimeoutReturnsFalseWhenIdle");
+    blocking_work_contract_group group(64);
+    auto const start = std::chrono::steady_clock::now();
+    EXPECT_FALSE(group.execute_next_contract(30ms));
+    auto const waited = std::chrono::steady_clock::now() - start;
+    EXPECT_GE(waited, 30ms);
+}
+
+TEST(BlockingWorkContractGroup, WaiterWakesWhenAnotherThreadSchedules) {
+    signet::test::watchdog dog(30s, "WaiterWakesWhenAnotherThreadSchedules");
+    blocking_work_contract_group group(64);
+    std::atomic<int> runs{0};
+    auto contract = group.create_contract([&] { runs.fetch_add(1, std::memory_order_relaxed); });
+    std::atomic<bool> ran{false};
+    std::thread worker([&] {
+        // No timeout: returns only when the contract has run.
+        ran.store(group.execute_next_contract(), std::memory_order_release);
+    });
+    std::this_thread::sleep_for(20ms); // let the worker go to sleep
+    contract.schedule();
+    worker.join();
+    EXPECT_TRUE(ran.load(std::memory_order_acquire));
+    EXPECT_EQ(runs.load(std::memory_order_relaxed), 1);
+}
+
+TEST(BlockingWorkContractGroup, StopWakesEveryWaiter) {
+    signet::test::watchdog dog(30s, "StopWakesEveryWaiter");
+    blocking_work_contract_group group(64);
+    std::atomic<int> returned_false{0};
+    std::vector<std::thread> waiters;
+    for (int i = 0; i < 4; ++i) {
+        waiters.emplace_back([&] {
+            if (!group.execute_next_contract()) {
+                returned_false.fetch_add(1, std::memory_order_relaxed);
+            }
+        });
+    }
+    std::this_thread::sleep_for(20ms);
+    group.stop();
+    for (auto& t : waiters) {
+        t.join();
+    }
+    EXPECT_EQ(returned_false.load(std::memory_order_relaxed), 4);
+}
+
+TEST(BlockingWorkContractGroup, AfterStopRunsScheduledWorkButNeverWaits) {
+    signet::test::watchdog dog(30s, "AfterStopRunsScheduledWorkButNeverWaits");
+    blocking_work_contract_group group(64);
+    int runs = 0;
+    auto contract = group.create_contract([&] { ++runs; }, initial_state::scheduled);
+    group.stop();
+    EXPECT_TRUE(group.execute_next_contract());
+    EXPECT_FALSE(group.execute_next_contract()); // would wait forever without stop()
+    EXPECT_FALSE(group.execute_next_contract(10s));
+    EXPECT_EQ(runs, 1);
+}
+
+TEST(BlockingWorkContractGroup, ReleaseWakesAWaiterToRunTheReleaseCallback) {
+    signet::test::watchdog dog(30s, "ReleaseWakesAWaiter");
+    blocking_work_contract_group group(64);
+    std::atomic<int> releases{0};
+    auto contract = group.create_contract(
+        [] {}, [&] { releases.fetch_add(1, std::memory_order_relaxed); });
+    std::thread worker([&] { EXPECT_TRUE(group.execute_next_contract()); });
+    std::this_thread::sleep_for(20ms);
+    contract.release();
+    worker.join();
+    EXPECT_EQ(releases.load(std::memory_order_relaxed), 1);
+}
+
+} // namespace

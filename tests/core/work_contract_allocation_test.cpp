@@ -1,0 +1,89 @@
+// Guarantee 6: nothing allocates after creation; small callables are stored inline. This binary
+// replaces the global operator new to count allocations on the test thread.
+#include <signet/core/work_contract_group.hpp>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+
+namespace {
+thread_local bool counting = false;
+thread_local std::size_t allocations = 0;
+} // namespace
+
+// GCC pairs the replaced operator delete's free() with operator new at the call sites it
+// inlines and warns; both sides here are malloc/free, so the pairing is right.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(std::size_t size) {
+    if (counting) {
+        ++allocations;
+    }
+    if (void* p = std::malloc(size == 0 ? 1 : size)) {
+        return p;
+    }
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
+
+namespace {
+
+using signet::work_contract_group;
+
+// Counts the allocations made by `f` on this thread.
+template <typename F>
+std::size_t allocations_in(F&& f) {
+    allocations = 0;
+    counting = true;
+    f();
+    counting = false;
+    return allocations;
+}
+
+TEST(WorkContractAllocation, SmallCallablesNeverAllocate) {
+    work_contract_group group(64);
+    int runs = 0;
+    int releases = 0;
+    std::array<char, 40> payload{}; // with the references: about 56 bytes of captures
+    std::size_t const n = allocations_in([&] {
+        auto contract = group.create_contract(
+            [&runs, payload] { runs += payload[0] + 1; }, [&releases] { ++releases; });
+        for (int i = 0; i < 1000; ++i) {
+            contract.schedule();
+            group.execute_next_contract();
+        }
+        contract.release();
+        group.execute_next_contract();
+    });
+    EXPECT_EQ(n, 0U);
+    EXPECT_EQ(runs, 1000);
+    EXPECT_EQ(releases, 1);
+}
+
+TEST(WorkContractAllocation, LargeCallablesAllocateOnceAtCreationOnly) {
+    work_contract_group group(64);
+    int runs = 0;
+    std::array<char, 256> big{};
+    signet::work_contract contract;
+    EXPECT_EQ(allocations_in([&] {
+                  contract = group.create_contract([&runs, big] { runs += big[0] + 1; });
+              }),
+              1U);
+    EXPECT_EQ(allocations_in([&] {
+                  for (int i = 0; i < 1000; ++i) {
+                      contract.schedule();
+                      group.execute_next_contract();
+                  }
+                  contract.release();
+                  group.execute_next_contract();
+              }),
+              0U);
+    EXPECT_EQ(runs, 1000);
+}
+
+} // namespace

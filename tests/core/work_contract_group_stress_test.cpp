@@ -1,0 +1,273 @@
+// Multi-threaded guarantees of the work contract groups (run under ThreadSanitizer in CI).
+#include <signet/core/worker_pool.hpp>
+
+#include <gtest/gtest.h>
+
+#include "support/stress.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using signet::blocking_work_contract_group;
+using signet::initial_state;
+using signet::work_contract;
+using signet::work_contract_group;
+
+// Worker threads calling execute_next_contract() until stopped, then draining.
+template <typename Group>
+class workers {
+public:
+    workers(Group& group, unsigned count) : group_(group) {
+        for (unsigned i = 0; i < count; ++i) {
+            threads_.emplace_back([this] {
+                // acquire: pairs with the release store in stop_and_drain().
+                while (!stop_.load(std::memory_order_acquire)) {
+                    group_.execute_next_contract(signet::lane{});
+                }
+                while (group_.execute_next_contract(signet::lane{})) {
+                }
+            });
+        }
+    }
+    void stop_and_drain() {
+        stop_.store(true, std::memory_order_release);
+        for (auto& t : threads_) {
+            t.join();
+        }
+        threads_.clear();
+    }
+    ~workers() {
+        if (!threads_.empty()) {
+            stop_and_drain();
+        }
+    }
+
+private:
+    Group& group_;
+    std::atomic<bool> stop_{false};
+    std::vector<std::thread> threads_;
+};
+
+std::uint64_t iterations(std::uint64_t base) { return base * signet::test::stress_scale(); }
+
+TEST(WorkContractGroupStress, NeverTwoThreadsInOneContractAndNoScheduleLost) {
+    signet::test::watchdog dog(120s, "NeverTwoThreadsInOneContract");
+    constexpr std::size_t contracts = 64;
+    work_contract_group group(contracts);
+    struct state {
+        std::atomic<bool> busy{false};
+        std::atomic<std::uint64_t> requested{0};
+        std::uint64_t seen = 0; // plain: only the contract's own runs touch it
+        std::uint64_t runs = 0; // plain: TSan flags any overlap or missing happens-before
+    };
+    auto states = std::make_unique<state[]>(contracts);
+    std::atomic<int> overlaps{0};
+    std::vector<work_contract> handles;
+    for (std::size_t i = 0; i < contracts; ++i) {
+        handles.push_back(group.create_contract([&st = states[i], &overlaps] {
+            // acq_rel: the exchange orders this run after the previous run's release store.
+            if (st.busy.exchange(true, std::memory_order_acq_rel)) {
+                overlaps.fetch_add(1, std::memory_order_relaxed);
+            }
+            ++st.runs;
+            // acquire: pairs with the scheduler's release increment, done before schedule().
+            st.seen = st.requested.load(std::memory_order_acquire);
+            st.busy.store(false, std::memory_order_release);
+        }));
+    }
+    std::uint64_t const seed = signet::test::test_seed();
+    std::uint64_t const per_thread = iterations(100'000);
+    std::atomic<std::uint64_t> accepted{0};
+    {
+        workers<work_contract_group> pool(group, 2);
+        signet::test::start_gate gate;
+        std::vector<std::thread> schedulers;
+        for (unsigned t = 0; t < 2; ++t) {
+            schedulers.emplace_back([&, t] {
+                std::mt19937_64 rng(seed + t);
+                gate.wait();
+                for (std::uint64_t i = 0; i < per_thread; ++i) {
+                    auto const c = rng() % contracts;
+                    states[c].requested.fetch_add(1, std::memory_order_release);
+                    if (handles[c].schedule()) {
+                        accepted.fetch_add(1, std::memory_order_relaxed);
+                    }
+                }
+            });
+        }
+        gate.open();
+        for (auto& t : schedulers) {
+            t.join();
+        }
+        pool.stop_and_drain();
+    }
+    EXPECT_EQ(overlaps.load(), 0);
+    EXPECT_EQ(accepted.load(), 2 * per_thread);
+    std::uint64_t runs = 0;
+    for (std::size_t i = 0; i < contracts; ++i) {
+        // The last run started after the last schedule: nothing was lost.
+        EXPECT_EQ(states[i].seen, states[i].requested.load()) << "contract " << i;
+        runs += states[i].runs;
+    }
+    EXPECT_LE(runs, 2 * per_thread); // coalescing: never more runs than schedules
+    EXPECT_GT(runs, 0U);
+}
+
+TEST(WorkContractGroupStress, ReleaseRunsExactlyOnceAfterTheLastRun) {
+    signet::test::watchdog dog(120s, "ReleaseRunsExactlyOnceAfterTheLastRun");
+    work_contract_group group(64);
+    workers<work_contract_group> pool(group, 2);
+    std::uint64_t const rounds = iterations(2'000);
+    for (std::uint64_t round = 0; round < rounds; ++round) {
+        std::atomic<int> releases{0};
+        std::atomic<int> runs_after_release{0};
+        std::atomic<bool> released{false};
+        auto contract = group.create_contract(
+            [&] {
+                if (released.load(std::memory_order_acquire)) {
+                    runs_after_release.fetch_add(1, std::memory_order_relaxed);
+                }
+                signet::this_contract::schedule(); // keeps itself busy until released
+            },
+            [&] {
+                released.store(true, std::memory_order_release);
+                releases.fetch_add(1, std::memory_order_release);
+            },
+            initial_state::scheduled);
+        std::thread scheduler([&] {
+            for (int i = 0; i < 50; ++i) {
+                contract.schedule();
+            }
+        });
+        std::this_thread::yield();
+        scheduler.join();
+        EXPECT_TRUE(contract.release());
+        EXPECT_FALSE(contract.release());
+        while (releases.load(std::memory_order_acquire) == 0) {
+            std::this_thread::yield();
+        }
+        std::this_thread::yield();
+        ASSERT_EQ(releases.load(), 1) << "round " << round;
+        ASSERT_EQ(runs_after_release.load(), 0) << "round " << round;
+    }
+}
+
+TEST(WorkContractGroupStress, StaleHandlesNeverRunTheNewOccupant) {
+    signet::test::watchdog dog(120s, "StaleHandlesNeverRunTheNewOccupant");
+    work_contract_group group(64);
+    // Fill every slot but one, so the released slot is the one the occupant gets.
+    std::vector<work_contract> fillers;
+    for (int i = 0; i < 63; ++i) {
+        fillers.push_back(group.create_contract([] {}));
+    }
+    work_contract stale = group.create_contract([] { signet::this_contract::release(); },
+                                                initial_state::scheduled);
+    while (group.execute_next_contract()) {
+    }
+    std::atomic<std::uint64_t> occupant_runs{0};
+    auto occupant = group.create_contract(
+        [&] { occupant_runs.fetch_add(1, std::memory_order_release); });
+    ASSERT_EQ(occupant.get_id() & 0xFFFF'FFFFU, stale.get_id() & 0xFFFF'FFFFU);
+
+    workers<work_contract_group> pool(group, 2);
+    std::uint64_t const hammer = std::max<std::uint64_t>(iterations(500'000), 500'000);
+    std::atomic<std::uint64_t> accepted{0};
+    signet::test::start_gate gate;
+    std::vector<std::thread> hammers;
+    for (int t = 0; t < 2; ++t) {
+        hammers.emplace_back([&] {
+            gate.wait();
+            for (std::uint64_t i = 0; i < hammer; ++i) {
+                if (stale.schedule()) {
+                    accepted.fetch_add(1, std::memory_order_relaxed);
+                }
+            }
+        });
+    }
+    gate.open();
+    constexpr std::uint64_t legit = 200; // one at a time, each waited for: exact count
+    for (std::uint64_t i = 1; i <= legit; ++i) {
+        ASSERT_TRUE(occupant.schedule());
+        while (occupant_runs.load(std::memory_order_acquire) < i) {
+            std::this_thread::yield();
+        }
+    }
+    for (auto& t : hammers) {
+        t.join();
+    }
+    pool.stop_and_drain();
+    EXPECT_EQ(accepted.load(), 0U) << "a stale handle's schedule was accepted";
+    EXPECT_EQ(occupant_runs.load(), legit); // >= 1M stale schedules added no run
+}
+
+TEST(WorkContractGroupStress, BlockingGroupWorkersNeverMissAWakeUp) {
+    signet::test::watchdog dog(120s, "BlockingGroupWorkersNeverMissAWakeUp");
+    blocking_work_contract_group group(64);
+    std::atomic<std::uint64_t> runs{0};
+    auto contract = group.create_contract([&] { runs.fetch_add(1, std::memory_order_release); });
+    signet::worker_pool pool(group, {.threads = 2, .idle = signet::idle_strategy::block});
+    // One schedule at a time, each waited for: a lost wake-up would stall a step for the
+    // worker's whole 20 ms slice, and the watchdog bounds the total.
+    std::uint64_t const steps = iterations(5'000);
+    auto const start = std::chrono::steady_clock::now();
+    for (std::uint64_t i = 1; i <= steps; ++i) {
+        contract.schedule();
+        while (runs.load(std::memory_order_acquire) < i) {
+            std::this_thread::yield();
+        }
+    }
+    auto const elapsed = std::chrono::steady_clock::now() - start;
+    pool.stop();
+    EXPECT_EQ(runs.load(), steps);
+    // If every wake-up were missed, each step would wait a 20 ms slice: 100 s for 5000.
+    EXPECT_LT(elapsed, 50s);
+}
+
+TEST(WorkContractGroupStress, SubmitFromManyThreads) {
+    signet::test::watchdog dog(120s, "SubmitFromManyThreads");
+    work_contract_group group(256);
+    signet::worker_pool pool(group, {.threads = 2});
+    std::uint64_t const per_thread = iterations(2'000);
+    std::atomic<std::uint64_t> sum{0};
+    std::vector<std::thread> submitters;
+    for (int t = 0; t < 2; ++t) {
+        submitters.emplace_back([&] {
+            std::vector<std::future<std::uint64_t>> pending;
+            for (std::uint64_t i = 0; i < per_thread; ++i) {
+                for (;;) {
+                    try {
+                        pending.push_back(pool.submit([i] { return i; }));
+                        break;
+                    } catch (std::runtime_error const&) {
+                        std::this_thread::yield(); // full group: wait for tasks to finish
+                    }
+                }
+                if (pending.size() == 64) {
+                    for (auto& f : pending) {
+                        sum.fetch_add(f.get(), std::memory_order_relaxed);
+                    }
+                    pending.clear();
+                }
+            }
+            for (auto& f : pending) {
+                sum.fetch_add(f.get(), std::memory_order_relaxed);
+            }
+        });
+    }
+    for (auto& t : submitters) {
+        t.join();
+    }
+    EXPECT_EQ(sum.load(), 2 * (per_thread * (per_thread - 1) / 2));
+}
+
+} // namespace
