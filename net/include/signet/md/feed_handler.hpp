@@ -1,0 +1,46 @@
+#pragma once
+
+/// itch_feed_handler: one ITCH 5.0 over MoldUDP64 feed — a moldudp64_session whose delivered
+/// messages go to an itch50_parser and its order_book.
+///
+/// Threading: none. One feed = one handler; the socket layer calls it from the feed's parser
+/// contract, which never runs concurrently with itself. Readers of the stats and the book run on
+/// that thread (or after it stopped). Costs: those of moldudp64_session and itch50_parser; no
+/// allocation in steady state (see order_book.hpp), no locks, no logging.
+
+#include <cstdint>
+#include <span>
+
+#include <signet/md/itch50.hpp>
+#include <signet/md/moldudp64.hpp>
+#include <signet/md/order_book.hpp>
+
+namespace signet::md {
+
+struct itch_feed_handler_options {
+    /// The first expected MoldUDP64 sequence; moldudp64_session::late_join (0) adopts the first
+    /// packet's.
+    std::uint64_t first_sequence = 1;
+    order_book_options book{};
+};
+
+class itch_feed_handler {
+public:
+    explicit itch_feed_handler(itch_feed_handler_options options = {});
+
+    /// One UDP payload: a MoldUDP64 packet carrying ITCH 5.0 messages.
+    void on_datagram(std::span<std::byte const> datagram);
+    void operator()(std::span<std::byte const> datagram) { on_datagram(datagram); }
+
+    [[nodiscard]] moldudp64_stats const& session_stats() const noexcept { return session_.stats(); }
+    [[nodiscard]] itch50_stats const& itch_stats() const noexcept { return parser_.stats(); }
+    [[nodiscard]] order_book const& book() const noexcept { return parser_.book(); }
+    [[nodiscard]] moldudp64_session const& session() const noexcept { return session_; }
+    [[nodiscard]] itch50_parser const& parser() const noexcept { return parser_; }
+
+private:
+    moldudp64_session session_;
+    itch50_parser parser_;
+};
+
+} // namespace signet::md

@@ -1,0 +1,169 @@
+#pragma once
+
+/// order_book: the visible ITCH 5.0 order book of every stock of a feed, keyed by stock locate.
+///
+/// Threading: none; one writer (the feed's parser), readers on the same thread or after it
+/// stopped. Not for: depth-of-book consumers that need per-order queues at a level (it keeps
+/// aggregated levels), or several feeds in one book.
+///
+/// Design and costs:
+///   - Orders: detail::order_table, open addressing with capacity fixed at construction
+///     (order_book_options::max_orders). A full table drops the add and the caller counts it
+///     (book_result::book_full); it never grows. Memory: 48 bytes per order of capacity
+///     (24-byte slots, load factor <= 0.5): 48 MiB for the default 2^20 orders.
+///   - Price levels: per stock and side a vector sorted so that the best price is last, where
+///     most activity is; lookup is a binary search, insert/erase move only the levels better
+///     than the one touched. Each side reserves order_book_options::level_reserve levels the
+///     first time a stock is listed (set_symbol) or used, and only allocates again when it
+///     grows past that; vectors never shrink.
+///   - Stocks: a fixed array of 65536 locates, symbol included (about 4 MiB).
+///   Add, reduce, remove, replace: O(1) expected for the order, O(log L) + the shift for the
+///   level (L levels on that side). No locks, no logging, no exceptions except std::bad_alloc
+///   when a side outgrows its reserve.
+///
+/// Invariants (check_invariants()): every live order has a level at its stock, side and price;
+/// a level's shares and order count are the sums over its orders; levels are strictly ordered;
+/// a stock's order count is the number of its live orders. Shares are unsigned and reductions
+/// are clamped to the order's shares, so nothing underflows.
+
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <signet/md/detail/order_table.hpp>
+
+namespace signet::md {
+
+struct order_book_options {
+    std::size_t max_orders = std::size_t{1} << 20; ///< live orders; 1 to 2^31
+    std::size_t level_reserve = 32;                ///< price levels reserved per stock side
+};
+
+/// Best bid (highest) and best ask (lowest) with the total shares at each; an empty side is 0/0.
+/// Prices in ITCH units (1/10000 dollar).
+struct top_of_book {
+    std::uint32_t bid_price = 0;
+    std::uint64_t bid_shares = 0;
+    std::uint32_t ask_price = 0;
+    std::uint64_t ask_shares = 0;
+
+    friend bool operator==(top_of_book const&, top_of_book const&) = default;
+};
+
+struct price_level {
+    std::uint32_t price = 0;
+    std::uint32_t orders = 0;
+    std::uint64_t shares = 0;
+};
+
+struct order {
+    std::uint64_t ref = 0;
+    std::uint16_t locate = 0;
+    order_side side = order_side::buy;
+    std::uint32_t shares = 0;
+    std::uint32_t price = 0;
+};
+
+/// What for_each_stock() passes for each stock that has a symbol.
+struct stock_view {
+    std::uint16_t locate = 0;
+    std::string_view symbol;
+    top_of_book top;
+    std::uint32_t orders = 0; ///< live orders
+};
+
+enum class book_result : std::uint8_t {
+    ok,
+    unknown_order,   ///< no live order with that reference: nothing changed
+    duplicate_order, ///< add (or replace) with a reference that is already live: not added
+    book_full,       ///< the order table is at capacity: not added
+};
+
+class order_book {
+public:
+    static constexpr std::size_t max_locates = 65536;
+    static constexpr std::size_t max_symbol_length = 8;
+
+    /// Allocates everything up front; throws std::invalid_argument on a bad max_orders.
+    explicit order_book(order_book_options options = {});
+    order_book(order_book const&) = delete;
+    order_book& operator=(order_book const&) = delete;
+    order_book(order_book&&) noexcept = default;
+    order_book& operator=(order_book&&) noexcept = default;
+    ~order_book() = default;
+
+    // Writers (one thread).
+    /// The first 8 characters, trailing spaces trimmed (an R message). Lists the stock.
+    void set_symbol(std::uint16_t locate, std::string_view symbol);
+    /// A/F: a new order.
+    book_result add(std::uint16_t locate, std::uint64_t ref, order_side side, std::uint32_t shares,
+                    std::uint32_t price);
+    /// E/C/X: takes min(shares, the order's shares) off; the order goes at zero.
+    book_result reduce(std::uint64_t ref, std::uint32_t shares);
+    /// D.
+    book_result remove(std::uint64_t ref);
+    /// U: removes the original; adds new_ref on the same stock and side. unknown_order if the
+    /// original is not live (nothing changes); duplicate_order if new_ref is (original removed).
+    book_result replace(std::uint64_t original_ref, std::uint64_t new_ref, std::uint32_t shares,
+                        std::uint32_t price);
+
+    // Readers.
+    [[nodiscard]] top_of_book top(std::uint16_t locate) const noexcept;
+    [[nodiscard]] std::uint32_t order_count(std::uint16_t locate) const noexcept;
+    /// Empty if no R message named the stock.
+    [[nodiscard]] std::string_view symbol(std::uint16_t locate) const noexcept;
+    [[nodiscard]] bool listed(std::uint16_t locate) const noexcept;
+    /// Linear search over the listed stocks.
+    [[nodiscard]] std::optional<std::uint16_t> find_locate(std::string_view symbol) const noexcept;
+    /// A side's levels, worst first and best last.
+    [[nodiscard]] std::span<price_level const> bids(std::uint16_t locate) const noexcept;
+    [[nodiscard]] std::span<price_level const> asks(std::uint16_t locate) const noexcept;
+    [[nodiscard]] std::optional<order> find(std::uint64_t ref) const noexcept;
+    /// Calls f(stock_view const&) for each listed stock, in the order they were first listed.
+    template <typename F>
+    requires std::invocable<F&, stock_view const&>
+    void for_each_stock(F&& f) const;
+
+    [[nodiscard]] std::size_t size() const noexcept { return orders_.size(); }
+    [[nodiscard]] std::size_t capacity() const noexcept { return orders_.capacity(); }
+    /// Recomputes every level from the orders: O(orders + levels + locates). Tests and fuzzers.
+    [[nodiscard]] bool check_invariants() const;
+
+private:
+    struct stock_state {
+        std::vector<price_level> bids; // ascending price: best bid last
+        std::vector<price_level> asks; // descending price: best ask last
+        std::uint32_t orders = 0;
+        std::array<char, max_symbol_length> symbol{};
+        std::uint8_t symbol_length = 0;
+        bool listed = false;
+    };
+
+    void reserve_levels(stock_state& stock);
+    void add_to_level(stock_state& stock, order_side side, std::uint32_t price,
+                      std::uint32_t shares);
+    void take_from_level(stock_state& stock, order_side side, std::uint32_t price,
+                         std::uint32_t shares, bool order_gone) noexcept;
+    void erase_order(detail::order_slot* slot) noexcept;
+    [[nodiscard]] stock_view view(std::uint16_t locate) const noexcept;
+
+    detail::order_table orders_;
+    std::vector<stock_state> stocks_;
+    std::vector<std::uint16_t> listed_; // reserved for every locate: never reallocates
+    std::size_t level_reserve_;
+};
+
+template <typename F>
+requires std::invocable<F&, stock_view const&>
+void order_book::for_each_stock(F&& f) const {
+    for (std::uint16_t const locate : listed_) {
+        f(view(locate));
+    }
+}
+
+} // namespace signet::md

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <signet/core/work_contract_group.hpp>
+#include <signet/net/receive_backend.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace signet::net::detail {
+
+std::unique_ptr<receive_backend> make_epoll_backend(blocking_work_contract_group& group);
+std::unique_ptr<receive_backend> make_asio_backend(blocking_work_contract_group& group);
+std::unique_ptr<receive_backend> make_io_uring_backend(blocking_work_contract_group& group);
+
+/// Pins `thread` to `cpu` (no-op for cpu < 0); throws std::system_error naming `what`.
+void pin_thread(std::thread& thread, int cpu, char const* what);
+
+} // namespace signet::net::detail
+
+namespace signet::net::detail {
+
+/// Bytes io_uring's recvmsg puts before the payload in a provided buffer.
+std::size_t io_uring_headroom() noexcept;
+bool probe_io_uring(std::string& why_not);
+
+} // namespace signet::net::detail

@@ -1,0 +1,130 @@
+#pragma once
+
+// Internal state of a feed and its lines, shared by the runtime, the backends and the parser
+// contract. Threading:
+//   line_state::ready          producer: the line's receive side (receive contract for epoll and
+//                              Asio, the poller thread for io_uring); consumer: parser contract
+//   packet_pool::returns()     producer: parser contract; consumer: the line's receive side
+//   line_state::stash          receive side only
+//   line_state::paused         both sides, with acq_rel exchanges (see pause protocol below)
+//   counters                   each counter has one writer; any thread may read a snapshot
+//
+// Pause protocol (backpressure): the receive side, finding `ready` full, does
+// paused.exchange(true) and then re-checks for space; the parser contract, after a batch,
+// does paused.exchange(false) and on `true` calls resume(). Both are RMWs on one atomic, so
+// whichever comes second in its modification order synchronizes with the first: either the
+// receive side sees the space the parser made, or the parser sees the pause. No wake-up is lost.
+
+#include <signet/core/cache_line.hpp>
+#include <signet/core/spsc_fixed_queue.hpp>
+#include <signet/core/work_contract.hpp>
+#include <signet/net/feed.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace signet::net::detail {
+
+/// A counter with a single writer: increments are a relaxed load and store (no RMW).
+class counter {
+public:
+    void add(std::uint64_t n) noexcept {
+        // relaxed: one writer; readers want a snapshot and order nothing on it.
+        value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
+    void set(std::uint64_t n) noexcept { value_.store(n, std::memory_order_relaxed); }
+    [[nodiscard]] std::uint64_t get() const noexcept {
+        // relaxed: a snapshot.
+        return value_.load(std::memory_order_relaxed);
+    }
+
+private:
+    std::atomic<std::uint64_t> value_{0};
+};
+
+struct feed_state;
+
+struct line_state {
+    line_state(feed_state& owner, std::uint16_t line_index, udp_socket s, std::size_t capacity,
+               std::size_t buffer_size, std::size_t headroom);
+
+    feed_state& feed;
+    std::uint16_t index;
+    udp_socket socket;
+    packet_pool pool;
+    spsc_fixed_queue<packet> ready;
+    std::vector<std::uint32_t> stash; // receive side's free buffers
+    work_contract receive;            // epoll and Asio backends
+    void (*resume)(line_state&) = nullptr; // backend hook, called by the parser side
+    void* backend = nullptr;               // backend's per-line data
+
+    // alignas: written by the receive side only; keep off the parser's lines.
+    alignas(destructive_interference_size) counter packets;
+    counter bytes;
+    counter dropped;
+    counter truncated;
+    counter kernel_drops;
+    counter rearms;
+    // alignas: the pause flag is touched by both sides.
+    alignas(destructive_interference_size) std::atomic<bool> paused{false};
+};
+
+struct feed_state {
+    std::string name;
+    full_policy on_full = full_policy::backpressure;
+    std::vector<std::unique_ptr<line_state>> lines;
+    work_contract parser;
+    std::atomic<bool> const* stopping = nullptr; // the runtime's stop flag
+    // alignas: written by the parser contract only.
+    alignas(destructive_interference_size) counter parsed;
+    counter parser_errors;
+    bool parser_error_logged = false; // parser contract only
+};
+
+/// Receive side, shared by the readiness backends (epoll, Asio): drains the socket with
+/// recvmmsg into pool buffers and pushes them into `ready`, applying the full-queue policy.
+enum class receive_result { drained, budget_spent, paused, stopping };
+receive_result receive_from_socket(line_state& line) noexcept;
+
+/// Parser side: called once per parser contract run after its batch.
+void after_parse_batch(feed_state& feed) noexcept;
+
+/// Logs a parser exception once per feed (error path), counted by the caller.
+void report_parser_error(feed_state& feed, std::exception_ptr error) noexcept;
+
+/// The parser contract's work: up to `batch` packets, merged by arrival time across lines.
+template <typename Parser>
+void run_parser(feed_state& feed, Parser& parser) {
+    constexpr int batch = 64;
+    for (int n = 0; n < batch; ++n) {
+        line_state* from = nullptr;
+        packet* next = nullptr;
+        for (auto& line : feed.lines) {
+            if (packet* p = line->ready.front(); p != nullptr) {
+                if (next == nullptr || p->user_rx_ns < next->user_rx_ns) {
+                    next = p;
+                    from = line.get();
+                }
+            }
+        }
+        if (next == nullptr) {
+            break;
+        }
+        try {
+            parser(static_cast<packet const&>(*next));
+        } catch (...) {
+            feed.parser_errors.add(1);
+            report_parser_error(feed, std::current_exception());
+        }
+        // Never full: the returns queue holds every buffer of the pool.
+        [[maybe_unused]] bool const returned = from->pool.returns().push(next->buffer);
+        from->ready.pop_front();
+        feed.parsed.add(1);
+    }
+    after_parse_batch(feed);
+}
+
+} // namespace signet::net::detail

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <signet/net/packet.hpp>
+#include <signet/net/udp_socket.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace signet::net {
+
+/// What a line does when its feed's queue is full.
+enum class full_policy {
+    backpressure, ///< stop reading: data waits in the kernel until the parser catches up
+    drop,         ///< keep reading: datagrams that do not fit are dropped and counted
+};
+
+/// A parser: any callable taking the packet (runs as a contract: never concurrently with itself).
+template <typename P>
+concept packet_parser = std::invocable<P&, packet const&>;
+
+struct feed_options {
+    std::string name{};
+    /// One socket per line: one for a plain feed, two for A/B lines into one parser.
+    std::vector<udp_socket_options> lines{};
+    std::size_t queue_capacity = 4096; ///< packets in flight per line (also the pool size)
+    std::size_t buffer_size = 1500;    ///< payload bytes per packet buffer (1500-byte MTU)
+    full_policy on_full = full_policy::backpressure;
+};
+
+/// Counters of one feed (all lines), readable from any thread while running. Once idle:
+/// packets == parsed + dropped.
+struct feed_stats {
+    std::uint64_t packets = 0;       ///< datagrams received from the kernel (truncated included)
+    std::uint64_t bytes = 0;         ///< payload bytes of those
+    std::uint64_t parsed = 0;        ///< packets handed to the parser
+    std::uint64_t dropped = 0;       ///< queue full under full_policy::drop
+    std::uint64_t truncated = 0;     ///< larger than buffer_size (delivered with truncated set)
+    std::uint64_t kernel_drops = 0;  ///< SO_RXQ_OVFL: the kernel's own drops (socket buffer full)
+    std::uint64_t rearms = 0;        ///< io_uring multishot receives re-armed after ending
+    std::uint64_t parser_errors = 0; ///< exceptions thrown by the parser (caught and counted)
+};
+
+} // namespace signet::net

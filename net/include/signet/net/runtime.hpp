@@ -1,0 +1,98 @@
+#pragma once
+
+// runtime: owns a contract group, its worker pool and a receive backend, and wires feeds:
+//
+//   socket ──(backend: poller thread / receive contract)──► spsc_fixed_queue<packet> ──► parser
+//                                                             (one per line)          contract
+//
+// The socket, the queue and the parser know nothing of each other: contracts connect them.
+// A parser contract may read several lines (A/B): it takes packets in arrival order.
+//
+// Threading: add_feed(), start(), stop() from one controlling thread; stats() from any thread.
+
+#include <signet/core/work_contract_group.hpp>
+#include <signet/core/worker_pool.hpp>
+#include <signet/net/detail/feed_state.hpp>
+#include <signet/net/feed.hpp>
+#include <signet/net/receive_backend.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace signet::net {
+
+struct runtime_options {
+    backend_kind backend = backend_kind::automatic;
+    std::size_t workers = 1;
+    std::vector<int> cpus{};///< worker i pinned to cpus[i % size]; empty: no pinning
+    int poller_cpu = -1;    ///< pin the poller thread; -1: no pinning
+    idle_strategy idle = idle_strategy::backoff;
+    std::size_t contract_capacity = 1024; ///< contract slots: 1 per feed + 1 per line, plus yours
+    std::chrono::milliseconds drain_timeout{5000}; ///< bound on stop()'s drain
+};
+
+class runtime {
+public:
+    /// Chooses the backend (logged with the reason). Throws std::system_error when an explicitly
+    /// requested backend is unavailable.
+    explicit runtime(runtime_options options);
+    runtime(runtime const&) = delete;
+    runtime& operator=(runtime const&) = delete;
+    ~runtime();
+
+    /// Setup, before start(). Opens the feed's sockets (throws std::system_error with a message
+    /// naming the address and what to fix) and installs `parser` as its parser contract.
+    /// Returns the feed's index.
+    template <packet_parser Parser>
+    std::size_t add_feed(feed_options options, Parser parser);
+
+    void start();
+    /// Stops the backend (nothing more is read), then drains: every received packet is parsed
+    /// or counted as dropped. Idempotent; the destructor calls it.
+    void stop();
+
+    [[nodiscard]] backend_kind backend() const noexcept { return backend_->kind(); }
+    [[nodiscard]] std::string const& backend_reason() const noexcept { return backend_reason_; }
+    [[nodiscard]] std::size_t feed_count() const noexcept { return feeds_.size(); }
+    [[nodiscard]] std::string const& feed_name(std::size_t feed) const { return feeds_.at(feed)->name; }
+    [[nodiscard]] feed_stats stats(std::size_t feed) const;
+    /// The bound address of a feed's line (the kernel's port choice for port 0).
+    [[nodiscard]] udp_endpoint local_endpoint(std::size_t feed, std::size_t line = 0) const;
+    /// The group the runtime runs: add your own contracts to it.
+    blocking_work_contract_group& group() noexcept { return group_; }
+
+private:
+    detail::feed_state& open_feed(feed_options const& options);
+
+    runtime_options options_;
+    blocking_work_contract_group group_;
+    std::string backend_reason_;
+    std::unique_ptr<receive_backend> backend_;
+    std::vector<std::unique_ptr<detail::feed_state>> feeds_;
+    std::unique_ptr<worker_pool<blocking_work_contract_group>> workers_;
+    std::atomic<bool> stopping_{false};
+    bool started_ = false;
+    bool stopped_ = false;
+};
+
+template <packet_parser Parser>
+std::size_t runtime::add_feed(feed_options options, Parser parser) {
+    detail::feed_state& feed = open_feed(options);
+    feed.parser = group_.create_contract(
+        [&feed, parser = std::move(parser)]() mutable { detail::run_parser(feed, parser); });
+    if (!feed.parser.is_valid()) {
+        feeds_.pop_back();
+        throw std::length_error("runtime::add_feed: no free contract slot; raise "
+                                "runtime_options::contract_capacity");
+    }
+    for (auto& line : feed.lines) {
+        backend_->attach(*line);
+    }
+    return feeds_.size() - 1;
+}
+
+} // namespace signet::net

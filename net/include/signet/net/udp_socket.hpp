@@ -1,0 +1,67 @@
+#pragma once
+
+#include <signet/net/udp_endpoint.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <system_error>
+
+namespace signet::net {
+
+struct udp_socket_options {
+    /// Local address and port. For multicast: the port to receive on; the address is usually
+    /// "any" ("*:port") or the group itself.
+    udp_endpoint bind{};
+    /// Join this multicast group (IPv4 or IPv6) on the socket.
+    std::optional<udp_endpoint> group{};
+    /// Source-specific multicast: only accept `group` traffic from this source (IPv4 only).
+    std::optional<udp_endpoint> source{};
+    /// Interface for the multicast join: a name ("eth0", "lo") or empty for the default route.
+    std::string interface{};
+    bool reuse_address = false;
+    bool reuse_port = false;
+    /// Requested kernel receive buffer; the granted size is read back (see receive_buffer()).
+    std::size_t receive_buffer = 8u << 20;
+    bool kernel_timestamps = true; ///< SO_TIMESTAMPNS: kernel receive time per datagram
+    bool kernel_drop_counter = true; ///< SO_RXQ_OVFL: datagrams the kernel dropped (queue full)
+};
+
+/// A non-blocking UDP socket, bound (and joined to a multicast group) on construction.
+/// Owns its file descriptor (RAII, move-only). Setup errors come back as std::error_code from
+/// open(), or as std::system_error from the throwing constructor, with a message that says what
+/// to fix (the address in use, the missing multicast route, ...).
+class udp_socket {
+public:
+    udp_socket() noexcept = default;
+    /// Throws std::system_error.
+    explicit udp_socket(udp_socket_options const& options);
+    udp_socket(udp_socket&& other) noexcept;
+    udp_socket& operator=(udp_socket&& other) noexcept;
+    udp_socket(udp_socket const&) = delete;
+    udp_socket& operator=(udp_socket const&) = delete;
+    ~udp_socket();
+
+    /// Opens, configures, binds and joins. On failure returns an error, leaves the socket closed
+    /// and fills `what` with a readable explanation.
+    static udp_socket open(udp_socket_options const& options, std::error_code& error,
+                           std::string& what) noexcept;
+
+    [[nodiscard]] int native_handle() const noexcept { return fd_; }
+    [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
+    /// The bound address (the kernel's choice for port 0).
+    [[nodiscard]] udp_endpoint local_endpoint() const;
+    /// The receive buffer the kernel granted (Linux reports twice the usable size; this is the
+    /// value getsockopt returns).
+    [[nodiscard]] std::size_t receive_buffer() const noexcept { return granted_rcvbuf_; }
+    /// True when the kernel granted less than requested (raise net.core.rmem_max).
+    [[nodiscard]] bool receive_buffer_capped() const noexcept { return rcvbuf_capped_; }
+    void close() noexcept;
+
+private:
+    int fd_ = -1;
+    std::size_t granted_rcvbuf_ = 0;
+    bool rcvbuf_capped_ = false;
+};
+
+} // namespace signet::net

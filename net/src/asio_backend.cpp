@@ -1,0 +1,107 @@
+// Asio backend: an asio::io_context on the poller thread waits for readability with
+// async_wait(wait_read) and only schedules the line's receive contract; the contract drains the
+// socket with recvmmsg, and when the socket is empty it posts the next async_wait back to the
+// io_context (so at most one wait is outstanding per line). Applications that already run Asio
+// can host signet this way. Per readiness: one async_wait completion + one post; per batch: one
+// recvmmsg; per packet: one spsc push.
+#include <signet/net/detail/backends.hpp>
+#include <signet/net/detail/feed_state.hpp>
+#include <signet/net/log.hpp>
+
+#include <asio.hpp>
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace signet::net::detail {
+
+namespace {
+
+class asio_backend final : public receive_backend {
+public:
+    explicit asio_backend(blocking_work_contract_group& group)
+        : group_(group)
+        , guard_(asio::make_work_guard(context_)) {}
+    ~asio_backend() override { stop(); }
+
+    backend_kind kind() const noexcept override { return backend_kind::asio; }
+
+    void attach(line_state& line) override {
+        auto w = std::make_unique<watched>(context_, line);
+        watched* self = w.get();
+        line.backend = self;
+        line.receive = group_.create_contract([this, self] {
+            switch (receive_from_socket(self->line)) {
+            case receive_result::budget_spent:
+                this_contract::schedule();
+                break;
+            case receive_result::drained:
+                asio::post(context_, [this, self] { arm(*self); });
+                break;
+            case receive_result::paused:   // resume() schedules us again
+            case receive_result::stopping: // no more reading
+                break;
+            }
+        });
+        if (!line.receive.is_valid()) {
+            throw std::length_error("asio backend: no free contract slot for a receive contract");
+        }
+        line.resume = [](line_state& l) { l.receive.schedule(); };
+        watched_.push_back(std::move(w));
+    }
+
+    void start(int cpu) override {
+        for (auto& w : watched_) {
+            w->line.receive.schedule(); // drains what arrived already, then arms the wait
+        }
+        thread_ = std::thread([this] { context_.run(); });
+        pin_thread(thread_, cpu, "asio poller");
+    }
+
+    void stop() override {
+        if (!thread_.joinable()) {
+            return;
+        }
+        guard_.reset();
+        context_.stop();
+        thread_.join();
+        for (auto& w : watched_) {
+            w->descriptor.release(); // the udp_socket owns and closes the fd
+        }
+    }
+
+private:
+    struct watched {
+        watched(asio::io_context& context, line_state& l)
+            : line(l)
+            , descriptor(context, l.socket.native_handle()) {}
+        line_state& line;
+        asio::posix::stream_descriptor descriptor;
+    };
+
+    void arm(watched& w) {
+        w.descriptor.async_wait(asio::posix::stream_descriptor::wait_read,
+                                [&w](asio::error_code const& error) {
+                                    if (!error) {
+                                        w.line.receive.schedule();
+                                    }
+                                });
+    }
+
+    blocking_work_contract_group& group_;
+    asio::io_context context_;
+    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard_;
+    std::vector<std::unique_ptr<watched>> watched_;
+    std::thread thread_;
+};
+
+} // namespace
+
+std::unique_ptr<receive_backend> make_asio_backend(blocking_work_contract_group& group) {
+    return std::make_unique<asio_backend>(group);
+}
+
+} // namespace signet::net::detail

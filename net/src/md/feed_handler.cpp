@@ -1,0 +1,13 @@
+#include <signet/md/feed_handler.hpp>
+
+namespace signet::md {
+
+itch_feed_handler::itch_feed_handler(itch_feed_handler_options options)
+    : session_(options.first_sequence)
+    , parser_(options.book) {}
+
+void itch_feed_handler::on_datagram(std::span<std::byte const> datagram) {
+    (void)session_.on_packet(datagram, parser_);
+}
+
+} // namespace signet::md

@@ -1,0 +1,228 @@
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+#include <signet/md/moldudp64.hpp>
+
+namespace signet::md {
+
+namespace {
+
+constexpr std::size_t block_header_size = 2;
+
+// True if exactly `count` blocks fill the datagram after the header (step 1).
+bool blocks_fill(std::span<std::byte const> datagram, std::uint16_t count) noexcept {
+    std::size_t const size = datagram.size();
+    std::byte const* const data = datagram.data();
+    std::size_t offset = moldudp64_header_size;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        if (size - offset < block_header_size) {
+            return false;
+        }
+        std::size_t const length = load_be16(data + offset);
+        offset += block_header_size;
+        if (size - offset < length) {
+            return false;
+        }
+        offset += length;
+    }
+    return offset == size;
+}
+
+moldudp64_session_id make_session_id(std::string_view session) noexcept {
+    moldudp64_session_id id;
+    id.fill(' ');
+    std::copy_n(session.begin(), std::min(session.size(), id.size()), id.begin());
+    return id;
+}
+
+} // namespace
+
+std::optional<moldudp64_header>
+moldudp64_peek_header(std::span<std::byte const> datagram) noexcept {
+    if (datagram.size() < moldudp64_header_size) {
+        return std::nullopt;
+    }
+    moldudp64_header header;
+    std::memcpy(header.session.data(), datagram.data(), moldudp64_session_size);
+    header.sequence = load_be64(datagram.data() + 10);
+    header.count = load_be16(datagram.data() + 18);
+    return header;
+}
+
+std::uint64_t moldudp64_sequence(std::span<std::byte const> datagram) noexcept {
+    if (datagram.size() < moldudp64_header_size) {
+        return 0;
+    }
+    return load_be64(datagram.data() + 10);
+}
+
+moldudp64_session::moldudp64_session(std::uint64_t first_sequence) noexcept
+    : adopt_sequence_(first_sequence == late_join) {
+    stats_.next_sequence = first_sequence;
+}
+
+std::string_view moldudp64_session::session() const noexcept {
+    if (!have_session_) {
+        return {};
+    }
+    return {session_.data(), session_.size()};
+}
+
+moldudp64_session::plan
+moldudp64_session::plan_packet(std::span<std::byte const> datagram) noexcept {
+    ++stats_.packets;
+    plan p;
+    std::optional<moldudp64_header> const header = moldudp64_peek_header(datagram);
+    if (!header) {
+        ++stats_.malformed_packets;
+        return p;
+    }
+    bool const end = header->count == moldudp64_end_of_session_count;
+    std::uint16_t const blocks = end ? 0 : header->count;
+    bool const well_formed = blocks_fill(datagram, blocks) &&
+                             header->sequence <= std::numeric_limits<std::uint64_t>::max() - blocks;
+    // A session id other than the one the first valid packet fixed is malformed: a stray
+    // sender or the next session on the same group; either way its sequence numbers are not ours.
+    bool const same_session = !have_session_ || header->session == session_;
+    if (!well_formed || !same_session) {
+        ++stats_.malformed_packets;
+        return p;
+    }
+    if (!have_session_) {
+        session_ = header->session;
+        have_session_ = true;
+    }
+    if (adopt_sequence_) {
+        stats_.next_sequence = header->sequence;
+        adopt_sequence_ = false;
+    }
+    if (header->sequence > stats_.next_sequence) {
+        p.result.missing = header->sequence - stats_.next_sequence;
+        ++stats_.gaps;
+        stats_.missing_messages += p.result.missing;
+        stats_.next_sequence = header->sequence;
+    }
+    if (end) {
+        p.result.kind = packet_kind::end_of_session;
+        stats_.end_of_session = true;
+        return p;
+    }
+    if (blocks == 0) {
+        p.result.kind = packet_kind::heartbeat;
+        ++stats_.heartbeats;
+        return p;
+    }
+    p.result.kind = packet_kind::data;
+    p.first = header->sequence;
+    p.count = blocks;
+    // After the gap step next_sequence >= sequence: the difference is what was delivered before.
+    std::uint64_t const behind = stats_.next_sequence - header->sequence;
+    p.skip = static_cast<std::uint16_t>(std::min<std::uint64_t>(behind, blocks));
+    p.result.skipped = p.skip;
+    p.result.delivered = static_cast<std::uint16_t>(blocks - p.skip);
+    if (p.result.delivered == 0) {
+        ++stats_.duplicate_packets;
+    } else if (p.skip != 0) {
+        ++stats_.partial_overlaps;
+    }
+    return p;
+}
+
+moldudp64_packer::moldudp64_packer(std::span<std::byte> buffer, std::string_view session,
+                                   std::uint64_t next_sequence, moldudp64_packer_options options)
+    : buffer_(buffer)
+    , session_(make_session_id(session))
+    , next_sequence_(next_sequence)
+    , limit_(std::min(buffer.size(), options.max_payload))
+    , max_messages_(options.max_messages) {
+    if (limit_ < moldudp64_header_size + block_header_size) {
+        throw std::invalid_argument(
+            "moldudp64_packer: buffer and max_payload must hold at least 22 bytes");
+    }
+    if (max_messages_ == 0 || max_messages_ > moldudp64_max_messages) {
+        throw std::invalid_argument("moldudp64_packer: max_messages must be 1 to 65534");
+    }
+}
+
+void moldudp64_packer::set_session(std::string_view session) noexcept {
+    session_ = make_session_id(session);
+}
+
+void moldudp64_packer::set_next_sequence(std::uint64_t sequence) noexcept {
+    assert(empty() && "Can only call set_next_sequence() between packets");
+    next_sequence_ = sequence;
+}
+
+std::size_t moldudp64_packer::max_message_size() const noexcept {
+    return std::min<std::size_t>(limit_ - moldudp64_header_size - block_header_size, 0xFFFF);
+}
+
+bool moldudp64_packer::can_add_block() const noexcept {
+    return count_ < max_messages_ && limit_ - size_ >= block_header_size;
+}
+
+std::size_t moldudp64_packer::room() const noexcept {
+    return std::min<std::size_t>(limit_ - size_ - block_header_size, 0xFFFF);
+}
+
+std::span<std::byte> moldudp64_packer::message_space() noexcept {
+    if (!can_add_block()) {
+        return {};
+    }
+    return buffer_.subspan(size_ + block_header_size, room());
+}
+
+void moldudp64_packer::commit(std::size_t length) noexcept {
+    assert(can_add_block() && length <= room() && "commit() needs a length within message_space()");
+    store_be16(buffer_.data() + size_, static_cast<std::uint16_t>(length));
+    size_ += block_header_size + length;
+    ++count_;
+}
+
+bool moldudp64_packer::append(std::span<std::byte const> message) noexcept {
+    if (!can_add_block() || message.size() > room()) {
+        return false;
+    }
+    if (!message.empty()) {
+        std::memcpy(buffer_.data() + size_ + block_header_size, message.data(), message.size());
+    }
+    commit(message.size());
+    return true;
+}
+
+void moldudp64_packer::write_header(std::uint16_t count) noexcept {
+    std::memcpy(buffer_.data(), session_.data(), session_.size());
+    store_be64(buffer_.data() + 10, next_sequence_);
+    store_be16(buffer_.data() + 18, count);
+}
+
+std::span<std::byte const> moldudp64_packer::finish() noexcept {
+    if (count_ == 0) {
+        return {};
+    }
+    write_header(count_);
+    std::span<std::byte const> const packet = buffer_.first(size_);
+    next_sequence_ += count_;
+    count_ = 0;
+    size_ = moldudp64_header_size;
+    return packet;
+}
+
+std::span<std::byte const> moldudp64_packer::header_only(std::uint16_t count) noexcept {
+    assert(empty() && "Can only send a heartbeat or end of session between packets");
+    write_header(count);
+    return buffer_.first(moldudp64_header_size);
+}
+
+std::span<std::byte const> moldudp64_packer::heartbeat() noexcept {
+    return header_only(0);
+}
+
+std::span<std::byte const> moldudp64_packer::end_of_session() noexcept {
+    return header_only(moldudp64_end_of_session_count);
+}
+
+} // namespace signet::md

@@ -1,0 +1,90 @@
+#include <signet/net/detail/backends.hpp>
+#include <signet/net/log.hpp>
+#include <signet/net/receive_backend.hpp>
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+namespace signet::net {
+
+std::string_view to_string(backend_kind kind) noexcept {
+    switch (kind) {
+    case backend_kind::automatic:
+        return "auto";
+    case backend_kind::io_uring:
+        return "io_uring";
+    case backend_kind::epoll:
+        return "epoll";
+    case backend_kind::asio:
+        return "asio";
+    }
+    return "?";
+}
+
+backend_kind parse_backend_kind(std::string_view text) {
+    for (auto kind : {backend_kind::automatic, backend_kind::io_uring, backend_kind::epoll,
+                      backend_kind::asio}) {
+        if (text == to_string(kind)) {
+            return kind;
+        }
+    }
+    throw std::invalid_argument("unknown backend '" + std::string(text) +
+                                "' (expected auto, io_uring, epoll or asio)");
+}
+
+bool io_uring_available(std::string& why_not) { return detail::probe_io_uring(why_not); }
+
+std::unique_ptr<receive_backend> make_receive_backend(backend_kind kind,
+                                                      blocking_work_contract_group& group,
+                                                      std::string& reason) {
+    std::string why_not;
+    switch (kind) {
+    case backend_kind::automatic:
+        if (detail::probe_io_uring(why_not)) {
+            reason = "auto: io_uring is available (multishot recvmsg, provided buffer rings)";
+            return detail::make_io_uring_backend(group);
+        }
+        reason = "auto: io_uring unavailable (" + why_not + "), using epoll";
+        return detail::make_epoll_backend(group);
+    case backend_kind::io_uring:
+        if (!detail::probe_io_uring(why_not)) {
+            throw std::system_error(std::make_error_code(std::errc::function_not_supported),
+                                    "io_uring backend requested but unavailable: " + why_not);
+        }
+        reason = "requested";
+        return detail::make_io_uring_backend(group);
+    case backend_kind::epoll:
+        reason = "requested";
+        return detail::make_epoll_backend(group);
+    case backend_kind::asio:
+        reason = "requested";
+        return detail::make_asio_backend(group);
+    }
+    throw std::invalid_argument("make_receive_backend: bad backend kind");
+}
+
+namespace detail {
+
+void pin_thread(std::thread& thread, int cpu, char const* what) {
+    if (cpu < 0) {
+        return;
+    }
+    if (cpu >= CPU_SETSIZE) {
+        throw std::invalid_argument(std::string(what) + ": CPU id out of range");
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<std::size_t>(cpu), &set);
+    if (int const rc = pthread_setaffinity_np(thread.native_handle(), sizeof(set), &set); rc != 0) {
+        throw std::system_error(rc, std::generic_category(),
+                                std::string("cannot pin the ") + what + " to CPU " +
+                                    std::to_string(cpu));
+    }
+}
+
+} // namespace detail
+} // namespace signet::net

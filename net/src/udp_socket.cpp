@@ -1,0 +1,208 @@
+#include <signet/net/log.hpp>
+#include <signet/net/udp_socket.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace signet::net {
+
+namespace {
+
+std::error_code last_error() noexcept { return {errno, std::generic_category()}; }
+
+std::string describe(char const* step, udp_socket_options const& o, std::error_code ec) {
+    std::string what = std::string("udp_socket: ") + step + " failed: " + ec.message();
+    switch (ec.value()) {
+    case EADDRINUSE:
+        what += " (" + o.bind.to_string() +
+                " is taken by another socket: pick another port, or set reuse_port on every "
+                "socket that shares it)";
+        break;
+    case EADDRNOTAVAIL:
+        what += " (" + o.bind.to_string() + " is not an address of this host)";
+        break;
+    case ENODEV:
+        what += " (no interface for the multicast join: name one with `interface`, or add a "
+                "multicast route, e.g. `ip route add 239.0.0.0/8 dev lo`)";
+        break;
+    case EACCES:
+    case EPERM:
+        what += " (not permitted: ports below 1024 and some options need privileges)";
+        break;
+    default:
+        break;
+    }
+    return what;
+}
+
+bool set_int(int fd, int level, int name, int value) noexcept {
+    return ::setsockopt(fd, level, name, &value, sizeof(value)) == 0;
+}
+
+} // namespace
+
+udp_socket::udp_socket(udp_socket_options const& options) {
+    std::error_code error;
+    std::string what;
+    *this = open(options, error, what);
+    if (error) {
+        throw std::system_error(error, what);
+    }
+}
+
+udp_socket::udp_socket(udp_socket&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1))
+    , granted_rcvbuf_(other.granted_rcvbuf_)
+    , rcvbuf_capped_(other.rcvbuf_capped_) {}
+
+udp_socket& udp_socket::operator=(udp_socket&& other) noexcept {
+    if (this != &other) {
+        close();
+        fd_ = std::exchange(other.fd_, -1);
+        granted_rcvbuf_ = other.granted_rcvbuf_;
+        rcvbuf_capped_ = other.rcvbuf_capped_;
+    }
+    return *this;
+}
+
+udp_socket::~udp_socket() { close(); }
+
+void udp_socket::close() noexcept {
+    if (fd_ >= 0) {
+        ::close(fd_);
+        fd_ = -1;
+    }
+}
+
+udp_endpoint udp_socket::local_endpoint() const {
+    sockaddr_storage address{};
+    socklen_t length = sizeof(address);
+    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+        throw std::system_error(last_error(), "udp_socket: getsockname failed");
+    }
+    return udp_endpoint::from_sockaddr(reinterpret_cast<sockaddr*>(&address), length);
+}
+
+udp_socket udp_socket::open(udp_socket_options const& o, std::error_code& error,
+                            std::string& what) noexcept {
+    error.clear();
+    what.clear();
+    udp_socket s;
+    auto fail = [&](char const* step, std::error_code ec) {
+        error = ec;
+        try {
+            what = describe(step, o, ec);
+        } catch (...) {
+        }
+        s.close();
+        return std::move(s);
+    };
+    int const family = o.group ? o.group->family() : o.bind.family();
+    if (o.group && !o.group->is_multicast()) {
+        fail("multicast join", std::make_error_code(std::errc::invalid_argument));
+        what += " (" + o.group->to_string() + " is not a multicast address: IPv4 groups are "
+                "224.0.0.0/4, IPv6 ff00::/8)";
+        return s;
+    }
+    if (o.group && o.group->family() != o.bind.family() && !o.bind.is_any()) {
+        return fail("bind", std::make_error_code(std::errc::address_family_not_supported));
+    }
+    s.fd_ = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
+    if (s.fd_ < 0) {
+        return fail("socket", last_error());
+    }
+    if (o.reuse_address && !set_int(s.fd_, SOL_SOCKET, SO_REUSEADDR, 1)) {
+        return fail("SO_REUSEADDR", last_error());
+    }
+    if (o.reuse_port && !set_int(s.fd_, SOL_SOCKET, SO_REUSEPORT, 1)) {
+        return fail("SO_REUSEPORT", last_error());
+    }
+    // Receive buffer: SO_RCVBUFFORCE passes net.core.rmem_max when privileged; else SO_RCVBUF,
+    // which the kernel caps at net.core.rmem_max. Linux reports twice the requested size.
+    if (o.receive_buffer > 0) {
+        int const requested = static_cast<int>(std::min<std::size_t>(o.receive_buffer, 1u << 30));
+        if (!set_int(s.fd_, SOL_SOCKET, SO_RCVBUFFORCE, requested) &&
+            !set_int(s.fd_, SOL_SOCKET, SO_RCVBUF, requested)) {
+            return fail("SO_RCVBUF", last_error());
+        }
+        int granted = 0;
+        socklen_t length = sizeof(granted);
+        ::getsockopt(s.fd_, SOL_SOCKET, SO_RCVBUF, &granted, &length);
+        s.granted_rcvbuf_ = static_cast<std::size_t>(granted);
+        s.rcvbuf_capped_ = static_cast<std::size_t>(granted) / 2 < static_cast<std::size_t>(requested);
+        if (s.rcvbuf_capped_) {
+            SPDLOG_LOGGER_WARN(logger(),
+                               "udp_socket {}: receive buffer capped at {} bytes (asked for {}); "
+                               "raise net.core.rmem_max (sysctl -w net.core.rmem_max={}) to avoid "
+                               "kernel drops in bursts",
+                               o.bind.to_string(), granted / 2, requested, requested);
+        }
+    }
+    if (o.kernel_timestamps && !set_int(s.fd_, SOL_SOCKET, SO_TIMESTAMPNS, 1)) {
+        return fail("SO_TIMESTAMPNS", last_error());
+    }
+    if (o.kernel_drop_counter && !set_int(s.fd_, SOL_SOCKET, SO_RXQ_OVFL, 1)) {
+        return fail("SO_RXQ_OVFL", last_error());
+    }
+    udp_endpoint local = o.bind;
+    if (o.group && local.family() != family) {
+        local = *udp_endpoint::try_parse_address("::", o.bind.port()); // any, in the group's family
+    }
+    if (family == AF_INET6) {
+        set_int(s.fd_, IPPROTO_IPV6, IPV6_V6ONLY, 0); // accept v4-mapped too where possible
+    }
+    if (::bind(s.fd_, local.data(), local.size()) != 0) {
+        return fail("bind", last_error());
+    }
+    if (o.group) {
+        unsigned interface_index = 0;
+        if (!o.interface.empty()) {
+            interface_index = if_nametoindex(o.interface.c_str());
+            if (interface_index == 0) {
+                fail("multicast interface lookup", last_error());
+                what += " (no interface named '" + o.interface + "')";
+                return s;
+            }
+        }
+        int const level = family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP;
+        // Only receive the groups this socket joined, not every group the host joined.
+        if (family == AF_INET) {
+            set_int(s.fd_, IPPROTO_IP, IP_MULTICAST_ALL, 0);
+        } else {
+#ifdef IPV6_MULTICAST_ALL
+            set_int(s.fd_, IPPROTO_IPV6, IPV6_MULTICAST_ALL, 0);
+#endif
+        }
+        if (o.source) {
+            group_source_req request{};
+            request.gsr_interface = interface_index;
+            std::memcpy(&request.gsr_group, o.group->data(), o.group->size());
+            std::memcpy(&request.gsr_source, o.source->data(), o.source->size());
+            if (::setsockopt(s.fd_, level, MCAST_JOIN_SOURCE_GROUP, &request, sizeof(request)) !=
+                0) {
+                return fail("source-specific multicast join (MCAST_JOIN_SOURCE_GROUP)",
+                            last_error());
+            }
+        } else {
+            group_req request{};
+            request.gr_interface = interface_index;
+            std::memcpy(&request.gr_group, o.group->data(), o.group->size());
+            if (::setsockopt(s.fd_, level, MCAST_JOIN_GROUP, &request, sizeof(request)) != 0) {
+                return fail("multicast join (MCAST_JOIN_GROUP)", last_error());
+            }
+        }
+    }
+    return s;
+}
+
+} // namespace signet::net

@@ -1,0 +1,334 @@
+// The runtime's behaviour, the same suite against every backend (io_uring skipped where the
+// kernel lacks it). Loopback, ephemeral ports, bounded waits.
+#include <signet/net/runtime.hpp>
+
+#include <gtest/gtest.h>
+
+#include "support/stress.hpp"
+#include "support/udp_sender.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using signet::net::backend_kind;
+using signet::net::feed_options;
+using signet::net::full_policy;
+using signet::net::packet;
+using signet::net::runtime;
+using signet::net::runtime_options;
+using signet::net::udp_endpoint;
+using signet::test::sequence_of;
+using signet::test::udp_sender;
+
+template <typename Predicate>
+bool eventually(Predicate p, std::chrono::milliseconds limit = 20s) {
+    auto const deadline = std::chrono::steady_clock::now() + limit;
+    while (!p()) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(1ms);
+    }
+    return true;
+}
+
+feed_options loopback_feed(std::string name, std::size_t lines = 1) {
+    feed_options options;
+    options.name = std::move(name);
+    for (std::size_t i = 0; i < lines; ++i) {
+        options.lines.push_back({.bind = udp_endpoint::parse("127.0.0.1:0")});
+    }
+    return options;
+}
+
+class RuntimeTest : public ::testing::TestWithParam<backend_kind> {
+protected:
+    void SetUp() override {
+        std::string why_not;
+        if (GetParam() == backend_kind::io_uring && !signet::net::io_uring_available(why_not)) {
+            GTEST_SKIP() << "io_uring backend unavailable here: " << why_not;
+        }
+    }
+    runtime_options options(std::size_t workers = 2) const {
+        return {.backend = GetParam(), .workers = workers};
+    }
+};
+
+TEST_P(RuntimeTest, DeliversEveryDatagramInOrder) {
+    signet::test::watchdog dog(60s, "DeliversEveryDatagramInOrder");
+    runtime rt(options());
+    EXPECT_EQ(rt.backend(), GetParam());
+    std::vector<std::uint64_t> seen; // parser-only: contracts never run concurrently
+    std::atomic<std::size_t> count{0};
+    std::uint64_t kernel_stamped = 0;
+    auto feed = rt.add_feed(loopback_feed("a"), [&](packet const& p) {
+        seen.push_back(sequence_of(p.payload()));
+        kernel_stamped += p.kernel_rx_ns != 0 ? 1 : 0;
+        EXPECT_EQ(p.size, 64U);
+        EXPECT_FALSE(p.truncated);
+        EXPECT_EQ(p.source().to_string().rfind("127.0.0.1:", 0), 0U);
+        count.fetch_add(1, std::memory_order_release);
+    });
+    rt.start();
+    udp_sender sender;
+    constexpr std::uint64_t n = 5000;
+    for (std::uint64_t i = 0; i < n; ++i) {
+        sender.send_sequence(rt.local_endpoint(feed), i);
+    }
+    ASSERT_TRUE(eventually([&] { return count.load(std::memory_order_acquire) == n; }))
+        << count.load();
+    rt.stop();
+    ASSERT_EQ(seen.size(), n);
+    for (std::uint64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(seen[i], i) << "out of order at " << i;
+    }
+    EXPECT_EQ(kernel_stamped, n);
+    auto const stats = rt.stats(feed);
+    EXPECT_EQ(stats.packets, n);
+    EXPECT_EQ(stats.parsed, n);
+    EXPECT_EQ(stats.bytes, n * 64);
+    EXPECT_EQ(stats.dropped, 0U);
+}
+
+TEST_P(RuntimeTest, ServesManyFeeds) {
+    signet::test::watchdog dog(60s, "ServesManyFeeds");
+    runtime rt(options());
+    constexpr std::size_t feeds = 64;
+    constexpr std::uint64_t per_feed = 50;
+    std::vector<std::unique_ptr<std::atomic<std::uint64_t>>> counts;
+    for (std::size_t f = 0; f < feeds; ++f) {
+        counts.push_back(std::make_unique<std::atomic<std::uint64_t>>(0));
+        auto* c = counts.back().get();
+        rt.add_feed(loopback_feed("feed" + std::to_string(f)),
+                    [c](packet const&) { c->fetch_add(1, std::memory_order_relaxed); });
+    }
+    rt.start();
+    udp_sender sender;
+    for (std::uint64_t i = 0; i < per_feed; ++i) {
+        for (std::size_t f = 0; f < feeds; ++f) {
+            sender.send_sequence(rt.local_endpoint(f), i);
+        }
+    }
+    ASSERT_TRUE(eventually([&] {
+        for (auto& c : counts) {
+            if (c->load(std::memory_order_relaxed) != per_feed) {
+                return false;
+            }
+        }
+        return true;
+    }));
+    rt.stop();
+    for (std::size_t f = 0; f < feeds; ++f) {
+        EXPECT_EQ(rt.stats(f).parsed, per_feed) << "feed " << f;
+    }
+}
+
+TEST_P(RuntimeTest, ParserNeverRunsConcurrentlyWithItself) {
+    signet::test::watchdog dog(60s, "ParserNeverRunsConcurrentlyWithItself");
+    runtime rt(options(2));
+    std::atomic<bool> inside{false};
+    std::atomic<int> overlaps{0};
+    std::uint64_t plain_count = 0; // TSan flags a missing happens-before between runs
+    std::atomic<std::uint64_t> count{0};
+    auto feed = rt.add_feed(loopback_feed("ab", 2), [&](packet const&) {
+        if (inside.exchange(true, std::memory_order_acq_rel)) {
+            overlaps.fetch_add(1, std::memory_order_relaxed);
+        }
+        ++plain_count;
+        inside.store(false, std::memory_order_release);
+        count.fetch_add(1, std::memory_order_release);
+    });
+    rt.start();
+    constexpr std::uint64_t n = 4000;
+    std::thread a([&] {
+        udp_sender s;
+        for (std::uint64_t i = 0; i < n; ++i) {
+            s.send_sequence(rt.local_endpoint(feed, 0), i);
+        }
+    });
+    std::thread b([&] {
+        udp_sender s;
+        for (std::uint64_t i = 0; i < n; ++i) {
+            s.send_sequence(rt.local_endpoint(feed, 1), i);
+        }
+    });
+    a.join();
+    b.join();
+    ASSERT_TRUE(eventually([&] { return count.load(std::memory_order_acquire) == 2 * n; }));
+    rt.stop();
+    EXPECT_EQ(overlaps.load(), 0);
+    EXPECT_EQ(plain_count, 2 * n);
+}
+
+TEST_P(RuntimeTest, DropPolicyCountsExactly) {
+    signet::test::watchdog dog(60s, "DropPolicyCountsExactly");
+    runtime rt(options(2));
+    std::atomic<bool> release_parser{false};
+    std::atomic<std::uint64_t> parsed{0};
+    auto options = loopback_feed("drop");
+    options.queue_capacity = 8;
+    options.on_full = full_policy::drop;
+    auto feed = rt.add_feed(options, [&](packet const&) {
+        while (!release_parser.load(std::memory_order_acquire)) {
+            std::this_thread::sleep_for(100us);
+        }
+        parsed.fetch_add(1, std::memory_order_relaxed);
+    });
+    rt.start();
+    udp_sender sender;
+    constexpr std::uint64_t n = 500;
+    for (std::uint64_t i = 0; i < n; ++i) {
+        sender.send_sequence(rt.local_endpoint(feed), i);
+    }
+    ASSERT_TRUE(eventually([&] { return rt.stats(feed).packets == n; }));
+    release_parser.store(true, std::memory_order_release);
+    rt.stop();
+    auto const stats = rt.stats(feed);
+    EXPECT_EQ(stats.packets, n);
+    EXPECT_GT(stats.dropped, 0U);
+    EXPECT_EQ(stats.parsed + stats.dropped, stats.packets);
+    EXPECT_EQ(stats.parsed, parsed.load());
+}
+
+TEST_P(RuntimeTest, BackpressureLosesNothing) {
+    signet::test::watchdog dog(60s, "BackpressureLosesNothing");
+    runtime rt(options(2));
+    std::atomic<std::uint64_t> parsed{0};
+    std::vector<std::uint64_t> seen;
+    auto options = loopback_feed("backpressure");
+    options.queue_capacity = 8;
+    options.on_full = full_policy::backpressure;
+    auto feed = rt.add_feed(options, [&](packet const& p) {
+        if (parsed.load(std::memory_order_relaxed) % 64 == 0) {
+            std::this_thread::sleep_for(1ms); // a slow parser: the queue fills up
+        }
+        seen.push_back(sequence_of(p.payload()));
+        parsed.fetch_add(1, std::memory_order_release);
+    });
+    rt.start();
+    udp_sender sender;
+    constexpr std::uint64_t n = 3000; // fits the 8 MiB socket buffer: the kernel keeps it
+    for (std::uint64_t i = 0; i < n; ++i) {
+        sender.send_sequence(rt.local_endpoint(feed), i);
+    }
+    ASSERT_TRUE(eventually([&] { return parsed.load(std::memory_order_acquire) == n; }))
+        << parsed.load();
+    rt.stop();
+    auto const stats = rt.stats(feed);
+    EXPECT_EQ(stats.dropped, 0U);
+    EXPECT_EQ(stats.kernel_drops, 0U);
+    EXPECT_EQ(stats.parsed, n);
+    for (std::uint64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(seen[i], i);
+    }
+}
+
+TEST_P(RuntimeTest, TruncatedDatagramIsCountedAndFlagged) {
+    signet::test::watchdog dog(60s, "TruncatedDatagramIsCountedAndFlagged");
+    runtime rt(options());
+    std::atomic<int> truncated_seen{0};
+    std::atomic<int> total{0};
+    auto options = loopback_feed("small");
+    options.buffer_size = 100;
+    auto feed = rt.add_feed(options, [&](packet const& p) {
+        if (p.truncated) {
+            truncated_seen.fetch_add(1, std::memory_order_relaxed);
+            EXPECT_LE(p.size, 100U + 64U); // at most the buffer (rounded to a cache line)
+        }
+        total.fetch_add(1, std::memory_order_release);
+    });
+    rt.start();
+    udp_sender sender;
+    sender.send_sequence(rt.local_endpoint(feed), 1, 50);
+    sender.send_sequence(rt.local_endpoint(feed), 2, 1000);
+    ASSERT_TRUE(eventually([&] { return total.load(std::memory_order_acquire) == 2; }));
+    rt.stop();
+    EXPECT_EQ(truncated_seen.load(), 1);
+    EXPECT_EQ(rt.stats(feed).truncated, 1U);
+    EXPECT_EQ(rt.stats(feed).packets, 2U);
+}
+
+TEST_P(RuntimeTest, StopWithPacketsInFlightLosesNothing) {
+    signet::test::watchdog dog(60s, "StopWithPacketsInFlightLosesNothing");
+    runtime rt(options(1));
+    std::atomic<std::uint64_t> parsed{0};
+    auto feed = rt.add_feed(loopback_feed("inflight"), [&](packet const&) {
+        parsed.fetch_add(1, std::memory_order_relaxed);
+    });
+    rt.start();
+    udp_sender sender;
+    for (std::uint64_t i = 0; i < 20'000; ++i) {
+        sender.send_sequence(rt.local_endpoint(feed), i);
+    }
+    rt.stop(); // immediately: much is still queued or in the kernel
+    auto const stats = rt.stats(feed);
+    EXPECT_GT(stats.packets, 0U);
+    EXPECT_EQ(stats.parsed + stats.dropped, stats.packets);
+    EXPECT_EQ(stats.dropped, 0U);
+    EXPECT_EQ(parsed.load(), stats.parsed);
+}
+
+TEST_P(RuntimeTest, ParserExceptionsAreCountedAndTheFeedContinues) {
+    signet::test::watchdog dog(60s, "ParserExceptionsAreCounted");
+    runtime rt(options());
+    std::atomic<int> calls{0};
+    auto feed = rt.add_feed(loopback_feed("throwing"), [&](packet const& p) {
+        calls.fetch_add(1, std::memory_order_release);
+        if (sequence_of(p.payload()) % 2 == 0) {
+            throw std::runtime_error("bad packet");
+        }
+    });
+    rt.start();
+    udp_sender sender;
+    for (std::uint64_t i = 0; i < 10; ++i) {
+        sender.send_sequence(rt.local_endpoint(feed), i);
+    }
+    ASSERT_TRUE(eventually([&] { return calls.load(std::memory_order_acquire) == 10; }));
+    rt.stop();
+    EXPECT_EQ(rt.stats(feed).parser_errors, 5U);
+    EXPECT_EQ(rt.stats(feed).parsed, 10U);
+}
+
+TEST_P(RuntimeTest, PortInUseFailsAddFeedWithAClearError) {
+    runtime rt(options());
+    auto first = rt.add_feed(loopback_feed("first"), [](packet const&) {});
+    feed_options clash;
+    clash.name = "clash";
+    clash.lines.push_back({.bind = rt.local_endpoint(first)});
+    try {
+        rt.add_feed(clash, [](packet const&) {});
+        FAIL() << "expected std::system_error";
+    } catch (std::system_error const& e) {
+        EXPECT_EQ(e.code(), std::errc::address_in_use);
+        EXPECT_NE(std::string(e.what()).find("clash"), std::string::npos) << e.what();
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, RuntimeTest,
+                         ::testing::Values(backend_kind::io_uring, backend_kind::epoll,
+                                           backend_kind::asio),
+                         [](auto const& param_info) { return std::string(to_string(param_info.param)); });
+
+TEST(Runtime, AutoPicksABackendAndSaysWhy) {
+    runtime rt({.backend = backend_kind::automatic});
+    EXPECT_NE(rt.backend(), backend_kind::automatic);
+    EXPECT_FALSE(rt.backend_reason().empty());
+}
+
+TEST(Runtime, BackendNamesRoundTrip) {
+    for (auto kind : {backend_kind::automatic, backend_kind::io_uring, backend_kind::epoll,
+                      backend_kind::asio}) {
+        EXPECT_EQ(signet::net::parse_backend_kind(to_string(kind)), kind);
+    }
+    EXPECT_THROW(signet::net::parse_backend_kind("kqueue"), std::invalid_argument);
+}
+
+} // namespace
