@@ -25,7 +25,7 @@ packet_pool::packet_pool(std::size_t count, std::size_t buffer_size, std::size_t
     : count_(count)
     , buffer_size_(buffer_size)
     , stride_((headroom + buffer_size + 63) / 64 * 64)
-    , memory_(std::make_unique<std::byte[]>(count * stride_))
+    , memory_(std::make_unique_for_overwrite<std::byte[]>(count * stride_))
     , returns_(count) {}
 
 namespace detail {

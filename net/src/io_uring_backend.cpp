@@ -197,6 +197,9 @@ private:
     void arm(std::size_t index) {
         uring_line& ul = *lines_[index];
         io_uring_sqe* sqe = next_sqe();
+        if (sqe == nullptr) {
+            return; // submission queue full even after a submit: the next loop retries
+        }
         io_uring_prep_recvmsg_multishot(sqe, ul.line->socket.native_handle(), &ul.message, 0);
         sqe->flags |= IOSQE_BUFFER_SELECT;
         sqe->buf_group = static_cast<std::uint16_t>(index);
@@ -211,6 +214,9 @@ private:
     void cancel(std::size_t index) {
         uring_line& ul = *lines_[index];
         io_uring_sqe* sqe = next_sqe();
+        if (sqe == nullptr) {
+            return; // retried by the next loop (paused, armed, no cancel pending)
+        }
         io_uring_prep_cancel64(sqe, index, 0);
         io_uring_sqe_set_data64(sqe, cancel_tag | index);
         ul.cancel_pending = true;
@@ -324,6 +330,9 @@ private:
                 flush_buffers(ul);
                 if (ul.paused) {
                     flush_held(ul);
+                    if (ul.paused && ul.armed && !ul.cancel_pending) {
+                        cancel(i);
+                    }
                 }
                 if (!ul.armed && !ul.paused && ul.in_ring > 0 && !stopping) {
                     arm(i);
