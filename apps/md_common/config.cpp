@@ -1,0 +1,264 @@
+#include "config.hpp"
+
+#include <toml++/toml.h>
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+namespace signet::apps {
+
+namespace {
+
+std::string where(std::string const& file, toml::source_region const& region) {
+    return file + ":" + std::to_string(region.begin.line);
+}
+
+[[noreturn]] void fail(std::string const& file, toml::node const& node, std::string_view key,
+                       std::string const& problem) {
+    throw config_error(where(file, node.source()) + ": key '" + std::string(key) + "': " + problem);
+}
+
+void reject_unknown_keys(std::string const& file, toml::table const& table,
+                         std::string_view table_name, std::set<std::string_view> const& allowed) {
+    for (auto const& [key, value] : table) {
+        if (allowed.count(key.str()) == 0) {
+            std::string list;
+            for (auto const& a : allowed) {
+                list += (list.empty() ? "" : ", ") + std::string(a);
+            }
+            throw config_error(where(file, key.source()) + ": key '" + std::string(key.str()) +
+                               "': unknown key in [" + std::string(table_name) +
+                               "] (known: " + list + ")");
+        }
+    }
+}
+
+std::string get_string(std::string const& file, toml::table const& t, std::string_view key) {
+    auto const* node = t.get(key);
+    if (node == nullptr) {
+        return {};
+    }
+    auto const value = node->value<std::string>();
+    if (!value) {
+        fail(file, *node, key, "expected a string");
+    }
+    return *value;
+}
+
+template <typename Enum>
+Enum get_enum(std::string const& file, toml::table const& t, std::string_view key, Enum fallback,
+              std::initializer_list<std::pair<std::string_view, Enum>> choices) {
+    auto const* node = t.get(key);
+    if (node == nullptr) {
+        return fallback;
+    }
+    auto const text = node->value<std::string>();
+    std::string names;
+    for (auto const& [name, value] : choices) {
+        if (text && *text == name) {
+            return value;
+        }
+        names += (names.empty() ? "\"" : ", \"") + std::string(name) + "\"";
+    }
+    fail(file, *node, key, "expected one of " + names);
+}
+
+std::size_t get_size(std::string const& file, toml::table const& t, std::string_view key,
+                     std::size_t fallback, std::size_t min, std::size_t max) {
+    auto const* node = t.get(key);
+    if (node == nullptr) {
+        return fallback;
+    }
+    auto const value = node->value<std::int64_t>();
+    if (!node->is_integer() || !value || *value < static_cast<std::int64_t>(min) ||
+        static_cast<std::uint64_t>(*value) > max) {
+        fail(file, *node, key,
+             "expected an integer from " + std::to_string(min) + " to " + std::to_string(max));
+    }
+    return static_cast<std::size_t>(*value);
+}
+
+std::optional<net::udp_endpoint> get_endpoint(std::string const& file, toml::table const& t,
+                                              std::string_view key, bool address_only) {
+    auto const* node = t.get(key);
+    if (node == nullptr) {
+        return std::nullopt;
+    }
+    auto const text = node->value<std::string>();
+    if (!text) {
+        fail(file, *node, key, "expected a string");
+    }
+    if (address_only) {
+        if (auto e = net::udp_endpoint::try_parse_address(*text)) {
+            return e;
+        }
+        if (auto e = net::udp_endpoint::try_parse(*text)) {
+            return e;
+        }
+        fail(file, *node, key, "'" + *text + "' is not an IP address");
+    }
+    if (auto e = net::udp_endpoint::try_parse(*text)) {
+        return e;
+    }
+    fail(file, *node, key,
+         "'" + *text + "' is not \"ip:port\" (e.g. \"127.0.0.1:30001\", \"*:30001\", \"[::1]:30001\")");
+}
+
+feed_config parse_feed(std::string const& file, toml::table const& t, std::size_t index) {
+    reject_unknown_keys(file, t, "[feed]",
+                        {"name", "protocol", "parser", "bind", "bind_b", "group", "group_b",
+                         "source", "interface", "queue_capacity", "on_full", "rcvbuf"});
+    feed_config f;
+    f.name = get_string(file, t, "name");
+    if (f.name.empty()) {
+        throw config_error(where(file, t.source()) + ": key 'name': feed " +
+                           std::to_string(index + 1) + " needs a non-empty name");
+    }
+    f.protocol = get_enum(file, t, "protocol", protocol_kind::moldudp64,
+                          {{"moldudp64", protocol_kind::moldudp64}, {"raw", protocol_kind::raw}});
+    f.parser = get_enum(file, t, "parser", parser_kind::itch50,
+                        {{"itch50", parser_kind::itch50}, {"count", parser_kind::count}});
+    if (f.protocol == protocol_kind::raw && f.parser == parser_kind::itch50) {
+        fail(file, *t.get("protocol"), "parser",
+             "parser \"itch50\" needs protocol \"moldudp64\" (use parser \"count\" for raw)");
+    }
+    auto bind = get_endpoint(file, t, "bind", false);
+    if (!bind) {
+        throw config_error(where(file, t.source()) + ": key 'bind': feed '" + f.name +
+                           "' needs bind = \"ip:port\"");
+    }
+    f.bind = *bind;
+    f.bind_b = get_endpoint(file, t, "bind_b", false);
+    f.group = get_endpoint(file, t, "group", true);
+    f.group_b = get_endpoint(file, t, "group_b", true);
+    f.source = get_endpoint(file, t, "source", true);
+    for (auto [key, value] : {std::pair{"group", f.group}, std::pair{"group_b", f.group_b}}) {
+        if (value && !value->is_multicast()) {
+            fail(file, *t.get(key), key, value->to_string() + " is not a multicast address");
+        }
+    }
+    if (f.group_b && !f.bind_b) {
+        fail(file, *t.get("group_b"), "group_b", "needs bind_b (the line B socket)");
+    }
+    if (f.source && !f.group) {
+        fail(file, *t.get("source"), "source", "source-specific multicast needs a group");
+    }
+    f.interface = get_string(file, t, "interface");
+    f.queue_capacity = get_size(file, t, "queue_capacity", f.queue_capacity, 1, 32'000);
+    f.on_full = get_enum(file, t, "on_full", net::full_policy::backpressure,
+                         {{"backpressure", net::full_policy::backpressure},
+                          {"drop", net::full_policy::drop}});
+    f.rcvbuf = get_size(file, t, "rcvbuf", f.rcvbuf, 0, std::size_t{1} << 30);
+    return f;
+}
+
+receiver_config parse(toml::table const& root, std::string const& file) {
+    reject_unknown_keys(file, root, "top level", {"runtime", "feed", "stats"});
+    receiver_config c;
+    if (auto const* node = root.get("runtime")) {
+        auto const* t = node->as_table();
+        if (t == nullptr) {
+            fail(file, *node, "runtime", "expected a table [runtime]");
+        }
+        reject_unknown_keys(file, *t, "runtime", {"backend", "workers", "cpus", "idle"});
+        c.backend = get_enum(file, *t, "backend", net::backend_kind::automatic,
+                             {{"auto", net::backend_kind::automatic},
+                              {"io_uring", net::backend_kind::io_uring},
+                              {"epoll", net::backend_kind::epoll},
+                              {"asio", net::backend_kind::asio}});
+        c.workers = get_size(file, *t, "workers", 1, 1, 256);
+        if (auto const* cpus = t->get("cpus")) {
+            auto const* list = cpus->as_array();
+            if (list == nullptr) {
+                fail(file, *cpus, "cpus", "expected a list of CPU ids, e.g. [0, 1]");
+            }
+            for (auto const& cpu : *list) {
+                auto const id = cpu.value<std::int64_t>();
+                if (!cpu.is_integer() || !id || *id < 0 || *id >= 1024) {
+                    fail(file, cpu, "cpus", "expected CPU ids from 0 to 1023");
+                }
+                c.cpus.push_back(static_cast<int>(*id));
+            }
+        }
+        c.idle = get_enum(file, *t, "idle", idle_strategy::backoff,
+                          {{"spin", idle_strategy::spin},
+                           {"backoff", idle_strategy::backoff},
+                           {"block", idle_strategy::block}});
+    }
+    if (auto const* node = root.get("stats")) {
+        auto const* t = node->as_table();
+        if (t == nullptr) {
+            fail(file, *node, "stats", "expected a table [stats]");
+        }
+        reject_unknown_keys(file, *t, "stats", {"interval_s"});
+        if (auto const* interval = t->get("interval_s")) {
+            auto const value = interval->value<double>();
+            if (!value || !(*value > 0) || !std::isfinite(*value)) {
+                fail(file, *interval, "interval_s", "expected a positive number of seconds");
+            }
+            c.stats_interval_s = *value;
+        }
+    }
+    auto const* feeds = root.get("feed");
+    if (feeds == nullptr) {
+        throw config_error(file + ": no [[feed]] table: at least one feed is needed");
+    }
+    auto const* list = feeds->as_array();
+    if (list == nullptr || !list->is_array_of_tables()) {
+        fail(file, *feeds, "feed", "expected [[feed]] tables");
+    }
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+        auto const& t = *list->get(i)->as_table();
+        c.feeds.push_back(parse_feed(file, t, i));
+        if (!names.insert(c.feeds.back().name).second) {
+            fail(file, *t.get("name"), "name", "duplicate feed name '" + c.feeds.back().name + "'");
+        }
+    }
+    return c;
+}
+
+} // namespace
+
+receiver_config parse_receiver_config(std::string_view text, std::string const& source_name) {
+    try {
+        return parse(toml::parse(text, source_name), source_name);
+    } catch (toml::parse_error const& e) {
+        throw config_error(source_name + ":" + std::to_string(e.source().begin.line) +
+                           ": TOML syntax: " + std::string(e.description()));
+    }
+}
+
+receiver_config load_receiver_config(std::string const& path) {
+    try {
+        return parse(toml::parse_file(path), path);
+    } catch (toml::parse_error const& e) {
+        if (e.source().begin.line == 0) {
+            throw config_error(path + ": cannot read the file: " + std::string(e.description()));
+        }
+        throw config_error(path + ":" + std::to_string(e.source().begin.line) +
+                           ": TOML syntax: " + std::string(e.description()));
+    }
+}
+
+std::vector<net::udp_socket_options> line_options(feed_config const& feed) {
+    std::vector<net::udp_socket_options> lines;
+    net::udp_socket_options a;
+    a.bind = feed.bind;
+    a.group = feed.group;
+    a.source = feed.source;
+    a.interface = feed.interface;
+    a.receive_buffer = feed.rcvbuf;
+    a.reuse_address = feed.group.has_value();
+    lines.push_back(a);
+    if (feed.bind_b) {
+        net::udp_socket_options b = a;
+        b.bind = *feed.bind_b;
+        b.group = feed.group_b ? feed.group_b : (feed.group ? feed.group : std::nullopt);
+        lines.push_back(b);
+    }
+    return lines;
+}
+
+} // namespace signet::apps

@@ -1,0 +1,60 @@
+#pragma once
+
+// md_receiver's configuration: a TOML file (see config/*.toml) parsed into typed structs.
+// Unknown keys and bad values are errors that name the key and its line in the file.
+
+#include <signet/core/worker_pool.hpp>
+#include <signet/net/feed.hpp>
+#include <signet/net/receive_backend.hpp>
+#include <signet/net/udp_endpoint.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace signet::apps {
+
+enum class protocol_kind { moldudp64, raw };
+enum class parser_kind { itch50, count };
+
+struct feed_config {
+    std::string name{};
+    protocol_kind protocol = protocol_kind::moldudp64;
+    parser_kind parser = parser_kind::itch50;
+    net::udp_endpoint bind{};
+    std::optional<net::udp_endpoint> bind_b{}; ///< line B (A/B arbitration)
+    std::optional<net::udp_endpoint> group{};  ///< multicast group of line A
+    std::optional<net::udp_endpoint> group_b{};
+    std::optional<net::udp_endpoint> source{}; ///< source-specific multicast
+    std::string interface{};
+    std::size_t queue_capacity = 4096;
+    net::full_policy on_full = net::full_policy::backpressure;
+    std::size_t rcvbuf = 8u << 20;
+};
+
+struct receiver_config {
+    net::backend_kind backend = net::backend_kind::automatic;
+    std::size_t workers = 1;
+    std::vector<int> cpus{};
+    idle_strategy idle = idle_strategy::backoff;
+    double stats_interval_s = 1.0;
+    std::vector<feed_config> feeds{};
+};
+
+/// A configuration error; what() reads "FILE:LINE: key 'KEY': PROBLEM".
+class config_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// Throws config_error.
+receiver_config load_receiver_config(std::string const& path);
+receiver_config parse_receiver_config(std::string_view text, std::string const& source_name);
+
+/// The socket options of a feed's lines (one, or two for A/B).
+std::vector<net::udp_socket_options> line_options(feed_config const& feed);
+
+} // namespace signet::apps

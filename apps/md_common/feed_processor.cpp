@@ -1,0 +1,100 @@
+#include "feed_processor.hpp"
+
+namespace signet::apps {
+
+feed_processor::feed_processor(feed_config const& config) : config_(config) {
+    if (config.protocol == protocol_kind::moldudp64) {
+        if (config.parser == parser_kind::itch50) {
+            itch_.emplace();
+        } else {
+            session_.emplace();
+        }
+        if (config.bind_b) {
+            // A/B: line B's copy may lag line A's by a whole receive batch on another worker;
+            // hold longer and deeper before calling a gap real (rule 2 releases real gaps
+            // early anyway: both lines past it).
+            arbiter_.emplace(2, 1024, 2048, 20'000'000);
+        } else {
+            arbiter_.emplace(1); // reordering on one line: a short hold is enough
+        }
+    }
+}
+
+std::uint64_t feed_processor::next_sequence() const noexcept {
+    return itch_ ? itch_->session().next_sequence() : session_->next_sequence();
+}
+
+void feed_processor::deliver(std::span<std::byte const> datagram) {
+    if (itch_) {
+        itch_->on_datagram(datagram);
+    } else {
+        session_->on_packet(datagram, [](std::uint64_t, std::span<std::byte const>) {});
+    }
+}
+
+void feed_processor::operator()(net::packet const& p) {
+    if (arbiter_) {
+        if (p.truncated) {
+            deliver({}); // bytes are missing: let the session count it as malformed
+        } else {
+            arbiter_->on_packet(
+                p.payload(), p.line, p.user_rx_ns, [this](auto bytes) { deliver(bytes); },
+                [this] { return next_sequence(); });
+        }
+    } else {
+        ++raw_packets_;
+    }
+    if (p.kernel_rx_ns != 0) {
+        std::uint64_t const done = net::realtime_ns();
+        latency_.record(done > p.kernel_rx_ns ? done - p.kernel_rx_ns : 0);
+    }
+    publish();
+}
+
+void feed_processor::finish() {
+    if (arbiter_) {
+        arbiter_->flush([this](auto bytes) { deliver(bytes); }, [this] { return next_sequence(); });
+    }
+    publish();
+}
+
+void feed_processor::publish() noexcept {
+    // relaxed stores: single writer; the stats line reads a snapshot.
+    auto const s = session_stats();
+    live_.packets.store(arbiter_ ? s.packets : raw_packets_, std::memory_order_relaxed);
+    live_.messages.store(s.messages, std::memory_order_relaxed);
+    live_.gaps.store(s.gaps, std::memory_order_relaxed);
+    live_.missing_messages.store(s.missing_messages, std::memory_order_relaxed);
+    live_.duplicate_packets.store(s.duplicate_packets, std::memory_order_relaxed);
+    live_.malformed_packets.store(s.malformed_packets, std::memory_order_relaxed);
+}
+
+feed_processor::live_counters feed_processor::live() const noexcept {
+    // relaxed: independent counters; a snapshot.
+    return {live_.packets.load(std::memory_order_relaxed),
+            live_.messages.load(std::memory_order_relaxed),
+            live_.gaps.load(std::memory_order_relaxed),
+            live_.missing_messages.load(std::memory_order_relaxed),
+            live_.duplicate_packets.load(std::memory_order_relaxed),
+            live_.malformed_packets.load(std::memory_order_relaxed)};
+}
+
+md::moldudp64_stats feed_processor::session_stats() const noexcept {
+    if (itch_) {
+        return itch_->session_stats();
+    }
+    if (session_) {
+        return session_->stats();
+    }
+    return {};
+}
+
+md::itch50_stats const* feed_processor::itch_stats() const noexcept {
+    return itch_ ? &itch_->itch_stats() : nullptr;
+}
+
+md::order_book const* feed_processor::book() const noexcept {
+    return itch_ ? &itch_->book() : nullptr;
+}
+
+} // namespace signet::apps

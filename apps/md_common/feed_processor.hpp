@@ -1,0 +1,70 @@
+#pragma once
+
+// feed_processor: what md_receiver plugs into a feed's parser contract. Per packet: MoldUDP64
+// sequencing (through a sequence_arbiter), ITCH 5.0 decoding into the order book, counting, and
+// the latency from the kernel's receive timestamp to the end of parsing. Never runs concurrently
+// with itself (it is the parser contract's body); live() may be read from any thread.
+
+#include "config.hpp"
+#include "latency_histogram.hpp"
+#include "sequence_arbiter.hpp"
+
+#include <signet/md/feed_handler.hpp>
+#include <signet/net/packet.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+namespace signet::apps {
+
+class feed_processor {
+public:
+    explicit feed_processor(feed_config const& config);
+
+    /// Parser contract only.
+    void operator()(net::packet const& p);
+    /// After the runtime stopped: releases packets still held by the arbiter.
+    void finish();
+
+    /// Counters readable from any thread while running.
+    struct live_counters {
+        std::uint64_t packets = 0;
+        std::uint64_t messages = 0;
+        std::uint64_t gaps = 0;
+        std::uint64_t missing_messages = 0;
+        std::uint64_t duplicate_packets = 0;
+        std::uint64_t malformed_packets = 0;
+    };
+    [[nodiscard]] live_counters live() const noexcept;
+    [[nodiscard]] latency_histogram const& latency() const noexcept { return latency_; }
+
+    // After the runtime stopped (or from the parser contract).
+    [[nodiscard]] feed_config const& config() const noexcept { return config_; }
+    [[nodiscard]] md::moldudp64_stats session_stats() const noexcept;
+    [[nodiscard]] md::itch50_stats const* itch_stats() const noexcept;
+    [[nodiscard]] md::order_book const* book() const noexcept;
+
+private:
+    void deliver(std::span<std::byte const> datagram);
+    std::uint64_t next_sequence() const noexcept;
+    void publish() noexcept;
+
+    feed_config config_;
+    std::optional<md::itch_feed_handler> itch_;      // moldudp64 + itch50
+    std::optional<md::moldudp64_session> session_;   // moldudp64 + count
+    std::optional<sequence_arbiter> arbiter_;        // moldudp64
+    std::uint64_t raw_packets_ = 0;                  // raw + count
+    latency_histogram latency_;
+    struct atomic_counters {
+        std::atomic<std::uint64_t> packets{0};
+        std::atomic<std::uint64_t> messages{0};
+        std::atomic<std::uint64_t> gaps{0};
+        std::atomic<std::uint64_t> missing_messages{0};
+        std::atomic<std::uint64_t> duplicate_packets{0};
+        std::atomic<std::uint64_t> malformed_packets{0};
+    } live_;
+};
+
+} // namespace signet::apps

@@ -1,0 +1,145 @@
+#pragma once
+
+// sequence_arbiter: sits in front of a moldudp64_session and holds a packet that arrives ahead
+// of the expected sequence for a moment, so that a reordered packet, or line B's copy of a
+// packet line A lost, can fill the gap first. It releases a held packet (letting the session
+// count the gap) when
+//   1. the packets before it arrived (no gap after all), or
+//   2. with two lines: both lines have delivered packets at or past it (both lost the data), or
+//   3. it has been held longer than hold_ns (by the arriving packets' receive times), or
+//   4. the hold is full (max_held packets), or
+//   5. flush() at the end.
+// Packets are copied into a fixed pool allocated at construction: nothing allocates later.
+// Threading: none (it runs inside the feed's parser contract).
+
+#include <signet/md/moldudp64.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace signet::apps {
+
+class sequence_arbiter {
+public:
+    static constexpr std::size_t max_lines = 2;
+
+    /// `lines`: 1, or 2 for A/B (enables rule 2).
+    explicit sequence_arbiter(std::size_t lines, std::size_t max_held = 64,
+                              std::size_t max_packet = 2048, std::uint64_t hold_ns = 2'000'000)
+        : lines_(std::min(lines, max_lines))
+        , max_held_(max_held)
+        , max_packet_(max_packet)
+        , hold_ns_(hold_ns)
+        , storage_(std::make_unique<std::byte[]>(max_held * max_packet))
+        , held_(max_held)
+        , order_() {
+        order_.reserve(max_held);
+        free_.reserve(max_held);
+        for (std::size_t i = 0; i < max_held; ++i) {
+            free_.push_back(i);
+        }
+    }
+
+    /// `deliver(span)` hands a datagram to the session; `next()` is the session's next expected
+    /// sequence (0 before a late join).
+    template <typename Deliver, typename Next>
+    void on_packet(std::span<std::byte const> datagram, std::uint16_t line, std::uint64_t now_ns,
+                   Deliver&& deliver, Next&& next) {
+        std::uint64_t const sequence = md::moldudp64_sequence(datagram);
+        if (line < lines_) {
+            last_seen_[line] = std::max(last_seen_[line], sequence);
+        }
+        std::uint64_t const expected = next();
+        if (sequence == 0 || expected == 0 || sequence <= expected ||
+            datagram.size() > max_packet_) {
+            deliver(datagram); // in order, duplicate, malformed or too big to hold
+        } else {
+            hold(datagram, sequence, now_ns, deliver);
+        }
+        release(now_ns, deliver, next, false);
+    }
+
+    /// Releases everything held, in sequence order.
+    template <typename Deliver, typename Next>
+    void flush(Deliver&& deliver, Next&& next) {
+        release(0, deliver, next, true);
+    }
+
+    [[nodiscard]] std::size_t held() const noexcept { return order_.size(); }
+    /// Packets that waited in the hold and whose gap was filled in time.
+    [[nodiscard]] std::uint64_t gaps_filled() const noexcept { return gaps_filled_; }
+
+private:
+    struct slot {
+        std::uint64_t sequence = 0;
+        std::uint64_t arrived = 0;
+        std::size_t size = 0;
+    };
+
+    std::span<std::byte const> bytes(std::size_t s) const noexcept {
+        return {storage_.get() + s * max_packet_, held_[s].size};
+    }
+
+    template <typename Deliver>
+    void hold(std::span<std::byte const> datagram, std::uint64_t sequence, std::uint64_t now,
+              Deliver& deliver) {
+        if (free_.empty()) {
+            std::size_t const oldest = order_.front(); // full: the lowest sequence goes first
+            order_.erase(order_.begin());
+            deliver(bytes(oldest));
+            free_.push_back(oldest);
+        }
+        std::size_t const s = free_.back();
+        free_.pop_back();
+        std::memcpy(storage_.get() + s * max_packet_, datagram.data(), datagram.size());
+        held_[s] = {sequence, now, datagram.size()};
+        auto at = std::upper_bound(order_.begin(), order_.end(), sequence,
+                                   [this](std::uint64_t q, std::size_t o) {
+                                       return q < held_[o].sequence;
+                                   });
+        order_.insert(at, s);
+    }
+
+    template <typename Deliver, typename Next>
+    void release(std::uint64_t now, Deliver& deliver, Next& next, bool everything) {
+        while (!order_.empty()) {
+            std::size_t const s = order_.front();
+            slot const& h = held_[s];
+            std::uint64_t const expected = next();
+            bool const due = h.sequence <= expected;
+            bool const lost_everywhere =
+                lines_ >= 2 && std::all_of(last_seen_.begin(),
+                                           last_seen_.begin() + static_cast<std::ptrdiff_t>(lines_),
+                                           [&](std::uint64_t seen) { return seen >= h.sequence; });
+            bool const expired = now > h.arrived && now - h.arrived > hold_ns_;
+            if (!(due || lost_everywhere || expired || everything)) {
+                return;
+            }
+            if (due) {
+                ++gaps_filled_;
+            }
+            order_.erase(order_.begin());
+            deliver(bytes(s));
+            free_.push_back(s);
+        }
+    }
+
+    std::size_t lines_;
+    std::size_t max_held_;
+    std::size_t max_packet_;
+    std::uint64_t hold_ns_;
+    std::unique_ptr<std::byte[]> storage_;
+    std::vector<slot> held_;
+    std::vector<std::size_t> order_; // held slots by ascending sequence
+    std::vector<std::size_t> free_;
+    std::array<std::uint64_t, max_lines> last_seen_{};
+    std::uint64_t gaps_filled_ = 0;
+};
+
+} // namespace signet::apps

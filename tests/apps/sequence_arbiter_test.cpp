@@ -1,0 +1,124 @@
+#include "sequence_arbiter.hpp"
+
+#include <gtest/gtest.h>
+
+#include <signet/md/moldudp64.hpp>
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+using signet::apps::sequence_arbiter;
+
+// A fake session: tracks next expected and records what was delivered, in order.
+struct fake_session {
+    std::uint64_t next = 1;
+    std::vector<std::uint64_t> delivered;
+    std::uint64_t gaps = 0;
+    void deliver(std::span<std::byte const> d) {
+        std::uint64_t const seq = signet::md::moldudp64_sequence(d);
+        delivered.push_back(seq);
+        if (seq > next) {
+            ++gaps;
+        }
+        if (seq >= next) {
+            next = seq + 1; // one message per packet
+        }
+    }
+};
+
+std::vector<std::byte> packet(std::uint64_t sequence) {
+    std::vector<std::byte> bytes(64);
+    signet::md::moldudp64_packer packer(bytes, "TEST", sequence);
+    std::array<std::byte, 4> message{};
+    EXPECT_TRUE(packer.append(message));
+    auto out = packer.finish();
+    return {out.begin(), out.end()};
+}
+
+struct harness {
+    explicit harness(std::size_t lines) : arbiter(lines, 8, 2048, 1000) {}
+    void arrive(std::uint64_t seq, std::uint16_t line, std::uint64_t now) {
+        auto p = packet(seq);
+        arbiter.on_packet(
+            p, line, now, [&](auto d) { session.deliver(d); }, [&] { return session.next; });
+    }
+    sequence_arbiter arbiter;
+    fake_session session;
+};
+
+TEST(SequenceArbiter, InOrderPassesStraightThrough) {
+    harness h(1);
+    for (std::uint64_t s = 1; s <= 5; ++s) {
+        h.arrive(s, 0, s);
+    }
+    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 2, 3, 4, 5}));
+    EXPECT_EQ(h.arbiter.held(), 0U);
+}
+
+TEST(SequenceArbiter, ReorderedPacketIsPutBackInOrder) {
+    harness h(1);
+    h.arrive(1, 0, 10);
+    h.arrive(3, 0, 20); // held: 2 is missing
+    EXPECT_EQ(h.arbiter.held(), 1U);
+    h.arrive(2, 0, 30);
+    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 2, 3}));
+    EXPECT_EQ(h.session.gaps, 0U);
+}
+
+TEST(SequenceArbiter, HeldPacketIsReleasedAfterTheHoldTime) {
+    harness h(1);
+    h.arrive(1, 0, 10);
+    h.arrive(3, 0, 20);
+    h.arrive(4, 0, 500);  // still within 1000 ns of 3's arrival
+    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1}));
+    h.arrive(5, 0, 2000); // 3 has waited too long: the gap is real
+    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 3, 4, 5}));
+    EXPECT_EQ(h.session.gaps, 1U);
+}
+
+TEST(SequenceArbiter, OtherLineFillsTheGap) {
+    harness h(2);
+    h.arrive(1, 0, 1);
+    h.arrive(1, 1, 2);
+    h.arrive(3, 0, 3); // line A lost 2
+    h.arrive(2, 1, 4); // line B has it
+    h.arrive(3, 1, 5);
+    EXPECT_EQ(h.session.gaps, 0U);
+    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 1, 2, 3, 3}));
+}
+
+TEST(SequenceArbiter, GapOnBothLinesIsReleasedAtOnce) {
+    harness h(2);
+    h.arrive(1, 0, 1);
+    h.arrive(1, 1, 2);
+    h.arrive(3, 0, 3);
+    h.arrive(3, 1, 4); // both lines are past 2: lost everywhere, no need to wait
+    EXPECT_EQ(h.session.gaps, 1U);
+    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 1, 3, 3}));
+}
+
+TEST(SequenceArbiter, FullHoldReleasesTheOldest) {
+    harness h(1);
+    h.arrive(1, 0, 1);
+    for (std::uint64_t s = 3; s <= 11; ++s) { // 9 packets, the hold takes 8
+        h.arrive(s, 0, 2);
+    }
+    EXPECT_EQ(h.session.gaps, 1U);
+    EXPECT_EQ(h.session.delivered.size(), 10U);
+    EXPECT_EQ(h.arbiter.held(), 0U);
+}
+
+TEST(SequenceArbiter, FlushReleasesEverything) {
+    harness h(1);
+    h.arrive(1, 0, 1);
+    h.arrive(5, 0, 2);
+    h.arrive(4, 0, 3);
+    h.arbiter.flush([&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; });
+    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 4, 5}));
+    EXPECT_EQ(h.arbiter.held(), 0U);
+}
+
+} // namespace
