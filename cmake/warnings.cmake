@@ -3,7 +3,7 @@
 function(signet_enable_warnings target)
     target_compile_options(${target} PRIVATE
         -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Wold-style-cast
-        -Wnon-virtual-dtor -Woverloaded-virtual -Wnull-dereference)
+        -Wnon-virtual-dtor -Woverloaded-virtual)
     if(SIGNET_WARNINGS_AS_ERRORS)
         target_compile_options(${target} PRIVATE -Werror)
     endif()
