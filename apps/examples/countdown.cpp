@@ -1,8 +1,8 @@
 // this_contract: a contract reschedules itself until done, then releases itself; the release
 // callback runs once, after the last run.
-#include <signet/core.hpp>
-
 #include <cstdio>
+
+#include <signet/core.hpp>
 
 int main() {
     signet::work_contract_group group(64);

@@ -2,18 +2,18 @@
 // consumer contract; workers run it; the contract drains the queue. Queue and consumer know
 // nothing of each other; the contract guarantees the queue has exactly one consumer thread at a
 // time even with several workers.
-#include <signet/core.hpp>
-
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <thread>
 
+#include <signet/core.hpp>
+
 int main() {
     constexpr std::uint64_t messages = 100'000;
     signet::work_contract_group group(64);
     signet::spsc_fixed_queue<std::uint64_t> queue(1024);
-    std::uint64_t sum = 0;          // touched only by the consumer contract
+    std::uint64_t sum = 0; // touched only by the consumer contract
     std::uint64_t expected_next = 0;
     bool in_order = true;
     std::atomic<std::uint64_t> consumed{0};

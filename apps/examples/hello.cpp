@@ -1,7 +1,7 @@
 // The smallest use: one contract, scheduled once, run by the calling thread.
-#include <signet/core.hpp>
-
 #include <cstdio>
+
+#include <signet/core.hpp>
 
 int main() {
     signet::work_contract_group group(64);

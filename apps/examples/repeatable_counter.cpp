@@ -1,7 +1,7 @@
 // A contract is long-lived: schedule it again and again; schedules before a run coalesce.
-#include <signet/core.hpp>
-
 #include <cstdio>
+
+#include <signet/core.hpp>
 
 int main() {
     signet::work_contract_group group(64);

@@ -1,11 +1,11 @@
 // A work callable may take a work_contract_token: the same control as this_contract, passed
 // explicitly. Here two workers share one self-scheduling contract that never runs on both.
-#include <signet/core.hpp>
-
 #include <atomic>
 #include <cstdio>
 #include <thread>
 #include <vector>
+
+#include <signet/core.hpp>
 
 int main() {
     signet::work_contract_group group(64);

@@ -1,22 +1,22 @@
 // Receiving UDP with signet::net: two feeds on loopback, each with its own parser contract.
 // The parser is any callable taking a packet; it never runs concurrently with itself, so the
 // plain counters below need no lock. Sends a few datagrams to itself and checks they arrived.
-#include <signet/net/runtime.hpp>
-
-#include <arpa/inet.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <signet/net/runtime.hpp>
+
 int main() {
     using namespace signet::net;
     runtime rt({.backend = backend_kind::automatic, .workers = 2});
 
-    std::uint64_t bytes = 0;                    // touched only by the "prices" parser
+    std::uint64_t bytes = 0; // touched only by the "prices" parser
     std::atomic<int> packets{0};
     feed_options prices;
     prices.name = "prices";

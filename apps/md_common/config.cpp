@@ -1,10 +1,10 @@
 #include "config.hpp"
 
-#include <toml++/toml.h>
-
 #include <cmath>
 #include <set>
 #include <sstream>
+
+#include <toml++/toml.h>
 
 namespace signet::apps {
 
@@ -102,7 +102,8 @@ std::optional<net::udp_endpoint> get_endpoint(std::string const& file, toml::tab
         return e;
     }
     fail(file, *node, key,
-         "'" + *text + "' is not \"ip:port\" (e.g. \"127.0.0.1:30001\", \"*:30001\", \"[::1]:30001\")");
+         "'" + *text +
+             "' is not \"ip:port\" (e.g. \"127.0.0.1:30001\", \"*:30001\", \"[::1]:30001\")");
 }
 
 feed_config parse_feed(std::string const& file, toml::table const& t, std::size_t index) {
@@ -146,9 +147,9 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
     }
     f.interface = get_string(file, t, "interface");
     f.queue_capacity = get_size(file, t, "queue_capacity", f.queue_capacity, 1, 32'000);
-    f.on_full = get_enum(file, t, "on_full", net::full_policy::backpressure,
-                         {{"backpressure", net::full_policy::backpressure},
-                          {"drop", net::full_policy::drop}});
+    f.on_full = get_enum(
+        file, t, "on_full", net::full_policy::backpressure,
+        {{"backpressure", net::full_policy::backpressure}, {"drop", net::full_policy::drop}});
     f.rcvbuf = get_size(file, t, "rcvbuf", f.rcvbuf, 0, std::size_t{1} << 30);
     return f;
 }

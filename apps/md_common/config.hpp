@@ -3,17 +3,17 @@
 // md_receiver's configuration: a TOML file (see config/*.toml) parsed into typed structs.
 // Unknown keys and bad values are errors that name the key and its line in the file.
 
-#include <signet/core/worker_pool.hpp>
-#include <signet/net/feed.hpp>
-#include <signet/net/receive_backend.hpp>
-#include <signet/net/udp_endpoint.hpp>
-
 #include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <signet/core/worker_pool.hpp>
+#include <signet/net/feed.hpp>
+#include <signet/net/receive_backend.hpp>
+#include <signet/net/udp_endpoint.hpp>
 
 namespace signet::apps {
 
@@ -29,7 +29,7 @@ struct feed_config {
     std::optional<net::udp_endpoint> group{};  ///< multicast group of line A
     std::optional<net::udp_endpoint> group_b{};
     std::optional<net::udp_endpoint> source{}; ///< source-specific multicast
-    std::string interface{};
+    std::string interface {};
     std::size_t queue_capacity = 4096;
     net::full_policy on_full = net::full_policy::backpressure;
     std::size_t rcvbuf = 8u << 20;

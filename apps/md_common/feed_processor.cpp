@@ -2,7 +2,8 @@
 
 namespace signet::apps {
 
-feed_processor::feed_processor(feed_config const& config) : config_(config) {
+feed_processor::feed_processor(feed_config const& config)
+    : config_(config) {
     if (config.protocol == protocol_kind::moldudp64) {
         if (config.parser == parser_kind::itch50) {
             itch_.emplace();

@@ -5,17 +5,17 @@
 // the latency from the kernel's receive timestamp to the end of parsing. Never runs concurrently
 // with itself (it is the parser contract's body); live() may be read from any thread.
 
-#include "config.hpp"
-#include "latency_histogram.hpp"
-#include "sequence_arbiter.hpp"
-
-#include <signet/md/feed_handler.hpp>
-#include <signet/net/packet.hpp>
-
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
+
+#include <signet/md/feed_handler.hpp>
+#include <signet/net/packet.hpp>
+
+#include "config.hpp"
+#include "latency_histogram.hpp"
+#include "sequence_arbiter.hpp"
 
 namespace signet::apps {
 
@@ -52,10 +52,10 @@ private:
     void publish() noexcept;
 
     feed_config config_;
-    std::optional<md::itch_feed_handler> itch_;      // moldudp64 + itch50
-    std::optional<md::moldudp64_session> session_;   // moldudp64 + count
-    std::optional<sequence_arbiter> arbiter_;        // moldudp64
-    std::uint64_t raw_packets_ = 0;                  // raw + count
+    std::optional<md::itch_feed_handler> itch_;    // moldudp64 + itch50
+    std::optional<md::moldudp64_session> session_; // moldudp64 + count
+    std::optional<sequence_arbiter> arbiter_;      // moldudp64
+    std::uint64_t raw_packets_ = 0;                // raw + count
     latency_histogram latency_;
     struct atomic_counters {
         std::atomic<std::uint64_t> packets{0};

@@ -58,8 +58,8 @@ public:
         if (exponent > max_exponent) {
             return bucket_count - 1;
         }
-        auto const sub = static_cast<std::size_t>((ns >> (exponent - sub_bits)) &
-                                                  ((1U << sub_bits) - 1));
+        auto const sub =
+            static_cast<std::size_t>((ns >> (exponent - sub_bits)) & ((1U << sub_bits) - 1));
         return (static_cast<std::size_t>(exponent - sub_bits + 1) << sub_bits) + sub;
     }
     /// The largest value that falls in bucket `i`.

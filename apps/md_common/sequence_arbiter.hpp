@@ -12,8 +12,6 @@
 // Packets are copied into a fixed pool allocated at construction: nothing allocates later.
 // Threading: none (it runs inside the feed's parser contract).
 
-#include <signet/md/moldudp64.hpp>
-
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -22,6 +20,8 @@
 #include <memory>
 #include <span>
 #include <vector>
+
+#include <signet/md/moldudp64.hpp>
 
 namespace signet::apps {
 
@@ -99,10 +99,9 @@ private:
         free_.pop_back();
         std::memcpy(storage_.get() + s * max_packet_, datagram.data(), datagram.size());
         held_[s] = {sequence, now, datagram.size()};
-        auto at = std::upper_bound(order_.begin(), order_.end(), sequence,
-                                   [this](std::uint64_t q, std::size_t o) {
-                                       return q < held_[o].sequence;
-                                   });
+        auto at = std::upper_bound(
+            order_.begin(), order_.end(), sequence,
+            [this](std::uint64_t q, std::size_t o) { return q < held_[o].sequence; });
         order_.insert(at, s);
     }
 

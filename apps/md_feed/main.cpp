@@ -5,22 +5,6 @@
 // JSON (last line of stdout, and --report-json) so tests can compare with the receiver.
 //
 // Exit codes: 0 ok, 1 runtime error, 2 bad command line.
-#include "json_writer.hpp"
-
-#include <signet/md/binary_file_reader.hpp>
-#include <signet/md/itch50.hpp>
-#include <signet/md/itch_generator.hpp>
-#include <signet/md/moldudp64.hpp>
-#include <signet/net/udp_endpoint.hpp>
-
-#include <CLI/CLI.hpp>
-
-#include <net/if.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -33,13 +17,31 @@
 #include <thread>
 #include <vector>
 
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include <signet/md/binary_file_reader.hpp>
+#include <signet/md/itch50.hpp>
+#include <signet/md/itch_generator.hpp>
+#include <signet/md/moldudp64.hpp>
+#include <signet/net/udp_endpoint.hpp>
+
+#include "json_writer.hpp"
+#include <net/if.h>
+
 namespace {
 
 using namespace signet;
 using clock_type = std::chrono::steady_clock;
 
 std::atomic<bool> interrupted{false};
-extern "C" void on_signal(int) { interrupted.store(true, std::memory_order_relaxed); }
+extern "C" void on_signal(int) {
+    interrupted.store(true, std::memory_order_relaxed);
+}
 
 struct counts {
     std::uint64_t packets = 0;
@@ -82,8 +84,8 @@ public:
             if (!interface.empty()) {
                 ip_mreqn request{};
                 request.imr_ifindex = static_cast<int>(if_nametoindex(interface.c_str()));
-                if (request.imr_ifindex == 0 ||
-                    ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_IF, &request, sizeof(request)) != 0) {
+                if (request.imr_ifindex == 0 || ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_IF,
+                                                             &request, sizeof(request)) != 0) {
                     throw std::system_error(errno, std::generic_category(),
                                             "md_feed: multicast interface '" + interface + "'");
                 }
@@ -196,19 +198,19 @@ int main(int argc, char** argv) {
         std::optional<md::itch_generator> generator;
         std::optional<md::binary_file_reader> reader;
         if (replay.empty()) {
-            generator.emplace(md::itch_generator_options{
-                .seed = seed, .symbols = symbols, .messages = count});
+            generator.emplace(
+                md::itch_generator_options{.seed = seed, .symbols = symbols, .messages = count});
         } else {
             reader.emplace(replay);
         }
         std::vector<std::byte> buffer(2048);
-        md::moldudp64_packer packer(buffer, session, 1,
-                                    {.max_payload = 1400,
-                                     .max_messages = static_cast<std::uint16_t>(batch)});
+        md::moldudp64_packer packer(
+            buffer, session, 1,
+            {.max_payload = 1400, .max_messages = static_cast<std::uint16_t>(batch)});
         std::array<std::byte, md::itch50::max_message_length> scratch{};
 
-        counts sent;        // data packets that left on every line (dups counted once)
-        counts dropped;     // data packets not sent on any line
+        counts sent;    // data packets that left on every line (dups counted once)
+        counts dropped; // data packets not sent on any line
         std::uint64_t dropped_one_line = 0;
         std::uint64_t duplicated = 0;
         std::uint64_t reordered = 0;
@@ -240,7 +242,8 @@ int main(int argc, char** argv) {
             last_send = clock_type::now();
         };
 
-        auto emit = [&](std::span<std::byte const> bytes, std::array<std::uint64_t, 128> const& types) {
+        auto emit = [&](std::span<std::byte const> bytes,
+                        std::array<std::uint64_t, 128> const& types) {
             ++index;
             bool const drop = drop_every != 0 && index % drop_every == 0;
             bool const drop_a = drop && drop_line != "b";
@@ -256,8 +259,8 @@ int main(int argc, char** argv) {
             }
             bool const dup = !all_dropped && dup_every != 0 && index % dup_every == 0;
             duplicated += dup ? 1 : 0;
-            bool const reorder = !all_dropped && !holding && reorder_every != 0 &&
-                                 index % reorder_every == 0;
+            bool const reorder =
+                !all_dropped && !holding && reorder_every != 0 && index % reorder_every == 0;
             if (reorder) {
                 held.assign(bytes.begin(), bytes.end());
                 held_copies = dup ? 2 : 1;
@@ -276,8 +279,8 @@ int main(int argc, char** argv) {
 
         std::array<std::uint64_t, 128> packet_types{};
         for (;;) {
-            if (!closing && (interrupted.load(std::memory_order_relaxed) ||
-                             clock_type::now() >= stop_at)) {
+            if (!closing &&
+                (interrupted.load(std::memory_order_relaxed) || clock_type::now() >= stop_at)) {
                 closing = true;
                 if (generator) {
                     generator->close();
@@ -285,7 +288,8 @@ int main(int argc, char** argv) {
             }
             // Pace by messages: wait while ahead of rate * elapsed.
             if (rate > 0 && !closing) {
-                double const elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
+                double const elapsed =
+                    std::chrono::duration<double>(clock_type::now() - start).count();
                 if (static_cast<double>(messages_built) >= rate * elapsed) {
                     if (std::chrono::duration<double>(clock_type::now() - last_send).count() >=
                             heartbeat_s &&

@@ -3,28 +3,28 @@
 // cleanly on SIGINT/SIGTERM or after --duration, then prints and writes a summary.
 //
 // Exit codes: 0 ok, 1 runtime error (e.g. a port in use), 2 bad command line or config.
-#include "config.hpp"
-#include "feed_processor.hpp"
-#include "json_writer.hpp"
-#include "latency_histogram.hpp"
-
-#include <signet/net/log.hpp>
-#include <signet/net/runtime.hpp>
-
-#include <CLI/CLI.hpp>
-#include <spdlog/async.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
-#include <signal.h>
-#include <time.h>
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <signal.h>
+#include <time.h>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/async.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <signet/net/log.hpp>
+#include <signet/net/runtime.hpp>
+
+#include "config.hpp"
+#include "feed_processor.hpp"
+#include "json_writer.hpp"
+#include "latency_histogram.hpp"
 
 namespace {
 
@@ -47,10 +47,9 @@ std::string format_symbol_books(md::order_book const& book, std::size_t limit) {
         char line[160];
         std::snprintf(line, sizeof(line),
                       "    %-8.*s bid %8.4f x %-7llu ask %8.4f x %-7llu orders %u\n",
-                      static_cast<int>(s.symbol.size()), s.symbol.data(),
-                      s.top.bid_price / 10000.0, static_cast<unsigned long long>(s.top.bid_shares),
-                      s.top.ask_price / 10000.0, static_cast<unsigned long long>(s.top.ask_shares),
-                      s.orders);
+                      static_cast<int>(s.symbol.size()), s.symbol.data(), s.top.bid_price / 10000.0,
+                      static_cast<unsigned long long>(s.top.bid_shares), s.top.ask_price / 10000.0,
+                      static_cast<unsigned long long>(s.top.ask_shares), s.orders);
         out += line;
     });
     return out;
@@ -126,8 +125,7 @@ int main(int argc, char** argv) {
     double duration_s = 0;
     std::string summary_path;
     std::string log_level = "info";
-    cli.add_option("--config", config_path, "TOML configuration file (see config/)")
-        ->required();
+    cli.add_option("--config", config_path, "TOML configuration file (see config/)")->required();
     cli.add_option("--duration", duration_s, "seconds to run; 0 = until SIGINT/SIGTERM")
         ->check(CLI::NonNegativeNumber);
     cli.add_option("--summary-json", summary_path, "write the summary to this JSON file");
@@ -166,14 +164,14 @@ int main(int argc, char** argv) {
     std::vector<feed_entry> feeds;
     std::unique_ptr<net::runtime> rt;
     try {
-        rt = std::make_unique<net::runtime>(net::runtime_options{
-            .backend = config.backend,
-            .workers = config.workers,
-            .cpus = config.cpus,
-            .poller_cpu = -1,
-            .idle = config.idle,
-            .contract_capacity = 64 + 4 * config.feeds.size(),
-            .drain_timeout = std::chrono::milliseconds(5000)});
+        rt = std::make_unique<net::runtime>(
+            net::runtime_options{.backend = config.backend,
+                                 .workers = config.workers,
+                                 .cpus = config.cpus,
+                                 .poller_cpu = -1,
+                                 .idle = config.idle,
+                                 .contract_capacity = 64 + 4 * config.feeds.size(),
+                                 .drain_timeout = std::chrono::milliseconds(5000)});
         for (auto const& feed : config.feeds) {
             net::feed_options options;
             options.name = feed.name;
@@ -199,10 +197,9 @@ int main(int argc, char** argv) {
     auto const start = clock::now();
     auto const interval = std::chrono::duration<double>(config.stats_interval_s);
     auto next_stats = start + std::chrono::duration_cast<clock::duration>(interval);
-    auto const stop_at = duration_s > 0
-                             ? start + std::chrono::duration_cast<clock::duration>(
-                                           std::chrono::duration<double>(duration_s))
-                             : clock::time_point::max();
+    auto const stop_at = duration_s > 0 ? start + std::chrono::duration_cast<clock::duration>(
+                                                      std::chrono::duration<double>(duration_s))
+                                        : clock::time_point::max();
     std::vector<feed_processor::live_counters> last(feeds.size());
     latency_histogram::snapshot last_latency;
     auto last_time = start;
@@ -215,7 +212,8 @@ int main(int argc, char** argv) {
                              static_cast<long>(wait.count() % 1'000'000'000)};
             int const sig = sigtimedwait(&signals, nullptr, &timeout);
             if (sig == SIGINT || sig == SIGTERM) {
-                spdlog::info("md_receiver: {} received, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+                spdlog::info("md_receiver: {} received, stopping",
+                             sig == SIGINT ? "SIGINT" : "SIGTERM");
                 break;
             }
             continue;
@@ -245,8 +243,8 @@ int main(int argc, char** argv) {
         spdlog::info("stats: {:.0f} packets/s, {:.0f} msgs/s, gaps {}, drops {}, latency p50 {} "
                      "ns p99 {} ns",
                      static_cast<double>(packets) / seconds,
-                     static_cast<double>(messages) / seconds, gaps, drops,
-                     window.percentile(0.50), window.percentile(0.99));
+                     static_cast<double>(messages) / seconds, gaps, drops, window.percentile(0.50),
+                     window.percentile(0.99));
         next_stats += std::chrono::duration_cast<clock::duration>(interval);
     }
 
@@ -268,8 +266,7 @@ int main(int argc, char** argv) {
         auto const s = f.processor->session_stats();
         std::printf("  feed %s: %llu packets, %llu messages, %llu gaps (%llu missing), %llu "
                     "duplicates, %llu malformed, %llu queue drops, %llu kernel drops%s\n",
-                    f.processor->config().name.c_str(),
-                    static_cast<unsigned long long>(n.packets),
+                    f.processor->config().name.c_str(), static_cast<unsigned long long>(n.packets),
                     static_cast<unsigned long long>(s.messages),
                     static_cast<unsigned long long>(s.gaps),
                     static_cast<unsigned long long>(s.missing_messages),

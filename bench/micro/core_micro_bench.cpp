@@ -7,13 +7,13 @@
 //   signal_tree_set_select: one set + one select, by tree capacity
 //   spsc_push_pop:       one push + one pop on the same thread
 //   spsc_two_threads:    producer/consumer throughput across two threads
-#include <signet/core.hpp>
-
-#include <benchmark/benchmark.h>
-
 #include <atomic>
 #include <cstdint>
 #include <thread>
+
+#include <benchmark/benchmark.h>
+
+#include <signet/core.hpp>
 
 namespace {
 

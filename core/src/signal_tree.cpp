@@ -1,8 +1,8 @@
-#include <signet/core/signal_tree.hpp>
-
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+
+#include <signet/core/signal_tree.hpp>
 
 namespace signet {
 

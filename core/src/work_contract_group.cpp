@@ -1,7 +1,7 @@
-#include <signet/core/detail/contract_group_state.hpp>
-
 #include <algorithm>
 #include <bit>
+
+#include <signet/core/detail/contract_group_state.hpp>
 
 namespace signet::detail {
 
@@ -128,7 +128,9 @@ bool group_state::execute_next_waiting(
         // seq_cst: Dekker pairing with signal() (see there): announce the waiter, then read the
         // tree root with the seq_cst load in empty().
         waiters_.fetch_add(1, std::memory_order_seq_cst);
-        auto ready = [this] { return !tree_.empty() || stopped(); };
+        auto ready = [this] {
+            return !tree_.empty() || stopped();
+        };
         bool woke = true;
         if (deadline) {
             woke = cv_.wait_until(lock, *deadline, ready);

@@ -4,17 +4,17 @@
 // io_context (so at most one wait is outstanding per line). Applications that already run Asio
 // can host signet this way. Per readiness: one async_wait completion + one post; per batch: one
 // recvmmsg; per packet: one spsc push.
-#include <signet/net/detail/backends.hpp>
-#include <signet/net/detail/feed_state.hpp>
-#include <signet/net/log.hpp>
-
-#include <asio.hpp>
-#include <spdlog/spdlog.h>
-
 #include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
+
+#include <asio.hpp>
+#include <spdlog/spdlog.h>
+
+#include <signet/net/detail/backends.hpp>
+#include <signet/net/detail/feed_state.hpp>
+#include <signet/net/log.hpp>
 
 namespace signet::net::detail {
 
@@ -49,7 +49,9 @@ public:
         if (!line.receive.is_valid()) {
             throw std::length_error("asio backend: no free contract slot for a receive contract");
         }
-        line.resume = [](line_state& l) { l.receive.schedule(); };
+        line.resume = [](line_state& l) {
+            l.receive.schedule();
+        };
         watched_.push_back(std::move(w));
     }
 

@@ -3,16 +3,6 @@
 // Per packet: no syscall of its own (recvmmsg batches of 32), one spsc push, no allocation.
 // Per batch: one recvmmsg, one parser schedule; per readiness edge: one epoll_wait wake-up and
 // one contract schedule.
-#include <signet/net/detail/backends.hpp>
-#include <signet/net/detail/feed_state.hpp>
-#include <signet/net/log.hpp>
-
-#include <spdlog/spdlog.h>
-
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -20,13 +10,24 @@
 #include <thread>
 #include <vector>
 
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <signet/net/detail/backends.hpp>
+#include <signet/net/detail/feed_state.hpp>
+#include <signet/net/log.hpp>
+
 namespace signet::net::detail {
 
 namespace {
 
 class epoll_backend final : public receive_backend {
 public:
-    explicit epoll_backend(blocking_work_contract_group& group) : group_(group) {
+    explicit epoll_backend(blocking_work_contract_group& group)
+        : group_(group) {
         epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
         wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (epoll_fd_ < 0 || wake_fd_ < 0) {
@@ -54,7 +55,9 @@ public:
         if (!line.receive.is_valid()) {
             throw std::length_error("epoll backend: no free contract slot for a receive contract");
         }
-        line.resume = [](line_state& l) { l.receive.schedule(); };
+        line.resume = [](line_state& l) {
+            l.receive.schedule();
+        };
         epoll_event event{};
         event.events = EPOLLIN | EPOLLET;
         event.data.ptr = &line;
@@ -85,7 +88,8 @@ private:
     void run() {
         std::array<epoll_event, 64> events{};
         for (;;) {
-            int const n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), -1);
+            int const n =
+                ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), -1);
             if (n < 0) {
                 if (errno == EINTR) {
                     continue;

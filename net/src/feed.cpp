@@ -1,16 +1,16 @@
-#include <signet/net/detail/control_messages.hpp>
-#include <signet/net/detail/feed_state.hpp>
-#include <signet/net/log.hpp>
-
-#include <spdlog/spdlog.h>
-
-#include <sys/socket.h>
-#include <time.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
+
+#include <sys/socket.h>
+#include <time.h>
+
+#include <spdlog/spdlog.h>
+
+#include <signet/net/detail/control_messages.hpp>
+#include <signet/net/detail/feed_state.hpp>
+#include <signet/net/log.hpp>
 
 namespace signet::net {
 
@@ -105,8 +105,8 @@ receive_result receive_from_socket(line_state& line) noexcept {
             // Backpressure, or every buffer is in flight: leave the data in the kernel until the
             // parser frees space (see the pause protocol in feed_state.hpp).
             line.paused.exchange(true, std::memory_order_acq_rel);
-            bool const space = line.ready.size() < line.ready.capacity() &&
-                               !line.pool.returns().empty();
+            bool const space =
+                line.ready.size() < line.ready.capacity() && !line.pool.returns().empty();
             if (space && line.paused.exchange(false, std::memory_order_acq_rel)) {
                 continue; // space appeared and nobody resumed us yet: carry on
             }
@@ -190,8 +190,9 @@ void report_parser_error(feed_state& feed, std::exception_ptr error) noexcept {
     try {
         std::rethrow_exception(std::move(error));
     } catch (std::exception const& e) {
-        SPDLOG_LOGGER_ERROR(logger(), "feed {}: parser threw: {} (counted as parser_errors; "
-                                      "further errors are counted, not logged)",
+        SPDLOG_LOGGER_ERROR(logger(),
+                            "feed {}: parser threw: {} (counted as parser_errors; "
+                            "further errors are counted, not logged)",
                             feed.name, e.what());
     } catch (...) {
         SPDLOG_LOGGER_ERROR(logger(), "feed {}: parser threw a non-standard exception", feed.name);

@@ -12,17 +12,6 @@
 // in flight in `held` (bounded by the pool size) until the parser makes room; data that has not
 // arrived yet stays in the kernel. Under full_policy::drop the packet is counted and its buffer
 // goes straight back to the ring.
-#include <signet/net/detail/backends.hpp>
-#include <signet/net/detail/control_messages.hpp>
-#include <signet/net/detail/feed_state.hpp>
-#include <signet/net/log.hpp>
-
-#include <liburing.h>
-#include <spdlog/spdlog.h>
-
-#include <sys/mman.h>
-#include <sys/utsname.h>
-
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -32,6 +21,17 @@
 #include <system_error>
 #include <thread>
 #include <vector>
+
+#include <sys/mman.h>
+#include <sys/utsname.h>
+
+#include <liburing.h>
+#include <spdlog/spdlog.h>
+
+#include <signet/net/detail/backends.hpp>
+#include <signet/net/detail/control_messages.hpp>
+#include <signet/net/detail/feed_state.hpp>
+#include <signet/net/log.hpp>
 
 namespace signet::net::detail {
 
@@ -53,9 +53,10 @@ public:
 
     void attach(line_state& line) override {
         if (line.pool.count() > max_ring_entries) {
-            throw std::invalid_argument("io_uring backend: feed '" + line.feed.name +
-                                        "': queue_capacity too large for one buffer ring (at most " +
-                                        std::to_string(max_ring_entries - receive_batch) + ")");
+            throw std::invalid_argument(
+                "io_uring backend: feed '" + line.feed.name +
+                "': queue_capacity too large for one buffer ring (at most " +
+                std::to_string(max_ring_entries - receive_batch) + ")");
         }
         auto ul = std::make_unique<uring_line>();
         ul->line = &line;
@@ -117,8 +118,8 @@ private:
     void setup() {
         io_uring_params params{};
         params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-        unsigned const entries = std::bit_ceil(std::max<unsigned>(
-            64U, static_cast<unsigned>(lines_.size() * 4)));
+        unsigned const entries =
+            std::bit_ceil(std::max<unsigned>(64U, static_cast<unsigned>(lines_.size() * 4)));
         params.flags |= IORING_SETUP_CQSIZE;
         params.cq_entries = 16384;
         int rc = io_uring_queue_init_params(entries, &ring_, &params);
@@ -414,7 +415,9 @@ std::unique_ptr<receive_backend> make_io_uring_backend(blocking_work_contract_gr
     return std::make_unique<io_uring_backend>(group);
 }
 
-std::size_t io_uring_headroom() noexcept { return headroom(); }
+std::size_t io_uring_headroom() noexcept {
+    return headroom();
+}
 
 bool probe_io_uring(std::string& why_not) {
     utsname name{};

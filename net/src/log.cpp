@@ -1,8 +1,8 @@
-#include <signet/net/log.hpp>
+#include <mutex>
 
 #include <spdlog/spdlog.h>
 
-#include <mutex>
+#include <signet/net/log.hpp>
 
 namespace signet::net {
 

@@ -1,13 +1,13 @@
-#include <signet/net/detail/backends.hpp>
-#include <signet/net/log.hpp>
-#include <signet/net/receive_backend.hpp>
+#include <stdexcept>
+#include <string>
+#include <system_error>
 
 #include <pthread.h>
 #include <sched.h>
 
-#include <stdexcept>
-#include <string>
-#include <system_error>
+#include <signet/net/detail/backends.hpp>
+#include <signet/net/log.hpp>
+#include <signet/net/receive_backend.hpp>
 
 namespace signet::net {
 
@@ -36,11 +36,12 @@ backend_kind parse_backend_kind(std::string_view text) {
                                 "' (expected auto, io_uring, epoll or asio)");
 }
 
-bool io_uring_available(std::string& why_not) { return detail::probe_io_uring(why_not); }
+bool io_uring_available(std::string& why_not) {
+    return detail::probe_io_uring(why_not);
+}
 
-std::unique_ptr<receive_backend> make_receive_backend(backend_kind kind,
-                                                      blocking_work_contract_group& group,
-                                                      std::string& reason) {
+std::unique_ptr<receive_backend>
+make_receive_backend(backend_kind kind, blocking_work_contract_group& group, std::string& reason) {
     std::string why_not;
     switch (kind) {
     case backend_kind::automatic:

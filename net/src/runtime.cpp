@@ -1,10 +1,10 @@
-#include <signet/net/detail/backends.hpp>
-#include <signet/net/log.hpp>
-#include <signet/net/runtime.hpp>
+#include <stdexcept>
 
 #include <spdlog/spdlog.h>
 
-#include <stdexcept>
+#include <signet/net/detail/backends.hpp>
+#include <signet/net/log.hpp>
+#include <signet/net/runtime.hpp>
 
 namespace signet::net {
 
@@ -16,7 +16,9 @@ runtime::runtime(runtime_options options)
                        backend_reason_);
 }
 
-runtime::~runtime() { stop(); }
+runtime::~runtime() {
+    stop();
+}
 
 detail::feed_state& runtime::open_feed(feed_options const& options) {
     if (started_) {
@@ -40,8 +42,8 @@ detail::feed_state& runtime::open_feed(feed_options const& options) {
         std::string what;
         udp_socket socket = udp_socket::open(options.lines[i], error, what);
         if (error) {
-            throw std::system_error(error, "feed '" + options.name + "' line " +
-                                               std::to_string(i) + ": " + what);
+            throw std::system_error(error, "feed '" + options.name + "' line " + std::to_string(i) +
+                                               ": " + what);
         }
         feed->lines.push_back(std::make_unique<detail::line_state>(
             *feed, static_cast<std::uint16_t>(i), std::move(socket), options.queue_capacity,

@@ -1,14 +1,15 @@
-#include <signet/net/udp_endpoint.hpp>
-
-#include <arpa/inet.h>
-
 #include <charconv>
 #include <cstring>
 #include <stdexcept>
 
+#include <arpa/inet.h>
+
+#include <signet/net/udp_endpoint.hpp>
+
 namespace signet::net {
 
-udp_endpoint::udp_endpoint() noexcept : storage_{} {
+udp_endpoint::udp_endpoint() noexcept
+    : storage_{} {
     auto* v4 = reinterpret_cast<sockaddr_in*>(&storage_);
     v4->sin_family = AF_INET;
 }
@@ -106,7 +107,8 @@ bool udp_endpoint::is_multicast() const noexcept {
 
 bool udp_endpoint::is_any() const noexcept {
     if (is_v6()) {
-        return IN6_IS_ADDR_UNSPECIFIED(&reinterpret_cast<sockaddr_in6 const*>(&storage_)->sin6_addr);
+        return IN6_IS_ADDR_UNSPECIFIED(
+            &reinterpret_cast<sockaddr_in6 const*>(&storage_)->sin6_addr);
     }
     return reinterpret_cast<sockaddr_in const*>(&storage_)->sin_addr.s_addr == INADDR_ANY;
 }

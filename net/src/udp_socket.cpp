@@ -1,24 +1,27 @@
-#include <signet/net/log.hpp>
-#include <signet/net/udp_socket.hpp>
-
-#include <spdlog/spdlog.h>
+#include <cerrno>
+#include <cstring>
+#include <utility>
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-#include <utility>
+#include <spdlog/spdlog.h>
+
+#include <signet/net/log.hpp>
+#include <signet/net/udp_socket.hpp>
+
+#include <net/if.h>
 
 namespace signet::net {
 
 namespace {
 
-std::error_code last_error() noexcept { return {errno, std::generic_category()}; }
+std::error_code last_error() noexcept {
+    return {errno, std::generic_category()};
+}
 
 std::string describe(char const* step, udp_socket_options const& o, std::error_code ec) {
     std::string what = std::string("udp_socket: ") + step + " failed: " + ec.message();
@@ -75,7 +78,9 @@ udp_socket& udp_socket::operator=(udp_socket&& other) noexcept {
     return *this;
 }
 
-udp_socket::~udp_socket() { close(); }
+udp_socket::~udp_socket() {
+    close();
+}
 
 void udp_socket::close() noexcept {
     if (fd_ >= 0) {
@@ -110,7 +115,8 @@ udp_socket udp_socket::open(udp_socket_options const& o, std::error_code& error,
     int const family = o.group ? o.group->family() : o.bind.family();
     if (o.group && !o.group->is_multicast()) {
         fail("multicast join", std::make_error_code(std::errc::invalid_argument));
-        what += " (" + o.group->to_string() + " is not a multicast address: IPv4 groups are "
+        what += " (" + o.group->to_string() +
+                " is not a multicast address: IPv4 groups are "
                 "224.0.0.0/4, IPv6 ff00::/8)";
         return s;
     }
@@ -139,7 +145,8 @@ udp_socket udp_socket::open(udp_socket_options const& o, std::error_code& error,
         socklen_t length = sizeof(granted);
         ::getsockopt(s.fd_, SOL_SOCKET, SO_RCVBUF, &granted, &length);
         s.granted_rcvbuf_ = static_cast<std::size_t>(granted);
-        s.rcvbuf_capped_ = static_cast<std::size_t>(granted) / 2 < static_cast<std::size_t>(requested);
+        s.rcvbuf_capped_ =
+            static_cast<std::size_t>(granted) / 2 < static_cast<std::size_t>(requested);
         if (s.rcvbuf_capped_) {
             SPDLOG_LOGGER_WARN(logger(),
                                "udp_socket {}: receive buffer capped at {} bytes (asked for {}); "

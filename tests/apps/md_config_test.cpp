@@ -1,8 +1,8 @@
-#include "config.hpp"
+#include <string>
 
 #include <gtest/gtest.h>
 
-#include <string>
+#include "config.hpp"
 
 namespace {
 
@@ -84,19 +84,23 @@ TEST(MdConfig, ErrorsNameTheKeyAndLine) {
     EXPECT_EQ(error_of("[runtime]\nworkerz = 1\n[[feed]]\nname = \"a\"\nbind = \"*:1\"\n")
                   .rfind("test.toml:2: key 'workerz': unknown key in [runtime]", 0),
               0U);
-    EXPECT_NE(error_of("[runtime]\nidle = \"nap\"\n[[feed]]\nname=\"a\"\nbind=\"*:1\"\n")
-                  .find("test.toml:2: key 'idle': expected one of \"spin\", \"backoff\", \"block\""),
-              std::string::npos);
-    EXPECT_NE(error_of("[[feed]]\nname = \"a\"\nbind = \"*:99999\"\n").find("test.toml:3: key 'bind'"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of("[runtime]\nidle = \"nap\"\n[[feed]]\nname=\"a\"\nbind=\"*:1\"\n")
+            .find("test.toml:2: key 'idle': expected one of \"spin\", \"backoff\", \"block\""),
+        std::string::npos);
+    EXPECT_NE(
+        error_of("[[feed]]\nname = \"a\"\nbind = \"*:99999\"\n").find("test.toml:3: key 'bind'"),
+        std::string::npos);
     EXPECT_NE(error_of("[[feed]]\nname = \"a\"\nbind = \"*:1\"\nqueue_capacity = 0\n")
                   .find("key 'queue_capacity'"),
               std::string::npos);
-    EXPECT_NE(error_of("[[feed]]\nname = \"a\"\nbind = \"*:1\"\n[[feed]]\nname = \"a\"\nbind = \"*:2\"\n")
-                  .find("duplicate feed name"),
-              std::string::npos);
-    EXPECT_NE(error_of("[[feed]]\nname = \"a\"\nprotocol = \"raw\"\nbind = \"*:1\"\n").find("parser"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of("[[feed]]\nname = \"a\"\nbind = \"*:1\"\n[[feed]]\nname = \"a\"\nbind = \"*:2\"\n")
+            .find("duplicate feed name"),
+        std::string::npos);
+    EXPECT_NE(
+        error_of("[[feed]]\nname = \"a\"\nprotocol = \"raw\"\nbind = \"*:1\"\n").find("parser"),
+        std::string::npos);
     EXPECT_NE(error_of("[stats]\ninterval_s = -1\n[[feed]]\nname = \"a\"\nbind = \"*:1\"\n")
                   .find("test.toml:2: key 'interval_s'"),
               std::string::npos);

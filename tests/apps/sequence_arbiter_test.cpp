@@ -1,12 +1,12 @@
-#include "sequence_arbiter.hpp"
+#include <array>
+#include <cstdint>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include <signet/md/moldudp64.hpp>
 
-#include <array>
-#include <cstdint>
-#include <vector>
+#include "sequence_arbiter.hpp"
 
 namespace {
 
@@ -39,7 +39,8 @@ std::vector<std::byte> packet(std::uint64_t sequence) {
 }
 
 struct harness {
-    explicit harness(std::size_t lines) : arbiter(lines, 8, 2048, 1000) {}
+    explicit harness(std::size_t lines)
+        : arbiter(lines, 8, 2048, 1000) {}
     void arrive(std::uint64_t seq, std::uint16_t line, std::uint64_t now) {
         auto p = packet(seq);
         arbiter.on_packet(
@@ -72,7 +73,7 @@ TEST(SequenceArbiter, HeldPacketIsReleasedAfterTheHoldTime) {
     harness h(1);
     h.arrive(1, 0, 10);
     h.arrive(3, 0, 20);
-    h.arrive(4, 0, 500);  // still within 1000 ns of 3's arrival
+    h.arrive(4, 0, 500); // still within 1000 ns of 3's arrival
     EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1}));
     h.arrive(5, 0, 2000); // 3 has waited too long: the gap is real
     EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 3, 4, 5}));

@@ -1,14 +1,14 @@
 // blocking_work_contract_group: waiting, timeouts and stop() never hang.
-#include <signet/core/work_contract_group.hpp>
-
-#include <gtest/gtest.h>
-
-#include "support/stress.hpp"
-
 #include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include <signet/core/work_contract_group.hpp>
+
+#include "support/stress.hpp"
 
 namespace {
 
@@ -86,8 +86,8 @@ TEST(BlockingWorkContractGroup, ReleaseWakesAWaiterToRunTheReleaseCallback) {
     signet::test::watchdog dog(30s, "ReleaseWakesAWaiter");
     blocking_work_contract_group group(64);
     std::atomic<int> releases{0};
-    auto contract = group.create_contract(
-        [] {}, [&] { releases.fetch_add(1, std::memory_order_relaxed); });
+    auto contract =
+        group.create_contract([] {}, [&] { releases.fetch_add(1, std::memory_order_relaxed); });
     std::thread worker([&] { EXPECT_TRUE(group.execute_next_contract()); });
     std::this_thread::sleep_for(20ms);
     contract.release();

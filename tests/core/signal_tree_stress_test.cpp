@@ -1,10 +1,4 @@
 // Many threads set and select at once: every signal is selected exactly once, none is lost.
-#include <signet/core/signal_tree.hpp>
-
-#include <gtest/gtest.h>
-
-#include "support/stress.hpp"
-
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -13,6 +7,12 @@
 #include <random>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include <signet/core/signal_tree.hpp>
+
+#include "support/stress.hpp"
 
 namespace {
 
@@ -33,9 +33,8 @@ void run_set_select_stress(std::size_t capacity, unsigned threads, bool with_lan
         pool.emplace_back([&, t] {
             std::mt19937_64 rng(seed + t);
             std::size_t cursor = rng() % tree.capacity();
-            lane const mine = with_lanes && t % 2 == 0
-                                  ? lane{(t * 64) % tree.capacity(), 64}
-                                  : lane{};
+            lane const mine =
+                with_lanes && t % 2 == 0 ? lane{(t * 64) % tree.capacity(), 64} : lane{};
             gate.wait();
             for (std::uint64_t i = 0; i < rounds; ++i) {
                 std::size_t const s = rng() % tree.capacity();
@@ -67,9 +66,17 @@ void run_set_select_stress(std::size_t capacity, unsigned threads, bool with_lan
     EXPECT_GT(total, 0U);
 }
 
-TEST(SignalTreeStress, LeafOnlyTree) { run_set_select_stress(64, 4, false); }
-TEST(SignalTreeStress, OneInnerLevel) { run_set_select_stress(512, 4, false); }
-TEST(SignalTreeStress, DeepTree) { run_set_select_stress(1 << 18, 4, false); }
-TEST(SignalTreeStress, WithLanes) { run_set_select_stress(4096, 4, true); }
+TEST(SignalTreeStress, LeafOnlyTree) {
+    run_set_select_stress(64, 4, false);
+}
+TEST(SignalTreeStress, OneInnerLevel) {
+    run_set_select_stress(512, 4, false);
+}
+TEST(SignalTreeStress, DeepTree) {
+    run_set_select_stress(1 << 18, 4, false);
+}
+TEST(SignalTreeStress, WithLanes) {
+    run_set_select_stress(4096, 4, true);
+}
 
 } // namespace

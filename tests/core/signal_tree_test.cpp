@@ -1,13 +1,13 @@
-#include <signet/core/signal_tree.hpp>
-
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <random>
 #include <set>
 #include <stdexcept>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include <signet/core/signal_tree.hpp>
 
 namespace {
 

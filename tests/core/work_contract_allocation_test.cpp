@@ -1,13 +1,13 @@
 // Guarantee 6: nothing allocates after creation; small callables are stored inline. This binary
 // replaces the global operator new to count allocations on the test thread.
-#include <signet/core/work_contract_group.hpp>
-
-#include <gtest/gtest.h>
-
 #include <array>
 #include <cstddef>
 #include <cstdlib>
 #include <new>
+
+#include <gtest/gtest.h>
+
+#include <signet/core/work_contract_group.hpp>
 
 namespace {
 thread_local bool counting = false;
@@ -27,8 +27,12 @@ void* operator new(std::size_t size) {
     }
     throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
 #pragma GCC diagnostic pop
 
 namespace {
@@ -51,8 +55,8 @@ TEST(WorkContractAllocation, SmallCallablesNeverAllocate) {
     int releases = 0;
     std::array<char, 40> payload{}; // with the references: about 56 bytes of captures
     std::size_t const n = allocations_in([&] {
-        auto contract = group.create_contract(
-            [&runs, payload] { runs += payload[0] + 1; }, [&releases] { ++releases; });
+        auto contract = group.create_contract([&runs, payload] { runs += payload[0] + 1; },
+                                              [&releases] { ++releases; });
         for (int i = 0; i < 1000; ++i) {
             contract.schedule();
             group.execute_next_contract();
@@ -70,9 +74,8 @@ TEST(WorkContractAllocation, LargeCallablesAllocateOnceAtCreationOnly) {
     int runs = 0;
     std::array<char, 256> big{};
     signet::work_contract contract;
-    EXPECT_EQ(allocations_in([&] {
-                  contract = group.create_contract([&runs, big] { runs += big[0] + 1; });
-              }),
+    EXPECT_EQ(allocations_in(
+                  [&] { contract = group.create_contract([&runs, big] { runs += big[0] + 1; }); }),
               1U);
     EXPECT_EQ(allocations_in([&] {
                   for (int i = 0; i < 1000; ++i) {

@@ -1,10 +1,4 @@
 // Multi-threaded guarantees of the work contract groups (run under ThreadSanitizer in CI).
-#include <signet/core/worker_pool.hpp>
-
-#include <gtest/gtest.h>
-
-#include "support/stress.hpp"
-
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -14,6 +8,12 @@
 #include <random>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include <signet/core/worker_pool.hpp>
+
+#include "support/stress.hpp"
 
 namespace {
 
@@ -27,7 +27,8 @@ using signet::work_contract_group;
 template <typename Group>
 class workers {
 public:
-    workers(Group& group, unsigned count) : group_(group) {
+    workers(Group& group, unsigned count)
+        : group_(group) {
         for (unsigned i = 0; i < count; ++i) {
             threads_.emplace_back([this] {
                 // acquire: pairs with the release store in stop_and_drain().
@@ -58,7 +59,9 @@ private:
     std::vector<std::thread> threads_;
 };
 
-std::uint64_t iterations(std::uint64_t base) { return base * signet::test::stress_scale(); }
+std::uint64_t iterations(std::uint64_t base) {
+    return base * signet::test::stress_scale();
+}
 
 TEST(WorkContractGroupStress, NeverTwoThreadsInOneContractAndNoScheduleLost) {
     signet::test::watchdog dog(120s, "NeverTwoThreadsInOneContract");
@@ -170,13 +173,13 @@ TEST(WorkContractGroupStress, StaleHandlesNeverRunTheNewOccupant) {
     for (int i = 0; i < 63; ++i) {
         fillers.push_back(group.create_contract([] {}));
     }
-    work_contract stale = group.create_contract([] { signet::this_contract::release(); },
-                                                initial_state::scheduled);
+    work_contract stale =
+        group.create_contract([] { signet::this_contract::release(); }, initial_state::scheduled);
     while (group.execute_next_contract()) {
     }
     std::atomic<std::uint64_t> occupant_runs{0};
-    auto occupant = group.create_contract(
-        [&] { occupant_runs.fetch_add(1, std::memory_order_release); });
+    auto occupant =
+        group.create_contract([&] { occupant_runs.fetch_add(1, std::memory_order_release); });
     ASSERT_EQ(occupant.get_id() & 0xFFFF'FFFFU, stale.get_id() & 0xFFFF'FFFFU);
 
     workers<work_contract_group> pool(group, 2);

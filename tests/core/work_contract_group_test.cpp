@@ -1,14 +1,14 @@
 // Single-threaded behaviour of work_contract_group: one test per guarantee of DESIGN.md §1.
-#include <signet/core/work_contract_group.hpp>
-
-#include <gtest/gtest.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include <signet/core/work_contract_group.hpp>
 
 namespace {
 
@@ -73,7 +73,7 @@ TEST(WorkContractGroup, SchedulesDuringARunCauseExactlyOneFollowUp) {
     contract = group.create_contract([&] {
         if (++runs == 1) {
             for (int i = 0; i < 5; ++i) {
-                EXPECT_TRUE(contract.schedule()); // through the handle
+                EXPECT_TRUE(contract.schedule());  // through the handle
                 signet::this_contract::schedule(); // and through this_contract
             }
         }
@@ -253,9 +253,8 @@ TEST(WorkContractGroup, WorkExceptionPropagatesWithoutAHandler) {
 TEST(WorkContractGroup, ReleaseExceptionGoesToHandlerOrPropagates) {
     work_contract_group group(64);
     int handled = 0;
-    auto with_handler = group.create_contract(
-        [] {}, [] { throw std::runtime_error("release"); },
-        [&](std::exception_ptr) { ++handled; });
+    auto with_handler = group.create_contract([] {}, [] { throw std::runtime_error("release"); },
+                                              [&](std::exception_ptr) { ++handled; });
     with_handler.release();
     EXPECT_NO_THROW(drain(group));
     EXPECT_EQ(handled, 1);

@@ -1,15 +1,15 @@
-#include <signet/core/worker_pool.hpp>
-
-#include <gtest/gtest.h>
-
-#include "support/stress.hpp"
-
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include <signet/core/worker_pool.hpp>
+
+#include "support/stress.hpp"
 
 namespace {
 
@@ -79,8 +79,8 @@ TEST(WorkerPool, PinsWorkersToTheGivenCpus) {
     signet::test::watchdog dog(60s, "PinsWorkersToTheGivenCpus");
     work_contract_group group(64);
     std::atomic<int> cpu_seen{-1};
-    auto contract = group.create_contract(
-        [&] { cpu_seen.store(sched_getcpu(), std::memory_order_relaxed); });
+    auto contract =
+        group.create_contract([&] { cpu_seen.store(sched_getcpu(), std::memory_order_relaxed); });
     worker_pool pool(group, {.threads = 1, .cpus = {0}});
     contract.schedule();
     ASSERT_TRUE(eventually([&] { return cpu_seen.load(std::memory_order_relaxed) >= 0; }));
@@ -100,9 +100,9 @@ TEST(WorkerPool, StopDrainsScheduledContractsAndReleases) {
     std::atomic<int> releases{0};
     std::vector<work_contract> contracts;
     for (int i = 0; i < 200; ++i) {
-        contracts.push_back(group.create_contract(
-            [&] { runs.fetch_add(1, std::memory_order_relaxed); },
-            [&] { releases.fetch_add(1, std::memory_order_relaxed); }));
+        contracts.push_back(
+            group.create_contract([&] { runs.fetch_add(1, std::memory_order_relaxed); },
+                                  [&] { releases.fetch_add(1, std::memory_order_relaxed); }));
         contracts.back().schedule();
         if (i % 2 == 0) {
             contracts.back().release(); // release wins over the pending run
@@ -119,8 +119,8 @@ TEST(WorkerPool, StopDrainsScheduledContractsAndReleases) {
 TEST(WorkerPool, DrainIsBoundedForSelfReschedulingContracts) {
     signet::test::watchdog dog(60s, "DrainIsBoundedForSelfReschedulingContracts");
     work_contract_group group(64);
-    auto forever = group.create_contract([] { signet::this_contract::schedule(); },
-                                         initial_state::scheduled);
+    auto forever =
+        group.create_contract([] { signet::this_contract::schedule(); }, initial_state::scheduled);
     worker_pool pool(group, {.threads = 1, .drain_timeout = 50ms});
     std::this_thread::sleep_for(10ms);
     auto const start = std::chrono::steady_clock::now();

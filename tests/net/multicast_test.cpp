@@ -1,19 +1,19 @@
 // Multicast through the runtime: any-source and source-specific joins, on every backend. The
 // default namespace's `lo` has no multicast flag, so ctest runs this binary inside a network
 // namespace it creates (run-in-netns); outside one the tests skip with the reason.
-#include <signet/net/runtime.hpp>
-
-#include <gtest/gtest.h>
-
-#include "support/stress.hpp"
-#include "support/udp_sender.hpp"
-
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <set>
 #include <string>
 #include <thread>
+
+#include <gtest/gtest.h>
+
+#include <signet/net/runtime.hpp>
+
+#include "support/stress.hpp"
+#include "support/udp_sender.hpp"
 
 namespace {
 
@@ -49,9 +49,8 @@ TEST_P(MulticastTest, AnySourceJoinReceivesTheGroup) {
     options.lines.push_back({.bind = udp_endpoint::parse("*:0"),
                              .group = udp_endpoint::parse("239.1.2.3:0"),
                              .interface = "lo"});
-    auto feed = rt.add_feed(options, [&](packet const&) {
-        received.fetch_add(1, std::memory_order_release);
-    });
+    auto feed = rt.add_feed(
+        options, [&](packet const&) { received.fetch_add(1, std::memory_order_release); });
     rt.start();
     auto group = udp_endpoint::parse("239.1.2.3:0");
     group.set_port(rt.local_endpoint(feed).port());

@@ -1,12 +1,5 @@
 // The runtime's behaviour, the same suite against every backend (io_uring skipped where the
 // kernel lacks it). Loopback, ephemeral ports, bounded waits.
-#include <signet/net/runtime.hpp>
-
-#include <gtest/gtest.h>
-
-#include "support/stress.hpp"
-#include "support/udp_sender.hpp"
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -14,6 +7,13 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include <signet/net/runtime.hpp>
+
+#include "support/stress.hpp"
+#include "support/udp_sender.hpp"
 
 namespace {
 
@@ -260,9 +260,8 @@ TEST_P(RuntimeTest, StopWithPacketsInFlightLosesNothing) {
     signet::test::watchdog dog(60s, "StopWithPacketsInFlightLosesNothing");
     runtime rt(options(1));
     std::atomic<std::uint64_t> parsed{0};
-    auto feed = rt.add_feed(loopback_feed("inflight"), [&](packet const&) {
-        parsed.fetch_add(1, std::memory_order_relaxed);
-    });
+    auto feed = rt.add_feed(loopback_feed("inflight"),
+                            [&](packet const&) { parsed.fetch_add(1, std::memory_order_relaxed); });
     rt.start();
     udp_sender sender;
     for (std::uint64_t i = 0; i < 20'000; ++i) {
@@ -315,7 +314,9 @@ TEST_P(RuntimeTest, PortInUseFailsAddFeedWithAClearError) {
 INSTANTIATE_TEST_SUITE_P(Backends, RuntimeTest,
                          ::testing::Values(backend_kind::io_uring, backend_kind::epoll,
                                            backend_kind::asio),
-                         [](auto const& param_info) { return std::string(to_string(param_info.param)); });
+                         [](auto const& param_info) {
+                             return std::string(to_string(param_info.param));
+                         });
 
 TEST(Runtime, AutoPicksABackendAndSaysWhy) {
     runtime rt({.backend = backend_kind::automatic});

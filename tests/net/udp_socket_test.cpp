@@ -1,10 +1,10 @@
-#include <signet/net/udp_socket.hpp>
-
-#include <gtest/gtest.h>
-
 #include <stdexcept>
 #include <string>
 #include <system_error>
+
+#include <gtest/gtest.h>
+
+#include <signet/net/udp_socket.hpp>
 
 namespace {
 
@@ -27,8 +27,8 @@ TEST(UdpEndpoint, ParsesIpv4Ipv6AndAny) {
 }
 
 TEST(UdpEndpoint, RejectsMalformedText) {
-    for (char const* bad : {"", "127.0.0.1", "127.0.0.1:", "127.0.0.1:70000", "1.2.3:5",
-                            "::1:5", "host:5", "127.0.0.1:5x"}) {
+    for (char const* bad : {"", "127.0.0.1", "127.0.0.1:", "127.0.0.1:70000", "1.2.3:5", "::1:5",
+                            "host:5", "127.0.0.1:5x"}) {
         EXPECT_FALSE(udp_endpoint::try_parse(bad).has_value()) << bad;
     }
     EXPECT_THROW(udp_endpoint::parse("nonsense"), std::invalid_argument);
@@ -45,7 +45,8 @@ TEST(UdpSocket, BindsIpv6Loopback) {
     std::error_code error;
     std::string what;
     auto s = udp_socket::open({.bind = udp_endpoint::parse("[::1]:0")}, error, what);
-    if (error == std::errc::address_not_available || error == std::errc::address_family_not_supported) {
+    if (error == std::errc::address_not_available ||
+        error == std::errc::address_family_not_supported) {
         GTEST_SKIP() << "no IPv6 loopback here: " << what;
     }
     ASSERT_FALSE(error) << what;
@@ -61,8 +62,7 @@ TEST(UdpSocket, PortInUseGivesAClearError) {
     EXPECT_FALSE(second.is_open());
     EXPECT_NE(what.find(first.local_endpoint().to_string()), std::string::npos) << what;
     EXPECT_NE(what.find("reuse_port"), std::string::npos) << what;
-    EXPECT_THROW(udp_socket(udp_socket_options{.bind = first.local_endpoint()}),
-                 std::system_error);
+    EXPECT_THROW(udp_socket(udp_socket_options{.bind = first.local_endpoint()}), std::system_error);
 }
 
 TEST(UdpSocket, ReusePortLetsTwoSocketsShareAPort) {
@@ -81,9 +81,9 @@ TEST(UdpSocket, AddressNotOfThisHostIsExplained) {
 TEST(UdpSocket, NonMulticastGroupIsRejected) {
     std::error_code error;
     std::string what;
-    auto s = udp_socket::open({.bind = udp_endpoint::parse("*:0"),
-                               .group = udp_endpoint::parse("10.1.2.3:0")},
-                              error, what);
+    auto s = udp_socket::open(
+        {.bind = udp_endpoint::parse("*:0"), .group = udp_endpoint::parse("10.1.2.3:0")}, error,
+        what);
     EXPECT_TRUE(error);
     EXPECT_NE(what.find("not a multicast address"), std::string::npos) << what;
 }

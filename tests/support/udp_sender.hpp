@@ -2,14 +2,6 @@
 
 // A plain blocking UDP sender for tests.
 
-#include <signet/net/udp_endpoint.hpp>
-
-#include <arpa/inet.h>
-#include <net/if.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -19,6 +11,15 @@
 #include <string>
 #include <system_error>
 #include <vector>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <signet/net/udp_endpoint.hpp>
+
+#include <net/if.h>
 
 namespace signet::test {
 

@@ -1,15 +1,15 @@
 // A consumer of the installed package: one contract run by hand (signet::core), and a runtime
 // with one loopback feed receiving a datagram (signet::net).
-#include <signet/core.hpp>
-#include <signet/net/runtime.hpp>
-
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <signet/core.hpp>
+#include <signet/net/runtime.hpp>
 
 int main() {
     signet::work_contract_group group(64);

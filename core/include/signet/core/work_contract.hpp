@@ -1,10 +1,10 @@
 #pragma once
 
-#include <signet/core/work_contract_token.hpp>
-
 #include <cstdint>
 #include <memory>
 #include <utility>
+
+#include <signet/core/work_contract_token.hpp>
 
 namespace signet {
 

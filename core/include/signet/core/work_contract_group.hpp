@@ -20,9 +20,6 @@
 // Costs: create = a scan of the free-slot bitmap (lock-free) and, only for callables larger than
 // 96 bytes, one allocation. schedule and execute: see detail/contract_group_state.hpp.
 
-#include <signet/core/signal_tree.hpp>
-#include <signet/core/work_contract.hpp>
-
 #include <chrono>
 #include <concepts>
 #include <cstddef>
@@ -30,18 +27,23 @@
 #include <memory>
 #include <utility>
 
+#include <signet/core/signal_tree.hpp>
+#include <signet/core/work_contract.hpp>
+
 namespace signet {
 
 enum class synchronization_mode { non_blocking, blocking };
 
 /// Work callables take no argument or a work_contract_token&.
 template <typename F>
-concept work_callable = std::invocable<std::decay_t<F>&> ||
-                        std::invocable<std::decay_t<F>&, work_contract_token&>;
+concept work_callable = std::invocable < std::decay_t<F>
+& > || std::invocable<std::decay_t<F>&, work_contract_token&>;
 template <typename F>
-concept release_callable = std::invocable<std::decay_t<F>&>;
+concept release_callable = std::invocable < std::decay_t<F>
+& > ;
 template <typename F>
-concept exception_handler = std::invocable<std::decay_t<F>&, std::exception_ptr>;
+concept exception_handler = std::invocable < std::decay_t<F>
+&, std::exception_ptr > ;
 
 template <synchronization_mode Mode>
 class basic_work_contract_group {
@@ -62,8 +64,8 @@ public:
     /// place the contract in that slot range (invalid handle when the range is full).
     template <work_callable Work>
     work_contract create_contract(Work&& work, initial_state initial = initial_state::unscheduled) {
-        return make(lane{}, std::forward<Work>(work), detail::no_callback{},
-                    detail::no_callback{}, initial);
+        return make(lane{}, std::forward<Work>(work), detail::no_callback{}, detail::no_callback{},
+                    initial);
     }
     template <work_callable Work, release_callable Release>
     work_contract create_contract(Work&& work, Release&& release,
@@ -80,8 +82,8 @@ public:
     template <work_callable Work>
     work_contract create_contract(lane where, Work&& work,
                                   initial_state initial = initial_state::unscheduled) {
-        return make(where, std::forward<Work>(work), detail::no_callback{},
-                    detail::no_callback{}, initial);
+        return make(where, std::forward<Work>(work), detail::no_callback{}, detail::no_callback{},
+                    initial);
     }
     template <work_callable Work, release_callable Release>
     work_contract create_contract(lane where, Work&& work, Release&& release,
@@ -112,19 +114,14 @@ public:
     bool execute_next_contract(lane preferred) { return state_->execute_next(preferred); }
 
     /// Worker thread; blocking group only. Waits at most `timeout`; false on timeout or stop.
-    bool execute_next_contract(std::chrono::nanoseconds timeout)
-        requires(Mode == synchronization_mode::blocking)
-    {
+    bool execute_next_contract(std::chrono::nanoseconds timeout) requires(
+        Mode == synchronization_mode::blocking) {
         return state_->execute_next_waiting(std::chrono::steady_clock::now() + timeout);
     }
 
     /// Any thread; blocking group only. Permanent: wakes every waiter; later calls to
     /// execute_next_contract() run what is scheduled but never wait.
-    void stop() noexcept
-        requires(Mode == synchronization_mode::blocking)
-    {
-        state_->stop();
-    }
+    void stop() noexcept requires(Mode == synchronization_mode::blocking) { state_->stop(); }
 
 private:
     template <typename Work, typename Release, typename Handler>

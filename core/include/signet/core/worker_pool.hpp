@@ -13,12 +13,6 @@
 // releases) until nothing is, or until options.drain_timeout passes (a contract that always
 // reschedules itself would otherwise keep a worker forever), then exit and are joined.
 
-#include <signet/core/cache_line.hpp>
-#include <signet/core/work_contract_group.hpp>
-
-#include <pthread.h>
-#include <sched.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -32,6 +26,12 @@
 #include <utility>
 #include <vector>
 
+#include <pthread.h>
+#include <sched.h>
+
+#include <signet/core/cache_line.hpp>
+#include <signet/core/work_contract_group.hpp>
+
 namespace signet {
 
 enum class idle_strategy {
@@ -44,7 +44,7 @@ struct worker_pool_options {
     std::size_t threads = 1;
     std::vector<int> cpus{}; ///< empty: no pinning; else worker i is pinned to cpus[i % size]
     idle_strategy idle = idle_strategy::backoff;
-    std::vector<lane> lanes{};///< empty: fair; else worker i prefers lanes[i % size]
+    std::vector<lane> lanes{}; ///< empty: fair; else worker i prefers lanes[i % size]
     std::chrono::milliseconds drain_timeout{1000}; ///< bound on the drain in stop()
 };
 
@@ -100,7 +100,9 @@ private:
     void idle(unsigned streak) const;
     void run(std::size_t index);
 
-    static constexpr bool blocking_group = requires(Group& g) { g.stop(); };
+    static constexpr bool blocking_group = requires(Group & g) {
+        g.stop();
+    };
     static constexpr std::chrono::milliseconds block_slice{20}; // bounds stop() latency
 
     Group& group_;
@@ -140,8 +142,8 @@ worker_pool<Group>::worker_pool(Group& group, worker_pool_options options)
         cpu_set_t set;
         CPU_ZERO(&set);
         CPU_SET(static_cast<std::size_t>(cpu), &set);
-        if (int const rc = pthread_setaffinity_np(threads_.back().native_handle(), sizeof(set),
-                                                  &set);
+        if (int const rc =
+                pthread_setaffinity_np(threads_.back().native_handle(), sizeof(set), &set);
             rc != 0) {
             stop();
             throw std::system_error(rc, std::generic_category(),
@@ -166,7 +168,8 @@ template <typename Group>
 worker_stats worker_pool<Group>::stats(std::size_t index) const noexcept {
     auto const& c = counters_[index];
     // relaxed: independent counters; a snapshot.
-    return {c.executed.load(std::memory_order_relaxed), c.idle_loops.load(std::memory_order_relaxed)};
+    return {c.executed.load(std::memory_order_relaxed),
+            c.idle_loops.load(std::memory_order_relaxed)};
 }
 
 template <typename Group>

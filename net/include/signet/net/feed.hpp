@@ -1,13 +1,13 @@
 #pragma once
 
-#include <signet/net/packet.hpp>
-#include <signet/net/udp_socket.hpp>
-
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <signet/net/packet.hpp>
+#include <signet/net/udp_socket.hpp>
 
 namespace signet::net {
 

@@ -1,8 +1,8 @@
 #pragma once
 
-#include <spdlog/logger.h>
-
 #include <memory>
+
+#include <spdlog/logger.h>
 
 namespace signet::net {
 

@@ -1,14 +1,14 @@
 #pragma once
 
-#include <signet/core/spsc_fixed_queue.hpp>
-#include <signet/net/udp_endpoint.hpp>
-
-#include <netinet/in.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
+
+#include <netinet/in.h>
+
+#include <signet/core/spsc_fixed_queue.hpp>
+#include <signet/net/udp_endpoint.hpp>
 
 namespace signet::net {
 
@@ -16,8 +16,8 @@ namespace signet::net {
 /// the pool after the parser call: copy what must outlive the call.
 struct packet {
     std::byte const* data = nullptr;
-    std::uint32_t size = 0;       ///< payload bytes (at most the buffer size)
-    std::uint32_t buffer = 0;     ///< pool buffer index (internal)
+    std::uint32_t size = 0;         ///< payload bytes (at most the buffer size)
+    std::uint32_t buffer = 0;       ///< pool buffer index (internal)
     std::uint64_t kernel_rx_ns = 0; ///< SO_TIMESTAMPNS, CLOCK_REALTIME ns; 0 when not available
     std::uint64_t user_rx_ns = 0;   ///< when the receiver took it from the kernel, CLOCK_REALTIME
     std::uint16_t line = 0;         ///< which socket of the feed: 0 = line A, 1 = line B
@@ -26,10 +26,9 @@ struct packet {
 
     [[nodiscard]] std::span<std::byte const> payload() const noexcept { return {data, size}; }
     [[nodiscard]] udp_endpoint source() const noexcept {
-        return udp_endpoint::from_sockaddr(reinterpret_cast<sockaddr const*>(&source_address),
-                                           source_address.sin6_family == AF_INET6
-                                               ? sizeof(sockaddr_in6)
-                                               : sizeof(sockaddr_in));
+        return udp_endpoint::from_sockaddr(
+            reinterpret_cast<sockaddr const*>(&source_address),
+            source_address.sin6_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
     }
 };
 

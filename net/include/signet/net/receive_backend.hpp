@@ -14,11 +14,11 @@
 // The poller never parses. Calls here are per setup or per batch, never per packet, so a virtual
 // interface costs nothing that matters; the per-packet loops are concrete code in each backend.
 
-#include <signet/core/work_contract_group.hpp>
-
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include <signet/core/work_contract_group.hpp>
 
 namespace signet::net {
 
@@ -52,8 +52,7 @@ bool io_uring_available(std::string& why_not);
 /// Makes the backend; `automatic` picks io_uring where available, else epoll. `reason` says why
 /// this one was chosen. Throws std::system_error when an explicitly requested backend is not
 /// available here.
-std::unique_ptr<receive_backend> make_receive_backend(backend_kind kind,
-                                                      blocking_work_contract_group& group,
-                                                      std::string& reason);
+std::unique_ptr<receive_backend>
+make_receive_backend(backend_kind kind, blocking_work_contract_group& group, std::string& reason);
 
 } // namespace signet::net

@@ -10,12 +10,6 @@
 //
 // Threading: add_feed(), start(), stop() from one controlling thread; stats() from any thread.
 
-#include <signet/core/work_contract_group.hpp>
-#include <signet/core/worker_pool.hpp>
-#include <signet/net/detail/feed_state.hpp>
-#include <signet/net/feed.hpp>
-#include <signet/net/receive_backend.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -23,13 +17,19 @@
 #include <string>
 #include <vector>
 
+#include <signet/core/work_contract_group.hpp>
+#include <signet/core/worker_pool.hpp>
+#include <signet/net/detail/feed_state.hpp>
+#include <signet/net/feed.hpp>
+#include <signet/net/receive_backend.hpp>
+
 namespace signet::net {
 
 struct runtime_options {
     backend_kind backend = backend_kind::automatic;
     std::size_t workers = 1;
-    std::vector<int> cpus{};///< worker i pinned to cpus[i % size]; empty: no pinning
-    int poller_cpu = -1;    ///< pin the poller thread; -1: no pinning
+    std::vector<int> cpus{}; ///< worker i pinned to cpus[i % size]; empty: no pinning
+    int poller_cpu = -1;     ///< pin the poller thread; -1: no pinning
     idle_strategy idle = idle_strategy::backoff;
     std::size_t contract_capacity = 1024; ///< contract slots: 1 per feed + 1 per line, plus yours
     std::chrono::milliseconds drain_timeout{5000}; ///< bound on stop()'s drain
@@ -58,7 +58,9 @@ public:
     [[nodiscard]] backend_kind backend() const noexcept { return backend_->kind(); }
     [[nodiscard]] std::string const& backend_reason() const noexcept { return backend_reason_; }
     [[nodiscard]] std::size_t feed_count() const noexcept { return feeds_.size(); }
-    [[nodiscard]] std::string const& feed_name(std::size_t feed) const { return feeds_.at(feed)->name; }
+    [[nodiscard]] std::string const& feed_name(std::size_t feed) const {
+        return feeds_.at(feed)->name;
+    }
     [[nodiscard]] feed_stats stats(std::size_t feed) const;
     /// The bound address of a feed's line (the kernel's port choice for port 0).
     [[nodiscard]] udp_endpoint local_endpoint(std::size_t feed, std::size_t line = 0) const;

@@ -1,13 +1,13 @@
 #pragma once
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 namespace signet::net {
 

@@ -1,11 +1,11 @@
 #pragma once
 
-#include <signet/net/udp_endpoint.hpp>
-
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <system_error>
+
+#include <signet/net/udp_endpoint.hpp>
 
 namespace signet::net {
 
@@ -18,12 +18,12 @@ struct udp_socket_options {
     /// Source-specific multicast: only accept `group` traffic from this source (IPv4 only).
     std::optional<udp_endpoint> source{};
     /// Interface for the multicast join: a name ("eth0", "lo") or empty for the default route.
-    std::string interface{};
+    std::string interface {};
     bool reuse_address = false;
     bool reuse_port = false;
     /// Requested kernel receive buffer; the granted size is read back (see receive_buffer()).
     std::size_t receive_buffer = 8u << 20;
-    bool kernel_timestamps = true; ///< SO_TIMESTAMPNS: kernel receive time per datagram
+    bool kernel_timestamps = true;   ///< SO_TIMESTAMPNS: kernel receive time per datagram
     bool kernel_drop_counter = true; ///< SO_RXQ_OVFL: datagrams the kernel dropped (queue full)
 };
 

@@ -1,12 +1,12 @@
 #pragma once
 
-#include <signet/core/work_contract_group.hpp>
-#include <signet/net/receive_backend.hpp>
-
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <thread>
+
+#include <signet/core/work_contract_group.hpp>
+#include <signet/net/receive_backend.hpp>
 
 namespace signet::net::detail {
 

@@ -2,13 +2,13 @@
 
 // Helpers shared by the receive paths (recvmmsg and io_uring recvmsg).
 
-#include <signet/net/detail/feed_state.hpp>
+#include <cstddef>
+#include <cstdint>
 
 #include <sys/socket.h>
 #include <time.h>
 
-#include <cstddef>
-#include <cstdint>
+#include <signet/net/detail/feed_state.hpp>
 
 namespace signet::net::detail {
 

@@ -15,16 +15,16 @@
 // whichever comes second in its modification order synchronizes with the first: either the
 // receive side sees the space the parser made, or the parser sees the pause. No wake-up is lost.
 
-#include <signet/core/cache_line.hpp>
-#include <signet/core/spsc_fixed_queue.hpp>
-#include <signet/core/work_contract.hpp>
-#include <signet/net/feed.hpp>
-
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <signet/core/cache_line.hpp>
+#include <signet/core/spsc_fixed_queue.hpp>
+#include <signet/core/work_contract.hpp>
+#include <signet/net/feed.hpp>
 
 namespace signet::net::detail {
 
@@ -56,8 +56,8 @@ struct line_state {
     udp_socket socket;
     packet_pool pool;
     spsc_fixed_queue<packet> ready;
-    std::vector<std::uint32_t> stash; // receive side's free buffers
-    work_contract receive;            // epoll and Asio backends
+    std::vector<std::uint32_t> stash;      // receive side's free buffers
+    work_contract receive;                 // epoll and Asio backends
     void (*resume)(line_state&) = nullptr; // backend hook, called by the parser side
     void* backend = nullptr;               // backend's per-line data
 
