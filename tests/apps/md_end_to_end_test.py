@@ -137,6 +137,34 @@ def case_malformed_datagrams_are_counted(args, workdir, backend):
     expect_equal("gaps", feed["gaps"], 0)
 
 
+def itch_messages():
+    """A stock directory (R, 39 bytes) for locate 1 and two adds (A, 36 bytes) on it."""
+    header = lambda t, ts: t + (1).to_bytes(2, "big") + (0).to_bytes(2, "big") + ts.to_bytes(6, "big")
+    r = header(b"R", 1) + b"TEST    " + bytes(39 - 19)
+    a1 = header(b"A", 2) + (11).to_bytes(8, "big") + b"B" + (100).to_bytes(4, "big") + b"TEST    " + (1234500).to_bytes(4, "big")
+    a2 = header(b"A", 3) + (12).to_bytes(8, "big") + b"S" + (300).to_bytes(4, "big") + b"TEST    " + (1240000).to_bytes(4, "big")
+    assert len(r) == 39 and len(a1) == 36 and len(a2) == 36
+    return [r, a1, a2]
+
+
+def case_replay_binary_file(args, workdir, backend):
+    path = os.path.join(workdir, "sample.itch")
+    with open(path, "wb") as f:
+        for m in itch_messages():
+            f.write(len(m).to_bytes(2, "big") + m)
+    port = free_port()
+    receiver = Receiver(args.receiver, single_feed_config(port), workdir, backend)
+    sent = run_feed(args.feed, "--to", f"127.0.0.1:{port}", "--replay", path, "--rate", "0")
+    summary, _ = receiver.stop()
+    feed = summary["feeds"][0]
+    expect_equal("messages", feed["messages"], 3)
+    expect_equal("messages_by_type", feed["messages_by_type"], {"R": 1, "A": 2})
+    expect_equal("sent messages", sent["messages"], 3)
+    expect_equal("books", feed["books"], {"TEST": {"bid_price": 1234500, "bid_shares": 100,
+                                                   "ask_price": 1240000, "ask_shares": 300,
+                                                   "orders": 2}})
+
+
 BAD_CONFIGS = [
     ("unknown key", '[runtime]\nworkerz = 2\n[[feed]]\nname = "a"\nbind = "127.0.0.1:1"\n', "workerz", ":2:"),
     ("bad enum", '[runtime]\nbackend = "kqueue"\n[[feed]]\nname = "a"\nbind = "127.0.0.1:1"\n', "backend", ":2:"),
@@ -175,6 +203,7 @@ def main():
              case_malformed_datagrams_are_counted]
     runs = [(case, backend) for backend in args.backends.split(",") for case in cases]
     runs.append((case_bad_config_exits_2_naming_the_key, "auto"))
+    runs.append((case_replay_binary_file, "auto"))
     passed = failed = 0
     for case, backend in runs:
         label = f"{case.__name__}[{backend}]"
