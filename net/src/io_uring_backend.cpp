@@ -40,8 +40,12 @@ namespace {
 constexpr std::uint64_t cancel_tag = std::uint64_t{1} << 63;
 constexpr std::size_t max_ring_entries = 32768;
 
+// The kernel lays out header, name, control data, payload back to back in the buffer; a name
+// length that is a multiple of 8 keeps the control messages (cmsghdr) aligned.
+constexpr std::size_t name_length = (sizeof(sockaddr_in6) + 7) / 8 * 8;
+
 std::size_t headroom() noexcept {
-    return sizeof(io_uring_recvmsg_out) + sizeof(sockaddr_in6) + control_buffer_size;
+    return sizeof(io_uring_recvmsg_out) + name_length + control_buffer_size;
 }
 
 class io_uring_backend final : public receive_backend {
@@ -61,7 +65,7 @@ public:
         auto ul = std::make_unique<uring_line>();
         ul->line = &line;
         ul->held.reserve(line.pool.count());
-        ul->message.msg_namelen = sizeof(sockaddr_in6);
+        ul->message.msg_namelen = name_length;
         ul->message.msg_controllen = control_buffer_size;
         line.backend = ul.get();
         lines_.push_back(std::move(ul));

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -30,19 +31,39 @@ class Receiver:
         with open(self.config, "w") as f:
             f.write(config_text.replace("@BACKEND@", backend))
         self.process = subprocess.Popen(
-            [binary, "--config", self.config, "--summary-json", self.summary, "--log-level", "warn"],
+            [binary, "--config", self.config, "--summary-json", self.summary, "--log-level", "info"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines = []
+        self.reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self.reader.start()
         time.sleep(0.5)
         if self.process.poll() is not None:
-            out, err = self.process.communicate()
-            raise AssertionError(f"md_receiver exited early ({self.process.returncode}): {err}")
+            self.reader.join(timeout=5)
+            raise AssertionError(f"md_receiver exited early ({self.process.returncode}): "
+                                 + "".join(self.lines))
+
+    def _read_stderr(self):
+        for line in self.process.stderr:
+            self.lines.append(line)
+
+    def wait_idle(self, timeout=60):
+        """Waits for two stats lines in a row with 0 packets/s: the sockets are drained."""
+        start = len(self.lines)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            stats = [l for l in self.lines[start:] if "stats:" in l]
+            if len(stats) >= 2 and all(" 0 packets/s" in l for l in stats[-2:]):
+                return
+            time.sleep(0.05)
+        raise AssertionError("md_receiver did not go idle: " + "".join(self.lines[-5:]))
 
     def stop(self):
-        time.sleep(0.3)  # let the last datagrams land
+        self.wait_idle()  # everything sent has been read from the kernel
         self.process.send_signal(signal.SIGINT)
-        out, err = self.process.communicate(timeout=30)
+        out, _ = self.process.communicate(timeout=60)
+        self.reader.join(timeout=5)
         if self.process.returncode != 0:
-            raise AssertionError(f"md_receiver exit {self.process.returncode}: {err}")
+            raise AssertionError(f"md_receiver exit {self.process.returncode}: " + "".join(self.lines))
         with open(self.summary) as f:
             return json.load(f), out
 
@@ -65,7 +86,7 @@ def single_feed_config(port, extra=""):
 backend = "@BACKEND@"
 workers = 2
 [stats]
-interval_s = 0.5
+interval_s = 0.2
 [[feed]]
 name = "e2e"
 bind = "127.0.0.1:{port}"

@@ -148,10 +148,12 @@ inline bytes trade(std::uint16_t locate, std::uint64_t ref, char side, std::uint
     put_be(b, 20, shares, 4);
     put_text(b, 24, "TEST", 8);
     put_be(b, 32, price, 4);
-    put_be(b, 40, 5, 8);
+    put_be(b, 36, 5, 8); // match number: P is 44 bytes, so it sits at 36
     return b;
 }
 
-inline std::span<std::byte const> view(bytes const& b) { return {b.data(), b.size()}; }
+inline std::span<std::byte const> view(bytes const& b) {
+    return {b.data(), b.size()};
+}
 
 } // namespace signet::md::test

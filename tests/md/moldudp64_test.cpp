@@ -1,9 +1,5 @@
 // MoldUDP64 session layer and packer: sequencing, gaps, duplicates, every malformed case, late
 // join, A/B arbitration, and packer -> session round trips.
-#include <signet/md/moldudp64.hpp>
-
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -13,6 +9,10 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include <signet/md/moldudp64.hpp>
 
 #include "md_test_support.hpp"
 
@@ -30,8 +30,8 @@ using signet::md::test::view;
 struct recorder {
     std::vector<std::pair<std::uint64_t, std::string>> got;
     void operator()(std::uint64_t sequence, std::span<std::byte const> message) {
-        got.emplace_back(sequence, std::string(reinterpret_cast<char const*>(message.data()),
-                                               message.size()));
+        got.emplace_back(
+            sequence, std::string(reinterpret_cast<char const*>(message.data()), message.size()));
     }
 };
 
@@ -224,7 +224,7 @@ INSTANTIATE_TEST_SUITE_P(
         std::pair{"EndOfSessionWithBlocks",
                   with_count(packet(1, {"abc"}), moldudp64_end_of_session_count)},
         std::pair{"SequenceOverflows", packet(0xFFFFFFFFFFFFFFFFULL, {"a", "b"})}),
-    [](auto const& info) { return std::string(info.param.first); });
+    [](auto const& test_case) { return std::string(test_case.param.first); });
 
 TEST(MoldUdp64Session, OtherSessionIdIsMalformed) {
     moldudp64_session session;

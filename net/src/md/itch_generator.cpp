@@ -10,8 +10,11 @@ namespace signet::md {
 namespace {
 
 constexpr std::uint32_t tick = 100;           // one cent in ITCH price units
-constexpr std::uint32_t min_mid = 100'000;    // $10: quotes stay far above zero
 constexpr std::uint64_t max_time_step = 1000; // ns between messages, at most
+// The mid wanders at most this many ticks from its anchor, and quotes sit at least one tick
+// further out, so a bid never reaches an ask: the book never crosses, as on a real feed.
+constexpr std::uint32_t max_drift_ticks = 2;
+constexpr std::uint32_t min_quote_ticks = max_drift_ticks + 1;
 
 constexpr std::array<std::string_view, 32> tickers = {
     "AAPL", "MSFT", "AMZN", "NVDA", "GOOGL", "META", "TSLA", "AVGO", "COST", "PEP",  "NFLX",
@@ -41,6 +44,7 @@ itch_generator::itch_generator(itch_generator_options options)
         throw std::invalid_argument("itch_generator: max_live_orders must be at least 1");
     }
     symbols_.resize(options.symbols);
+    anchors_.resize(options.symbols);
     mids_.resize(options.symbols);
     for (std::size_t i = 0; i < symbols_.size(); ++i) {
         symbols_[i].fill(' ');
@@ -53,7 +57,8 @@ itch_generator::itch_generator(itch_generator_options options)
                 symbols_[i][d] = static_cast<char>('0' + number % 10);
             }
         }
-        mids_[i] = static_cast<std::uint32_t>(10 + uniform(491)) * 10'000; // $10 to $500
+        anchors_[i] = static_cast<std::uint32_t>(10 + uniform(491)) * 10'000; // $10 to $500
+        mids_[i] = anchors_[i];
     }
     live_.reserve(options.max_live_orders);
 }
@@ -166,7 +171,8 @@ std::size_t itch_generator::stock_directory(std::byte* m, std::size_t stock) noe
 
 std::uint32_t itch_generator::quote_price(std::size_t stock, char side) noexcept {
     // Most quotes sit within a few ticks of the mid, some further out.
-    auto const ticks = static_cast<std::uint32_t>(1 + uniform(5) + (chance(20) ? uniform(40) : 0));
+    auto const ticks =
+        static_cast<std::uint32_t>(min_quote_ticks + uniform(5) + (chance(20) ? uniform(40) : 0));
     std::uint32_t const mid = mids_[stock];
     return side == 'B' ? mid - ticks * tick : mid + ticks * tick;
 }
@@ -210,8 +216,11 @@ std::size_t itch_generator::body_message(std::byte* m) noexcept {
 std::size_t itch_generator::add_order(std::byte* m) noexcept {
     namespace f = itch50::field;
     auto const stock = static_cast<std::size_t>(uniform(symbols_.size()));
-    if (chance(5)) { // the mid drifts a tick at a time
-        mids_[stock] = chance(50) ? mids_[stock] + tick : std::max(min_mid, mids_[stock] - tick);
+    if (chance(5)) { // the mid drifts a tick at a time, within its band
+        std::uint32_t const low = anchors_[stock] - max_drift_ticks * tick;
+        std::uint32_t const high = anchors_[stock] + max_drift_ticks * tick;
+        mids_[stock] =
+            chance(50) ? std::min(high, mids_[stock] + tick) : std::max(low, mids_[stock] - tick);
     }
     bool const mpid = chance(10);
     char const side = chance(50) ? 'B' : 'S';

@@ -112,22 +112,37 @@ void take_level(std::vector<price_level>& levels, std::uint32_t price, std::uint
 
 order_book::order_book(order_book_options options)
     : orders_(options.max_orders)
-    , stocks_(max_locates)
+    , stock_index_(max_locates, 0)
     , level_reserve_(options.level_reserve) {
+    stocks_.reserve(max_locates);
     listed_.reserve(max_locates);
 }
 
-void order_book::reserve_levels(stock_state& stock) {
-    if (stock.bids.capacity() < level_reserve_) {
+order_book::stock_state& order_book::use_stock(std::uint16_t locate) {
+    std::uint32_t& index = stock_index_[locate];
+    if (index == 0) {
+        stocks_.emplace_back(); // reserved for every locate: never reallocates
+        index = static_cast<std::uint32_t>(stocks_.size());
+        stock_state& stock = stocks_.back();
+        stock.locate = locate;
         stock.bids.reserve(level_reserve_);
-    }
-    if (stock.asks.capacity() < level_reserve_) {
         stock.asks.reserve(level_reserve_);
     }
+    return stocks_[index - 1];
+}
+
+order_book::stock_state const* order_book::find_stock(std::uint16_t locate) const noexcept {
+    std::uint32_t const index = stock_index_[locate];
+    return index == 0 ? nullptr : &stocks_[index - 1];
+}
+
+order_book::stock_state& order_book::stock_of(std::uint16_t locate) noexcept {
+    assert(stock_index_[locate] != 0 && "a live order's stock exists");
+    return stocks_[stock_index_[locate] - 1];
 }
 
 void order_book::set_symbol(std::uint16_t locate, std::string_view symbol) {
-    stock_state& stock = stocks_[locate];
+    stock_state& stock = use_stock(locate);
     symbol = symbol.substr(0, max_symbol_length);
     while (!symbol.empty() && symbol.back() == ' ') {
         symbol.remove_suffix(1);
@@ -138,7 +153,6 @@ void order_book::set_symbol(std::uint16_t locate, std::string_view symbol) {
     if (!stock.listed) {
         stock.listed = true;
         listed_.push_back(locate); // reserved for all locates in the constructor
-        reserve_levels(stock);
     }
 }
 
@@ -168,10 +182,7 @@ book_result order_book::add(std::uint16_t locate, std::uint64_t ref, order_side 
     if (orders_.size() == orders_.capacity()) {
         return book_result::book_full;
     }
-    stock_state& stock = stocks_[locate];
-    if (stock.bids.capacity() == 0 && stock.asks.capacity() == 0) {
-        reserve_levels(stock); // an unlisted stock's first order
-    }
+    stock_state& stock = use_stock(locate);
     // Level first: if it throws (bad_alloc), the table holds no order without a level.
     add_to_level(stock, side, price, shares);
     detail::order_slot* const slot = orders_.insert(ref); // not full: never nullptr
@@ -184,7 +195,7 @@ book_result order_book::add(std::uint16_t locate, std::uint64_t ref, order_side 
 }
 
 void order_book::erase_order(detail::order_slot* slot) noexcept {
-    stock_state& stock = stocks_[slot->locate];
+    stock_state& stock = stock_of(slot->locate);
     take_from_level(stock, slot->side, slot->price, slot->shares, true);
     --stock.orders;
     orders_.erase(slot);
@@ -200,7 +211,7 @@ book_result order_book::reduce(std::uint64_t ref, std::uint32_t shares) {
         erase_order(slot);
         return book_result::ok;
     }
-    take_from_level(stocks_[slot->locate], slot->side, slot->price, cut, false);
+    take_from_level(stock_of(slot->locate), slot->side, slot->price, cut, false);
     slot->shares -= cut;
     return book_result::ok;
 }
@@ -227,30 +238,36 @@ book_result order_book::replace(std::uint64_t original_ref, std::uint64_t new_re
 }
 
 top_of_book order_book::top(std::uint16_t locate) const noexcept {
-    stock_state const& stock = stocks_[locate];
     top_of_book top;
-    if (!stock.bids.empty()) {
-        top.bid_price = stock.bids.back().price;
-        top.bid_shares = stock.bids.back().shares;
+    stock_state const* const stock = find_stock(locate);
+    if (stock == nullptr) {
+        return top;
     }
-    if (!stock.asks.empty()) {
-        top.ask_price = stock.asks.back().price;
-        top.ask_shares = stock.asks.back().shares;
+    if (!stock->bids.empty()) {
+        top.bid_price = stock->bids.back().price;
+        top.bid_shares = stock->bids.back().shares;
+    }
+    if (!stock->asks.empty()) {
+        top.ask_price = stock->asks.back().price;
+        top.ask_shares = stock->asks.back().shares;
     }
     return top;
 }
 
 std::uint32_t order_book::order_count(std::uint16_t locate) const noexcept {
-    return stocks_[locate].orders;
+    stock_state const* const stock = find_stock(locate);
+    return stock == nullptr ? 0 : stock->orders;
 }
 
 std::string_view order_book::symbol(std::uint16_t locate) const noexcept {
-    stock_state const& stock = stocks_[locate];
-    return {stock.symbol.data(), stock.symbol_length};
+    stock_state const* const stock = find_stock(locate);
+    return stock == nullptr ? std::string_view{}
+                            : std::string_view{stock->symbol.data(), stock->symbol_length};
 }
 
 bool order_book::listed(std::uint16_t locate) const noexcept {
-    return stocks_[locate].listed;
+    stock_state const* const stock = find_stock(locate);
+    return stock != nullptr && stock->listed;
 }
 
 std::optional<std::uint16_t> order_book::find_locate(std::string_view symbol) const noexcept {
@@ -263,11 +280,13 @@ std::optional<std::uint16_t> order_book::find_locate(std::string_view symbol) co
 }
 
 std::span<price_level const> order_book::bids(std::uint16_t locate) const noexcept {
-    return stocks_[locate].bids;
+    stock_state const* const stock = find_stock(locate);
+    return stock == nullptr ? std::span<price_level const>{} : stock->bids;
 }
 
 std::span<price_level const> order_book::asks(std::uint16_t locate) const noexcept {
-    return stocks_[locate].asks;
+    stock_state const* const stock = find_stock(locate);
+    return stock == nullptr ? std::span<price_level const>{} : stock->asks;
 }
 
 std::optional<order> order_book::find(std::uint64_t ref) const noexcept {
@@ -285,29 +304,37 @@ stock_view order_book::view(std::uint16_t locate) const noexcept {
 bool order_book::check_invariants() const {
     // Rebuild (locate, side, price) -> (orders, shares) from the orders and compare.
     std::map<std::tuple<std::uint16_t, char, std::uint32_t>, price_level> expected;
-    std::vector<std::uint32_t> counts(max_locates, 0);
+    std::vector<std::uint32_t> counts(stocks_.size(), 0);
+    bool orphan = false;
     orders_.for_each([&](detail::order_slot const& slot) {
         price_level& level = expected[{slot.locate, static_cast<char>(slot.side), slot.price}];
         level.price = slot.price;
         ++level.orders;
         level.shares += slot.shares;
-        ++counts[slot.locate];
+        std::uint32_t const index = stock_index_[slot.locate];
+        if (index == 0) {
+            orphan = true;
+        } else {
+            ++counts[index - 1];
+        }
     });
+    if (orphan) {
+        return false;
+    }
     std::size_t levels = 0;
-    for (std::size_t locate = 0; locate < max_locates; ++locate) {
-        stock_state const& stock = stocks_[locate];
-        if (stock.orders != counts[locate]) {
+    for (std::size_t i = 0; i < stocks_.size(); ++i) {
+        stock_state const& stock = stocks_[i];
+        if (stock_index_[stock.locate] != i + 1 || stock.orders != counts[i]) {
             return false;
         }
         auto const side_ok = [&](std::vector<price_level> const& side, char letter, auto better) {
-            for (std::size_t i = 0; i < side.size(); ++i) {
-                if (i > 0 && !better(side[i].price, side[i - 1].price)) {
+            for (std::size_t l = 0; l < side.size(); ++l) {
+                if (l > 0 && !better(side[l].price, side[l - 1].price)) {
                     return false;
                 }
-                auto const it =
-                    expected.find({static_cast<std::uint16_t>(locate), letter, side[i].price});
-                if (it == expected.end() || it->second.orders != side[i].orders ||
-                    it->second.shares != side[i].shares) {
+                auto const it = expected.find({stock.locate, letter, side[l].price});
+                if (it == expected.end() || it->second.orders != side[l].orders ||
+                    it->second.shares != side[l].shares) {
                     return false;
                 }
             }

@@ -87,7 +87,7 @@ inline constexpr std::size_t shares = 20;      // u32
 inline constexpr std::size_t order_stock = 24; // char[8]
 inline constexpr std::size_t price = 32;       // u32
 inline constexpr std::size_t attribution = 36; // char[4], F only
-inline constexpr std::size_t trade_match = 40; // u64, P only
+inline constexpr std::size_t trade_match = 36; // u64, P only (after the price; 36 + 8 = 44)
 // E, C (order_ref at 11)
 inline constexpr std::size_t executed_shares = 19; // u32
 inline constexpr std::size_t match_number = 23;    // u64

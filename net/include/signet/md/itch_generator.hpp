@@ -5,9 +5,10 @@
 ///
 /// Stream: system events 'O' (start of messages), 'S' (start of system hours), 'Q' (start of
 /// market hours); one stock directory 'R' per symbol (locates 1..symbols); then the body: adds
-/// (A, F) a few ticks around each symbol's drifting mid price, executes (E, C), cancels (X),
-/// deletes (D) and replaces (U) of live orders only, non-displayed trades (P) and now and then
-/// one of the other types; finally system events 'M', 'E', 'C' (end of market hours, of system
+/// (A, F) a few ticks around each symbol's mid price (which drifts within +-2 ticks, so the
+/// book never crosses), executes (E, C), cancels (X), deletes (D) and replaces (U) of live
+/// orders only, non-displayed trades (P) and now and then one of the other types; finally
+/// system events 'M', 'E', 'C' (end of market hours, of system
 /// hours, of messages). Timestamps are nanoseconds since midnight and strictly increase; order
 /// references and match numbers count up from 1. Adds outnumber removals while fewer than
 /// target_live_orders are live and the reverse above it, so the book stays near that size.
@@ -31,7 +32,8 @@ namespace signet::md {
 
 struct itch_generator_options {
     std::uint64_t seed = 1;
-    /// Stocks, 1 to 65535. The first ones get real ticker names, later ones "SYMnnnnn".
+    /// Stocks, 1 to 65535. Up to 32 get real ticker names (AAPL, MSFT, ...); with more, all
+    /// are named SYM00001, SYM00002, ...
     std::size_t symbols = 16;
     /// Body messages before the closing events; 0 = until close() is called.
     std::uint64_t messages = 0;
@@ -99,7 +101,8 @@ private:
     itch_generator_options options_;
     std::mt19937_64 rng_;
     std::vector<std::array<char, 8>> symbols_;
-    std::vector<std::uint32_t> mids_; // per stock, ITCH price units
+    std::vector<std::uint32_t> anchors_; // per stock, ITCH price units: the mid's band centre
+    std::vector<std::uint32_t> mids_;
     std::vector<live_order> live_;
     std::array<std::uint64_t, 128> generated_{};
     std::uint64_t total_ = 0;

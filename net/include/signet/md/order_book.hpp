@@ -13,13 +13,15 @@
 ///     (24-byte slots, load factor <= 0.5): 48 MiB for the default 2^20 orders.
 ///   - Price levels: per stock and side a vector sorted so that the best price is last, where
 ///     most activity is; lookup is a binary search, insert/erase move only the levels better
-///     than the one touched. Each side reserves order_book_options::level_reserve levels the
-///     first time a stock is listed (set_symbol) or used, and only allocates again when it
-///     grows past that; vectors never shrink.
-///   - Stocks: a fixed array of 65536 locates, symbol included (about 4 MiB).
+///     than the one touched. Each side reserves order_book_options::level_reserve levels when
+///     its stock is first used — normally its R message at the start of the day, else its
+///     first order — and only allocates again when it grows past that; vectors never shrink.
+///   - Stocks: a fixed index of 65536 locates (256 KiB) into a dense array of per-stock state
+///     (levels, order count, symbol) reserved for all 65536 at construction: about 4 MiB of
+///     address space, touched only as stocks appear, never reallocated.
 ///   Add, reduce, remove, replace: O(1) expected for the order, O(log L) + the shift for the
 ///   level (L levels on that side). No locks, no logging, no exceptions except std::bad_alloc
-///   when a side outgrows its reserve.
+///   from those level allocations.
 ///
 /// Invariants (check_invariants()): every live order has a level at its stock, side and price;
 /// a level's shares and order count are the sums over its orders; levels are strictly ordered;
@@ -139,12 +141,18 @@ private:
         std::vector<price_level> bids; // ascending price: best bid last
         std::vector<price_level> asks; // descending price: best ask last
         std::uint32_t orders = 0;
+        std::uint16_t locate = 0;
         std::array<char, max_symbol_length> symbol{};
         std::uint8_t symbol_length = 0;
         bool listed = false;
     };
 
-    void reserve_levels(stock_state& stock);
+    /// The stock's state, created (and its levels reserved) on first use.
+    stock_state& use_stock(std::uint16_t locate);
+    /// nullptr if the locate was never used.
+    [[nodiscard]] stock_state const* find_stock(std::uint16_t locate) const noexcept;
+    /// Requires a live order at the locate (so its state exists).
+    [[nodiscard]] stock_state& stock_of(std::uint16_t locate) noexcept;
     void add_to_level(stock_state& stock, order_side side, std::uint32_t price,
                       std::uint32_t shares);
     void take_from_level(stock_state& stock, order_side side, std::uint32_t price,
@@ -153,8 +161,9 @@ private:
     [[nodiscard]] stock_view view(std::uint16_t locate) const noexcept;
 
     detail::order_table orders_;
-    std::vector<stock_state> stocks_;
-    std::vector<std::uint16_t> listed_; // reserved for every locate: never reallocates
+    std::vector<std::uint32_t> stock_index_; // per locate: 1 + index into stocks_, 0 if unused
+    std::vector<stock_state> stocks_;        // reserved for every locate: never reallocates
+    std::vector<std::uint16_t> listed_;      // reserved for every locate: never reallocates
     std::size_t level_reserve_;
 };
 

@@ -1,0 +1,120 @@
+// Writes the committed seed corpora under tests/fuzz/corpus/ (run by hand when the input
+// formats of the fuzz targets change; scripts/run-fuzz only reads them):
+//   g++ -std=c++20 -Inet/include tests/fuzz/make_seed_corpus.cpp net/src/md/[a-z]*.cpp
+//       -o build/make_seed_corpus && build/make_seed_corpus tests/fuzz/corpus
+// Formats: moldudp64 — byte 0 (odd: late join), then datagrams as (u16 big-endian length,
+// bytes); itch50 — byte 0 (order capacity - 1), then messages as (u8 length, bytes).
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <signet/md/itch50.hpp>
+#include <signet/md/itch_generator.hpp>
+#include <signet/md/moldudp64.hpp>
+
+#include "../md/md_test_support.hpp"
+
+namespace {
+
+namespace t = signet::md::test;
+using namespace signet::md;
+using t::bytes;
+
+void write(std::filesystem::path const& path, bytes const& b) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<char const*>(b.data()), static_cast<std::streamsize>(b.size()));
+    std::printf("%s: %zu bytes\n", path.c_str(), b.size());
+}
+
+bytes mold_input(bool late_join, std::vector<bytes> const& datagrams) {
+    bytes in{static_cast<std::byte>(late_join ? 1 : 0)};
+    for (bytes const& d : datagrams) {
+        in.push_back(static_cast<std::byte>(d.size() >> 8));
+        in.push_back(static_cast<std::byte>(d.size() & 0xFF));
+        in.insert(in.end(), d.begin(), d.end());
+    }
+    return in;
+}
+
+bytes itch_input(std::size_t capacity, std::vector<bytes> const& messages) {
+    bytes in{static_cast<std::byte>(capacity - 1)};
+    for (bytes const& m : messages) {
+        in.push_back(static_cast<std::byte>(m.size()));
+        in.insert(in.end(), m.begin(), m.end());
+    }
+    return in;
+}
+
+std::vector<bytes> generated(std::uint64_t seed, std::size_t count) {
+    itch_generator gen({.seed = seed, .symbols = 3, .target_live_orders = 20});
+    std::vector<bytes> out;
+    std::array<std::byte, itch50::max_message_length> buffer{};
+    for (std::size_t i = 0; i < count; ++i) {
+        std::size_t const n = gen.next(buffer);
+        out.emplace_back(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    return out;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::filesystem::path const root = argc > 1 ? argv[1] : "tests/fuzz/corpus";
+    std::filesystem::create_directories(root / "moldudp64");
+    std::filesystem::create_directories(root / "itch50");
+
+    // ---- moldudp64 ----
+    std::vector<bytes> const msgs = generated(1, 12);
+    auto slice = [&](std::size_t from, std::size_t to) {
+        return std::vector<bytes>(msgs.begin() + static_cast<std::ptrdiff_t>(from),
+                                  msgs.begin() + static_cast<std::ptrdiff_t>(to));
+    };
+    bytes const p1 = t::mold_packet("SEED", 1, slice(0, 4));
+    bytes const p2 = t::mold_packet("SEED", 5, slice(4, 8));
+    bytes const p3 = t::mold_packet("SEED", 9, slice(8, 12));
+    write(root / "moldudp64" / "in_order", mold_input(false, {p1, p2, p3}));
+    write(root / "moldudp64" / "heartbeat_end",
+          mold_input(false, {p1, t::mold_header("SEED", 5, 0), t::mold_header("SEED", 7, 0),
+                             t::mold_header("SEED", 7, 0xFFFF)}));
+    write(root / "moldudp64" / "gap_duplicate_overlap",
+          mold_input(false, {p1, p3, p1, t::mold_packet("SEED", 3, slice(2, 6)), p2}));
+    write(root / "moldudp64" / "late_join",
+          mold_input(true, {t::mold_packet("SEED", 1000, slice(0, 3)),
+                            t::mold_packet("SEED", 1003, slice(3, 5))}));
+    write(root / "moldudp64" / "ab_lines", mold_input(false, {p1, p1, p2, p3, p2, p3}));
+    bytes cut = p2;
+    cut.resize(cut.size() - 3);
+    bytes other = t::mold_packet("OTHER", 5, slice(4, 5));
+    write(root / "moldudp64" / "malformed",
+          mold_input(false, {p1, bytes(19), cut, other, t::mold_packet("SEED", 5, {bytes{}})}));
+
+    // ---- itch50 ----
+    write(root / "itch50" / "generated", itch_input(64, generated(2, 120)));
+    write(root / "itch50" / "book_rules",
+          itch_input(64, {t::directory(1, "AAPL"), t::add(1, 1, 'B', 100, 1'500'000),
+                          t::add_mpid(1, 2, 'S', 200, 1'510'000), t::add(1, 3, 'B', 300, 1'490'000),
+                          t::executed(1, 40), t::executed_with_price(2, 50, 1'505'000),
+                          t::cancel(3, 100), t::replace(3, 4, 10, 1'495'000), t::delete_order(1),
+                          t::executed(2, 150), t::trade(1, 0, 'B', 10, 1'500'000),
+                          t::delete_order(77)}));
+    write(root / "itch50" / "book_full",
+          itch_input(1, {t::add(1, 1, 'B', 100, 10'000), t::add(1, 2, 'S', 100, 20'000),
+                         t::delete_order(1), t::add(1, 2, 'S', 100, 20'000)}));
+    std::vector<bytes> every_type;
+    for (char const type : itch50::message_types) {
+        bytes m = t::itch_message(type, itch50::message_length(type));
+        if (type == 'A' || type == 'F') {
+            m[19] = std::byte{'S'};
+        }
+        every_type.push_back(m);
+    }
+    every_type.push_back(t::itch_message('Z', 9));
+    every_type.push_back(t::itch_message('A', 20));
+    write(root / "itch50" / "every_type", itch_input(8, every_type));
+    return 0;
+}
