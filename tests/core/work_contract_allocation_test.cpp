@@ -9,45 +9,13 @@
 
 #include <signet/core/work_contract_group.hpp>
 
-namespace {
-thread_local bool counting = false;
-thread_local std::size_t allocations = 0;
-} // namespace
-
-// GCC pairs the replaced operator delete's free() with operator new at the call sites it
-// inlines and warns; both sides here are malloc/free, so the pairing is right.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t size) {
-    if (counting) {
-        ++allocations;
-    }
-    if (void* p = std::malloc(size == 0 ? 1 : size)) {
-        return p;
-    }
-    throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
-#pragma GCC diagnostic pop
+#include "support/allocation_counter.hpp"
 
 namespace {
 
 using signet::work_contract_group;
 
-// Counts the allocations made by `f` on this thread.
-template <typename F>
-std::size_t allocations_in(F&& f) {
-    allocations = 0;
-    counting = true;
-    f();
-    counting = false;
-    return allocations;
-}
+using signet::test::allocations_in;
 
 TEST(WorkContractAllocation, SmallCallablesNeverAllocate) {
     work_contract_group group(64);

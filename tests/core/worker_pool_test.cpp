@@ -22,17 +22,7 @@ using signet::work_contract_group;
 using signet::worker_pool;
 using signet::worker_pool_options;
 
-template <typename Predicate>
-bool eventually(Predicate p, std::chrono::milliseconds limit = 10s) {
-    auto const deadline = std::chrono::steady_clock::now() + limit;
-    while (!p()) {
-        if (std::chrono::steady_clock::now() > deadline) {
-            return false;
-        }
-        std::this_thread::sleep_for(1ms);
-    }
-    return true;
-}
+using signet::test::eventually;
 
 TEST(WorkerPool, RunsScheduledContractsAndCountsThem) {
     signet::test::watchdog dog(60s, "RunsScheduledContractsAndCountsThem");

@@ -12,31 +12,7 @@
 #include <signet/md/itch_generator.hpp>
 #include <signet/md/moldudp64.hpp>
 
-namespace {
-thread_local bool counting = false;
-thread_local std::size_t allocations = 0;
-} // namespace
-
-// GCC pairs the replaced operator delete's free() with operator new at the call sites it
-// inlines and warns; both sides here are malloc/free, so the pairing is right.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t size) {
-    if (counting) {
-        ++allocations;
-    }
-    if (void* p = std::malloc(size == 0 ? 1 : size)) {
-        return p;
-    }
-    throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
-#pragma GCC diagnostic pop
+#include "support/allocation_counter.hpp"
 
 namespace {
 
@@ -62,11 +38,7 @@ TEST(MdAllocation, SteadyStateFeedDoesNotAllocate) {
         handler(packer.finish());
     };
     run(50'000); // warm-up: opening, directory, the book reaches its working size
-    allocations = 0;
-    counting = true;
-    run(200'000);
-    counting = false;
-    EXPECT_EQ(allocations, 0U);
+    EXPECT_EQ(signet::test::allocations_in([&] { run(200'000); }), 0U);
     EXPECT_EQ(handler.itch_stats().unknown_order_refs, 0U);
     EXPECT_EQ(handler.session_stats().messages, 250'000U);
 }

@@ -28,17 +28,7 @@ using signet::net::udp_endpoint;
 using signet::test::sequence_of;
 using signet::test::udp_sender;
 
-template <typename Predicate>
-bool eventually(Predicate p, std::chrono::milliseconds limit = 20s) {
-    auto const deadline = std::chrono::steady_clock::now() + limit;
-    while (!p()) {
-        if (std::chrono::steady_clock::now() > deadline) {
-            return false;
-        }
-        std::this_thread::sleep_for(1ms);
-    }
-    return true;
-}
+using signet::test::eventually;
 
 feed_options loopback_feed(std::string name, std::size_t lines = 1) {
     feed_options options;

@@ -54,6 +54,19 @@ private:
     std::atomic<bool> open_{false};
 };
 
+/// Polls `done` every millisecond until it returns true (then true) or `limit` passes (false).
+template <typename Predicate>
+bool eventually(Predicate done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+    auto const deadline = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+}
+
 /// Aborts the process if not disarmed (destroyed) within the limit: a hung test fails loudly.
 class watchdog {
 public:
