@@ -55,8 +55,6 @@
 //   set: 1 + depth atomic RMWs; select: 1 + depth RMWs uncontended. Depth is 0 for capacity
 //   <= 64, 1 for <= 512, 2 for <= 2048, 3 for <= 8192. Nothing allocates after construction.
 
-#include <signet/core/cache_line.hpp>
-
 #include <atomic>
 #include <bit>
 #include <cassert>
@@ -64,6 +62,8 @@
 #include <cstdint>
 #include <memory>
 #include <vector>
+
+#include <signet/core/cache_line.hpp>
 
 namespace signet {
 
@@ -124,17 +124,33 @@ private:
     static_assert(sizeof(padded_word) == destructive_interference_size);
 
     struct level {
-        std::size_t first_node;   // index of this level's first node in nodes_
-        unsigned fanout_shift;    // log2(children per node): 3, 2 or 1
-        unsigned width_shift;     // log2(bits per counter): 3, 4 or 5
-        unsigned child_shift;     // log2(slots covered by one child)
+        std::size_t first_node; // index of this level's first node in nodes_
+        unsigned fanout_shift;  // log2(children per node): 3, 2 or 1
+        unsigned width_shift;   // log2(bits per counter): 3, 4 or 5
+        unsigned child_shift;   // log2(slots covered by one child)
         std::uint64_t unit(unsigned child) const noexcept {
             return std::uint64_t{1} << (child << width_shift);
         }
-        std::uint64_t counter(std::uint64_t word, unsigned child) const noexcept {
-            auto const bits = 1U << width_shift;
-            auto const mask = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
-            return (word >> (child << width_shift)) & mask;
+        // Bit c set iff child c's counter is non-zero, for all children at once (SWAR; every
+        // level fills the whole word: fanout_shift + width_shift == 6). A counter is non-zero
+        // iff its top bit is set or adding "all ones below the top bit" to its low bits carries
+        // into the top bit; no carry crosses into the next counter. The multiply gathers the
+        // top bits into the highest `fanout` bits of the product (the classic movemask
+        // multiply: multiplier bit 64 - fanout - (width - 1) * c moves counter c's bit to
+        // position 64 - fanout + c; the other partial products land on distinct lower bits or
+        // above bit 63, so nothing carries into the result). Replaces a loop over the children.
+        std::uint64_t non_zero(std::uint64_t word) const noexcept {
+            static constexpr std::uint64_t top_bits[3] = {
+                0x8080808080808080ULL, 0x8000800080008000ULL, 0x8000000080000000ULL};
+            static constexpr std::uint64_t gather[3] = {
+                0x0102040810204080ULL, 0x1000200040008000ULL, 0x4000000080000000ULL};
+            assert(fanout_shift + width_shift == 6 && "signal_tree: a level must fill its word");
+            unsigned const i = width_shift - 3;
+            std::uint64_t const low = ~top_bits[i];
+            std::uint64_t const tops = (((word & low) + low) | word) & top_bits[i];
+            unsigned const width = 1U << width_shift;
+            unsigned const fanout = 64U >> width_shift;
+            return ((tops >> (width - 1)) * gather[i]) >> (64 - fanout);
         }
     };
 
@@ -156,8 +172,8 @@ private:
                                    unsigned child_shift) noexcept;
 
     std::size_t leaf_count_;
-    std::vector<level> levels_;                 // root first
-    std::unique_ptr<padded_word[]> nodes_;      // inner nodes, level by level, root first
+    std::vector<level> levels_;            // root first
+    std::unique_ptr<padded_word[]> nodes_; // inner nodes, level by level, root first
     std::unique_ptr<padded_word[]> leaves_;
 };
 
@@ -181,7 +197,8 @@ inline bool signal_tree::set(std::size_t index) noexcept {
     // Publish bottom-up: a child's counter is always incremented before its parent's.
     for (std::size_t i = levels_.size() - 1; i > 0; --i) {
         auto const& lv = levels_[i];
-        auto const position = static_cast<unsigned>(child & ((std::size_t{1} << lv.fanout_shift) - 1));
+        auto const position =
+            static_cast<unsigned>(child & ((std::size_t{1} << lv.fanout_shift) - 1));
         child >>= lv.fanout_shift;
         // release: pairs with the acquire compare-exchange in select(); a selector that reserves
         // this unit sees the child's increment made just before.
@@ -199,7 +216,8 @@ inline std::size_t signal_tree::select(std::size_t bias, lane preferred) noexcep
     if (root().load(std::memory_order_relaxed) == 0) {
         return npos;
     }
-    if (preferred.count != 0 && (bias < preferred.first || bias - preferred.first >= preferred.count)) {
+    if (preferred.count != 0 &&
+        (bias < preferred.first || bias - preferred.first >= preferred.count)) {
         bias = preferred.first;
     }
     std::size_t index = 0; // node index within the current level; becomes the leaf index
@@ -219,11 +237,7 @@ inline std::size_t signal_tree::select(std::size_t bias, lane preferred) noexcep
                 assert(&lv == &levels_[0] && "signal_tree: reserved unit found an empty child");
                 return npos;
             }
-            std::uint64_t non_zero = 0;
-            for (unsigned c = 0; c < fanout; ++c) {
-                non_zero |= std::uint64_t{lv.counter(word, c) != 0} << c;
-            }
-            child = pick(non_zero, in_lane, from);
+            child = pick(lv.non_zero(word), in_lane, from);
             // acquire: pairs with the release (root: seq_cst) fetch_add in set(); the counters and
             // bits below, published before that increment, are visible as we descend.
             if (node.compare_exchange_weak(word, word - lv.unit(child), std::memory_order_acquire,
@@ -293,9 +307,9 @@ inline std::uint64_t signal_tree::lane_mask(lane l, std::size_t node_first, unsi
         return ~std::uint64_t{0};
     }
     std::size_t const lo = l.first > node_first ? (l.first - node_first) >> child_shift : 0;
-    std::size_t const hi = ((lane_end < node_first + span ? lane_end : node_first + span) -
-                            node_first - 1) >>
-                           child_shift;
+    std::size_t const hi =
+        ((lane_end < node_first + span ? lane_end : node_first + span) - node_first - 1) >>
+        child_shift;
     std::size_t const width = hi - lo + 1;
     std::uint64_t const ones = width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
     return ones << lo;

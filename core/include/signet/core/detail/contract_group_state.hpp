@@ -20,17 +20,17 @@
 //   release:   R:=1 unless stale or R. Signals the tree only if neither S nor E was set.
 //   claim:     the worker that selected the slot flips S and E in one fetch_xor. If R was set it
 //              runs the release callback instead of the work, then recycles the slot.
+//   self:      a run that schedules itself through its own token (or this_contract) only sets a
+//              thread-local flag: E is set, so the request could not signal anyway, and finish
+//              turns the flag into S in the RMW it makes regardless (one RMW fewer per cycle).
 //   finish:    if R was set during the run, run the release right away (E still set, so nobody
 //              else can claim the slot). Else E:=0; if S or R was set meanwhile, signal the tree
 //              again (exactly one follow-up).
 //   recycle:   destroy the callables, bump the generation, clear the flags, free the slot.
 //
-// Costs per schedule + execute of one contract: schedule = 1 compare-exchange + signal_tree::set;
-// execute = signal_tree::select + 1 fetch_xor + 1 fetch_and, one indirect call, no allocation.
-
-#include <signet/core/cache_line.hpp>
-#include <signet/core/signal_tree.hpp>
-#include <signet/core/work_contract_token.hpp>
+// Costs per schedule + execute of one contract: schedule = 1 compare-exchange + signal_tree::set
+// (none when the run schedules itself; finish signals instead); execute = signal_tree::select +
+// 1 fetch_xor + 1 compare-exchange, one indirect call, no allocation.
 
 #include <atomic>
 #include <cassert>
@@ -45,6 +45,10 @@
 #include <optional>
 #include <type_traits>
 #include <utility>
+
+#include <signet/core/cache_line.hpp>
+#include <signet/core/signal_tree.hpp>
+#include <signet/core/work_contract_token.hpp>
 
 namespace signet::detail {
 
@@ -62,7 +66,7 @@ inline constexpr contract_id make_contract_id(std::uint32_t slot, std::uint64_t 
 /// callable type (no virtual call, no std::function).
 struct contract_ops {
     void (*work)(void* storage, work_contract_token& token);
-    void (*release)(void* storage);                   // null: no release callback
+    void (*release)(void* storage);                    // null: no release callback
     void (*handle)(void* storage, std::exception_ptr); // null: exceptions propagate
     void (*destroy)(void* storage) noexcept;
 };
@@ -132,6 +136,9 @@ struct contract_ops_for {
 
 /// The work_contract_token of the work running on this thread (nullptr outside a run).
 inline thread_local work_contract_token* current_token = nullptr;
+/// Set when the work running on this thread schedules itself through current_token; the run's
+/// finish publishes it as S (see "self" above). Saved and restored around nested runs.
+inline thread_local bool current_rescheduled = false;
 
 class group_state {
 public:
@@ -177,7 +184,7 @@ private:
     void free_slot(std::uint32_t slot) noexcept;
     void publish(std::uint32_t slot, std::uint64_t generation, initial_state initial) noexcept;
     void execute_slot(std::uint32_t slot);
-    void finish_run(std::uint32_t slot) noexcept;
+    void finish_run(std::uint32_t slot, bool rescheduled) noexcept;
     void run_release(std::uint32_t slot, std::uint64_t generation);
     void recycle(std::uint32_t slot, std::uint64_t generation) noexcept;
     void signal(std::size_t slot) noexcept;
@@ -205,8 +212,8 @@ template <typename Work, typename Release, typename Handler>
 std::pair<std::uint32_t, std::uint64_t> group_state::create(lane where, Work&& work,
                                                             Release&& release, Handler&& handler,
                                                             initial_state initial) {
-    using callables = contract_callables<std::decay_t<Work>, std::decay_t<Release>,
-                                         std::decay_t<Handler>>;
+    using callables =
+        contract_callables<std::decay_t<Work>, std::decay_t<Release>, std::decay_t<Handler>>;
     constexpr bool fits = sizeof(callables) <= inline_callable_size &&
                           alignof(callables) <= alignof(std::max_align_t);
     std::unique_ptr<callables> heap; // too large for the slot: the one allocation, made up front
@@ -350,14 +357,18 @@ inline void group_state::execute_slot(std::uint32_t slot) {
         group_state& group;
         std::uint32_t slot;
         work_contract_token* previous;
+        bool previous_rescheduled;
         bool finished = false;
         ~run_scope() {
             current_token = previous;
+            bool const rescheduled = std::exchange(current_rescheduled, previous_rescheduled);
             if (!finished) {
-                group.finish_run(slot); // on exceptions too: the group stays consistent
+                // on exceptions too: the group stays consistent
+                group.finish_run(slot, rescheduled);
             }
         }
-    } scope{*this, slot, std::exchange(current_token, &token)};
+    } scope{*this, slot, std::exchange(current_token, &token),
+            std::exchange(current_rescheduled, false)};
     try {
         s.ops->work(s.storage, token);
     } catch (...) {
@@ -368,22 +379,33 @@ inline void group_state::execute_slot(std::uint32_t slot) {
     }
     scope.finished = true;
     current_token = scope.previous;
+    bool const rescheduled = std::exchange(current_rescheduled, scope.previous_rescheduled);
     // Released during the run (the one-shot pattern): run the release right here. E is still
-    // set and R is sticky, so no other thread can signal or claim the slot meanwhile.
+    // set and R is sticky, so no other thread can signal or claim the slot meanwhile. A
+    // self-schedule of this run is dropped, as schedule() after release always is.
     // acquire: pairs with the release compare-exchange in release().
     if ((s.state.load(std::memory_order_acquire) & release_flag) != 0) {
         run_release(slot, generation);
         return;
     }
-    finish_run(slot);
+    finish_run(slot, rescheduled);
 }
 
-inline void group_state::finish_run(std::uint32_t slot) noexcept {
-    // release: this run's writes reach the next run, whose claim (acquire fetch_xor) reads a
-    // later value of this word (schedulers' exchanges in between continue the release sequence).
-    std::uint64_t const state =
-        slots_[slot].state.fetch_and(~executing_flag, std::memory_order_release);
-    if ((state & (scheduled_flag | release_flag)) != 0) {
+inline void group_state::finish_run(std::uint32_t slot, bool rescheduled) noexcept {
+    auto& state = slots_[slot].state;
+    // E:=0, and S:=1 when the run scheduled itself. One compare-exchange either way (a
+    // fetch_and whose result is used compiles to the same loop on x86); it repeats only when a
+    // scheduler or releaser changed the word in between, so it is lock-free.
+    std::uint64_t const self = rescheduled ? scheduled_flag : 0;
+    // relaxed: only seeds the compare-exchange.
+    std::uint64_t expected = state.load(std::memory_order_relaxed);
+    // release: this run's writes (including those before a self-schedule) reach the next run,
+    // whose claim (acquire fetch_xor) reads this value or a later one (schedulers' exchanges in
+    // between continue the release sequence).
+    while (!state.compare_exchange_weak(expected, (expected & ~executing_flag) | self,
+                                        std::memory_order_release, std::memory_order_relaxed)) {
+    }
+    if (((expected | self) & (scheduled_flag | release_flag)) != 0) {
         signal(slot); // scheduled or released during the run: exactly one follow-up
     }
 }
@@ -392,8 +414,19 @@ inline void group_state::finish_run(std::uint32_t slot) noexcept {
 
 namespace signet {
 
-inline void work_contract_token::schedule() noexcept { group_->schedule(slot_, generation_); }
-inline void work_contract_token::release() noexcept { group_->release(slot_, generation_); }
+inline void work_contract_token::schedule() noexcept {
+    if (detail::current_token == this) {
+        // The running work schedules itself on its own thread (copies of the token have other
+        // addresses and take the general path): E is set until this run finishes, so just
+        // record the request; finish_run() publishes it. Dropped if release wins (see there).
+        detail::current_rescheduled = true;
+        return;
+    }
+    group_->schedule(slot_, generation_);
+}
+inline void work_contract_token::release() noexcept {
+    group_->release(slot_, generation_);
+}
 inline contract_id work_contract_token::get_id() const noexcept {
     return detail::make_contract_id(slot_, generation_);
 }

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Smoke test for signet_contention_bench (standard library only).
+
+Runs the benchmark command given after `--` with `--json FILE` appended, then checks that FILE
+is a well-formed JSON array of points with exactly the documented fields and types, and that
+every implementation ran (executed tasks) for every task size and thread count.
+
+  check_results.py --json out.json --expect-tasks max,low --expect-threads 1,2 --
+      signet_contention_bench --seconds 0.2 --task max,low --threads 1,2
+"""
+import argparse
+import json
+import math
+import subprocess
+import sys
+
+IMPLS = ["signet", "signet_blocking", "moodycamel", "tbb", "boost_lockfree", "mutex_deque",
+         "work_stealing"]
+TASKS = ["max", "high", "medium", "low"]
+FIELDS = {"impl": str, "task": str, "threads": int, "seconds": (int, float), "tasks": int,
+          "tasks_per_sec": (int, float), "task_cv": (int, float), "thread_cv": (int, float),
+          "never_run": int}
+
+
+def reject_constant(name):
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def check(points, expect_tasks, expect_threads):
+    errors = []
+    if not isinstance(points, list) or not points:
+        return ["top level is not a non-empty array"]
+    seen = {}
+    for i, p in enumerate(points):
+        if not isinstance(p, dict):
+            errors.append(f"point {i} is not an object")
+            continue
+        if set(p) != set(FIELDS):
+            errors.append(f"point {i} has fields {sorted(p)}, expected {sorted(FIELDS)}")
+            continue
+        for key, kind in FIELDS.items():
+            value = p[key]
+            if isinstance(value, bool) or not isinstance(value, kind):
+                errors.append(f"point {i}: {key}={value!r} has the wrong type")
+            elif isinstance(value, (int, float)) and (not math.isfinite(value) or value < 0):
+                errors.append(f"point {i}: {key}={value!r} is not a finite non-negative number")
+        if p["impl"] not in IMPLS:
+            errors.append(f"point {i}: unknown impl {p['impl']!r}")
+        if p["task"] not in TASKS:
+            errors.append(f"point {i}: unknown task {p['task']!r}")
+        seen[(p["impl"], p["task"], p["threads"])] = p
+    for impl in IMPLS:
+        for task in expect_tasks:
+            for threads in expect_threads:
+                p = seen.get((impl, task, threads))
+                if p is None:
+                    errors.append(f"missing point {impl}/{task}/{threads} threads")
+                elif p["tasks"] <= 0 or p["tasks_per_sec"] <= 0 or p["seconds"] <= 0:
+                    errors.append(f"{impl}/{task}/{threads} threads executed nothing: {p}")
+    return errors
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", required=True, help="where the benchmark writes its JSON")
+    parser.add_argument("--expect-threads", default="1", help="thread counts that must appear")
+    parser.add_argument("--expect-tasks", default=",".join(TASKS),
+                        help="task sizes that must appear")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- benchmark command")
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("no benchmark command given after --")
+    expect_threads = [int(t) for t in args.expect_threads.split(",")]
+    expect_tasks = args.expect_tasks.split(",")
+
+    run = subprocess.run(command + ["--json", args.json], check=False)
+    if run.returncode != 0:
+        print(f"benchmark exited with {run.returncode}", file=sys.stderr)
+        return 1
+    try:
+        with open(args.json, encoding="utf-8") as f:
+            points = json.load(f, parse_constant=reject_constant)
+    except (OSError, ValueError) as e:
+        print(f"{args.json}: not well-formed JSON: {e}", file=sys.stderr)
+        return 1
+    errors = check(points, expect_tasks, expect_threads)
+    for e in errors:
+        print(f"{args.json}: {e}", file=sys.stderr)
+    if errors:
+        return 1
+    print(f"{args.json}: {len(points)} points, every implementation ran")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
