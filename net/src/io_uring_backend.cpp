@@ -326,6 +326,7 @@ private:
             // acquire: pairs with the release store in stop().
             bool const stopping = stop_requested_.load(std::memory_order_acquire);
             bool busy = false;
+            bool waiting_on_returns = stopping;
             for (std::size_t i = 0; i < lines_.size(); ++i) {
                 uring_line& ul = *lines_[i];
                 std::uint32_t buffer = 0;
@@ -343,6 +344,7 @@ private:
                     arm(i);
                 }
                 busy = busy || ul.armed || ul.cancel_pending || !ul.held.empty();
+                waiting_on_returns = waiting_on_returns || !ul.armed || ul.paused;
             }
             if (stopping) {
                 if (!cancels_sent) {
@@ -361,8 +363,12 @@ private:
                 }
             }
             schedule_parsers();
+            // Every completion wakes us, and with it come the returned buffers. Only a line
+            // that cannot receive (not armed: its ring ran dry, or paused with packets held)
+            // waits on returns no completion will announce: then poll every millisecond. Else
+            // sleep long (each timer re-arm costs a hypervisor exit on VMs); 100 ms bounds stop().
             __kernel_timespec timeout{};
-            timeout.tv_nsec = 1'000'000; // recycle returned buffers at least every millisecond
+            timeout.tv_nsec = waiting_on_returns ? 1'000'000 : 100'000'000;
             io_uring_cqe* first = nullptr;
             io_uring_submit_and_wait_timeout(&ring_, &first, 1, &timeout, nullptr);
             std::uint64_t const now = realtime_ns();
