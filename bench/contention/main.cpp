@@ -25,9 +25,14 @@
 #include <CLI/CLI.hpp>
 
 #include "harness.hpp"
+#include "machine_info.hpp"
 #include "schedulers.hpp"
 
 namespace {
+
+using signet::bench::affinity_cpus;
+using signet::bench::cpu_model;
+using signet::bench::join;
 
 using namespace signet::bench;
 
@@ -252,40 +257,6 @@ void write_json(std::string const& path, std::vector<point_row> const& rows) {
     if (!out) {
         throw std::runtime_error("cannot write " + path);
     }
-}
-
-std::vector<int> affinity_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<int> cpus;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-            if (CPU_ISSET(static_cast<std::size_t>(cpu), &set)) {
-                cpus.push_back(cpu);
-            }
-        }
-    }
-    return cpus;
-}
-
-std::string cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("model name", 0) == 0) {
-            auto const colon = line.find(':');
-            return colon == std::string::npos ? line : line.substr(colon + 2);
-        }
-    }
-    return "unknown";
-}
-
-std::string join(std::vector<int> const& values) {
-    std::string out;
-    for (auto v : values) {
-        out += (out.empty() ? "" : ",") + std::to_string(v);
-    }
-    return out;
 }
 
 } // namespace

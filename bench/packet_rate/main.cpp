@@ -36,9 +36,14 @@
 #include <spdlog/spdlog.h>
 
 #include "common.hpp"
+#include "machine_info.hpp"
 #include "sender.hpp"
 
 namespace {
+
+using signet::bench::affinity_cpus;
+using signet::bench::cpu_model;
+using signet::bench::join;
 
 using namespace signet::bench;
 
@@ -554,40 +559,6 @@ void print_row(point_result const& r) {
     std::fflush(stdout);
 }
 
-std::vector<int> affinity_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<int> cpus;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-            if (CPU_ISSET(static_cast<std::size_t>(cpu), &set)) {
-                cpus.push_back(cpu);
-            }
-        }
-    }
-    return cpus;
-}
-
-std::string cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("model name", 0) == 0) {
-            auto const colon = line.find(':');
-            return colon == std::string::npos ? line : line.substr(colon + 2);
-        }
-    }
-    return "unknown";
-}
-
-std::string join(std::vector<int> const& values) {
-    std::string out;
-    for (auto v : values) {
-        out += (out.empty() ? "" : ",") + std::to_string(v);
-    }
-    return out.empty() ? "-" : out;
-}
-
 bool contains(std::vector<std::string> const& list, std::string const& value) {
     return std::find(list.begin(), list.end(), value) != list.end();
 }
@@ -772,7 +743,7 @@ int main(int argc, char** argv) {
     std::cout << "signet packet-rate benchmark\n  cpu: " << cpu_model() << " ("
               << std::thread::hardware_concurrency() << " logical)\n  kernel: " << uts.release
               << "\n  sender/injector cpu: " << settings.sender_cpu
-              << ", receiver cpus: " << join(settings.receiver_cpus) << "\n  measured "
+              << ", receiver cpus: " << join(settings.receiver_cpus, "-") << "\n  measured "
               << settings.duration << " s after " << settings.warmup
               << " s warm-up per point; drain buffers " << drain_mib << " MiB in total\n";
 

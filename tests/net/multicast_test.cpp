@@ -60,7 +60,7 @@ TEST_P(MulticastTest, AnySourceJoinReceivesTheGroup) {
     }
     signet::test::eventually([&] { return received.load(std::memory_order_acquire) == 100; });
     rt.stop();
-    EXPECT_EQ(received.load(), 100);
+    EXPECT_EQ(received.load(std::memory_order_acquire), 100);
 }
 
 TEST_P(MulticastTest, SourceSpecificJoinFiltersOtherSources) {
@@ -91,7 +91,7 @@ TEST_P(MulticastTest, SourceSpecificJoinFiltersOtherSources) {
     signet::test::eventually([&] { return received.load(std::memory_order_acquire) >= 50; });
     std::this_thread::sleep_for(50ms); // would-be strays from the other source arrive by now
     rt.stop();
-    EXPECT_EQ(received.load(), 50);
+    EXPECT_EQ(received.load(std::memory_order_acquire), 50);
     EXPECT_EQ(sources, (std::set<std::string>{"127.0.0.1"}));
 }
 

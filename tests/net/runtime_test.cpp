@@ -74,7 +74,7 @@ TEST_P(RuntimeTest, DeliversEveryDatagramInOrder) {
         sender.send_sequence(rt.local_endpoint(feed), i);
     }
     ASSERT_TRUE(eventually([&] { return count.load(std::memory_order_acquire) == n; }))
-        << count.load();
+        << count.load(std::memory_order_relaxed);
     rt.stop();
     ASSERT_EQ(seen.size(), n);
     for (std::uint64_t i = 0; i < n; ++i) {
@@ -154,7 +154,7 @@ TEST_P(RuntimeTest, ParserNeverRunsConcurrentlyWithItself) {
     b.join();
     ASSERT_TRUE(eventually([&] { return count.load(std::memory_order_acquire) == 2 * n; }));
     rt.stop();
-    EXPECT_EQ(overlaps.load(), 0);
+    EXPECT_EQ(overlaps.load(std::memory_order_relaxed), 0);
     EXPECT_EQ(plain_count, 2 * n);
 }
 
@@ -185,7 +185,7 @@ TEST_P(RuntimeTest, DropPolicyCountsExactly) {
     EXPECT_EQ(stats.packets, n);
     EXPECT_GT(stats.dropped, 0U);
     EXPECT_EQ(stats.parsed + stats.dropped, stats.packets);
-    EXPECT_EQ(stats.parsed, parsed.load());
+    EXPECT_EQ(stats.parsed, parsed.load(std::memory_order_relaxed));
 }
 
 TEST_P(RuntimeTest, BackpressureLosesNothing) {
@@ -210,7 +210,7 @@ TEST_P(RuntimeTest, BackpressureLosesNothing) {
         sender.send_sequence(rt.local_endpoint(feed), i);
     }
     ASSERT_TRUE(eventually([&] { return parsed.load(std::memory_order_acquire) == n; }))
-        << parsed.load();
+        << parsed.load(std::memory_order_relaxed);
     rt.stop();
     auto const stats = rt.stats(feed);
     EXPECT_EQ(stats.dropped, 0U);
@@ -241,7 +241,7 @@ TEST_P(RuntimeTest, TruncatedDatagramIsCountedAndFlagged) {
     sender.send_sequence(rt.local_endpoint(feed), 2, 1000);
     ASSERT_TRUE(eventually([&] { return total.load(std::memory_order_acquire) == 2; }));
     rt.stop();
-    EXPECT_EQ(truncated_seen.load(), 1);
+    EXPECT_EQ(truncated_seen.load(std::memory_order_relaxed), 1);
     EXPECT_EQ(rt.stats(feed).truncated, 1U);
     EXPECT_EQ(rt.stats(feed).packets, 2U);
 }
@@ -262,7 +262,7 @@ TEST_P(RuntimeTest, StopWithPacketsInFlightLosesNothing) {
     EXPECT_GT(stats.packets, 0U);
     EXPECT_EQ(stats.parsed + stats.dropped, stats.packets);
     EXPECT_EQ(stats.dropped, 0U);
-    EXPECT_EQ(parsed.load(), stats.parsed);
+    EXPECT_EQ(parsed.load(std::memory_order_relaxed), stats.parsed);
 }
 
 TEST_P(RuntimeTest, ParserExceptionsAreCountedAndTheFeedContinues) {
