@@ -1,8 +1,12 @@
 #include "config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
+
+#include <sched.h>
+#include <unistd.h>
 
 #include <toml++/toml.h>
 
@@ -77,6 +81,33 @@ std::size_t get_size(std::string const& file, toml::table const& t, std::string_
              "expected an integer from " + std::to_string(min) + " to " + std::to_string(max));
     }
     return static_cast<std::size_t>(*value);
+}
+
+std::string format_number(double value) {
+    std::ostringstream out;
+    out << value;
+    return out.str();
+}
+
+/// Seconds within [min, max]; with allow_zero, 0 too (it means "off").
+double get_seconds(std::string const& file, toml::table const& t, std::string_view key,
+                   double fallback, double min, double max, bool allow_zero) {
+    auto const* node = t.get(key);
+    if (node == nullptr) {
+        return fallback;
+    }
+    auto const value = node->value<double>();
+    bool const in_range = value && std::isfinite(*value) &&
+                          ((*value >= min && *value <= max) || (allow_zero && *value == 0));
+    if (!in_range) {
+        std::string expected = "expected a number of seconds from " + format_number(min) + " to " +
+                               format_number(max) + (allow_zero ? " (or 0: off)" : "");
+        if (value) {
+            expected += ", got " + format_number(*value);
+        }
+        fail(file, *node, key, expected);
+    }
+    return *value;
 }
 
 std::optional<net::udp_endpoint> get_endpoint(std::string const& file, toml::table const& t,
@@ -155,7 +186,7 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
 }
 
 receiver_config parse(toml::table const& root, std::string const& file) {
-    reject_unknown_keys(file, root, "top level", {"runtime", "feed", "stats"});
+    reject_unknown_keys(file, root, "top level", {"runtime", "feed", "stats", "book"});
     receiver_config c;
     if (auto const* node = root.get("runtime")) {
         auto const* t = node->as_table();
@@ -174,10 +205,16 @@ receiver_config parse(toml::table const& root, std::string const& file) {
             if (list == nullptr) {
                 fail(file, *cpus, "cpus", "expected a list of CPU ids, e.g. [0, 1]");
             }
+            // Checked here because a CPU the system does not have only fails later, when a
+            // worker thread is pinned to it.
+            int const limit = configured_cpu_limit();
             for (auto const& cpu : *list) {
                 auto const id = cpu.value<std::int64_t>();
-                if (!cpu.is_integer() || !id || *id < 0 || *id >= 1024) {
-                    fail(file, cpu, "cpus", "expected CPU ids from 0 to 1023");
+                if (!cpu.is_integer() || !id || *id < 0 || *id >= limit) {
+                    fail(file, cpu, "cpus",
+                         "expected CPU ids from 0 to " + std::to_string(limit - 1) +
+                             " (this machine has " + std::to_string(limit) + " CPU(s))" +
+                             (id ? ", got " + std::to_string(*id) : std::string()));
                 }
                 c.cpus.push_back(static_cast<int>(*id));
             }
@@ -192,14 +229,19 @@ receiver_config parse(toml::table const& root, std::string const& file) {
         if (t == nullptr) {
             fail(file, *node, "stats", "expected a table [stats]");
         }
-        reject_unknown_keys(file, *t, "stats", {"interval_s"});
-        if (auto const* interval = t->get("interval_s")) {
-            auto const value = interval->value<double>();
-            if (!value || !(*value > 0) || !std::isfinite(*value)) {
-                fail(file, *interval, "interval_s", "expected a positive number of seconds");
-            }
-            c.stats_interval_s = *value;
+        reject_unknown_keys(file, *t, "stats", {"interval_s", "silent_warning_s"});
+        c.stats_interval_s = get_seconds(file, *t, "interval_s", c.stats_interval_s, min_interval_s,
+                                         max_interval_s, false);
+        c.silent_warning_s = get_seconds(file, *t, "silent_warning_s", c.silent_warning_s,
+                                         min_interval_s, max_interval_s, true);
+    }
+    if (auto const* node = root.get("book")) {
+        auto const* t = node->as_table();
+        if (t == nullptr) {
+            fail(file, *node, "book", "expected a table [book]");
         }
+        reject_unknown_keys(file, *t, "book", {"max_orders"});
+        c.max_orders = get_size(file, *t, "max_orders", c.max_orders, 1, max_max_orders);
     }
     auto const* feeds = root.get("feed");
     if (feeds == nullptr) {
@@ -213,6 +255,7 @@ receiver_config parse(toml::table const& root, std::string const& file) {
     for (std::size_t i = 0; i < list->size(); ++i) {
         auto const& t = *list->get(i)->as_table();
         c.feeds.push_back(parse_feed(file, t, i));
+        c.feeds.back().max_orders = c.max_orders;
         if (!names.insert(c.feeds.back().name).second) {
             fail(file, *t.get("name"), "name", "duplicate feed name '" + c.feeds.back().name + "'");
         }
@@ -241,6 +284,11 @@ receiver_config load_receiver_config(std::string const& path) {
         throw config_error(path + ":" + std::to_string(e.source().begin.line) +
                            ": TOML syntax: " + std::string(e.description()));
     }
+}
+
+int configured_cpu_limit() noexcept {
+    long const configured = ::sysconf(_SC_NPROCESSORS_CONF);
+    return static_cast<int>(std::clamp<long>(configured, 1, CPU_SETSIZE));
 }
 
 std::vector<net::udp_socket_options> line_options(feed_config const& feed) {

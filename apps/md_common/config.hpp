@@ -20,6 +20,13 @@ namespace signet::apps {
 enum class protocol_kind { moldudp64, raw };
 enum class parser_kind { itch50, count };
 
+/// Bounds of the [stats] keys, in seconds.
+inline constexpr double min_interval_s = 0.01;
+inline constexpr double max_interval_s = 86'400;
+/// Bounds of [book] max_orders (live orders per feed; the table takes 48 bytes per order).
+inline constexpr std::size_t default_max_orders = std::size_t{1} << 20;
+inline constexpr std::size_t max_max_orders = std::size_t{1} << 27;
+
 struct feed_config {
     std::string name{};
     protocol_kind protocol = protocol_kind::moldudp64;
@@ -33,6 +40,7 @@ struct feed_config {
     std::size_t queue_capacity = 4096;
     net::full_policy on_full = net::full_policy::backpressure;
     std::size_t rcvbuf = 8u << 20;
+    std::size_t max_orders = default_max_orders; ///< copied from [book] max_orders
 };
 
 struct receiver_config {
@@ -41,6 +49,8 @@ struct receiver_config {
     std::vector<int> cpus{};
     idle_strategy idle = idle_strategy::backoff;
     double stats_interval_s = 1.0;
+    double silent_warning_s = 5.0; ///< warn when a feed received nothing this long; 0 = never
+    std::size_t max_orders = default_max_orders; ///< [book]: live orders per itch50 feed
     std::vector<feed_config> feeds{};
 };
 
@@ -53,6 +63,10 @@ public:
 /// Throws config_error.
 receiver_config load_receiver_config(std::string const& path);
 receiver_config parse_receiver_config(std::string_view text, std::string const& source_name);
+
+/// CPU ids that [runtime] cpus accepts are below this: the CPUs the system has configured
+/// (online or not), at most CPU_SETSIZE.
+int configured_cpu_limit() noexcept;
 
 /// The socket options of a feed's lines (one, or two for A/B).
 std::vector<net::udp_socket_options> line_options(feed_config const& feed);

@@ -1,12 +1,15 @@
 #include "feed_processor.hpp"
 
+#include <spdlog/spdlog.h>
+
 namespace signet::apps {
 
 feed_processor::feed_processor(feed_config const& config)
     : config_(config) {
     if (config.protocol == protocol_kind::moldudp64) {
         if (config.parser == parser_kind::itch50) {
-            itch_.emplace();
+            itch_.emplace(md::itch_feed_handler_options{.first_sequence = 1,
+                                                        .book = {.max_orders = config.max_orders}});
         } else {
             session_.emplace();
         }
@@ -62,6 +65,18 @@ void feed_processor::finish() {
 void feed_processor::publish() noexcept {
     // relaxed stores: single writer; the stats line reads a snapshot.
     auto const s = session_stats();
+    std::uint64_t const book_full = itch_ ? itch_->itch_stats().book_full_drops : 0;
+    if (book_full != 0 && !book_full_logged_) {
+        book_full_logged_ = true; // once per feed: never per packet
+        try {
+            spdlog::warn("feed {}: the order book holds {} live orders ([book] max_orders): "
+                         "further adds are dropped and counted (book_full_drops)",
+                         config_.name, config_.max_orders);
+        } catch (...) { // NOLINT(bugprone-empty-catch): a lost log line must not stop the feed
+        }
+    }
+    live_.book_full_drops.store(book_full, std::memory_order_relaxed);
+    live_.end_of_session.store(s.end_of_session, std::memory_order_relaxed);
     live_.packets.store(arbiter_ ? s.packets : raw_packets_, std::memory_order_relaxed);
     live_.messages.store(s.messages, std::memory_order_relaxed);
     live_.gaps.store(s.gaps, std::memory_order_relaxed);
@@ -77,7 +92,9 @@ feed_processor::live_counters feed_processor::live() const noexcept {
             live_.gaps.load(std::memory_order_relaxed),
             live_.missing_messages.load(std::memory_order_relaxed),
             live_.duplicate_packets.load(std::memory_order_relaxed),
-            live_.malformed_packets.load(std::memory_order_relaxed)};
+            live_.malformed_packets.load(std::memory_order_relaxed),
+            live_.book_full_drops.load(std::memory_order_relaxed),
+            live_.end_of_session.load(std::memory_order_relaxed)};
 }
 
 md::moldudp64_stats feed_processor::session_stats() const noexcept {

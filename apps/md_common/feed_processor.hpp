@@ -3,7 +3,8 @@
 // feed_processor: what md_receiver plugs into a feed's parser contract. Per packet: MoldUDP64
 // sequencing (through a sequence_arbiter), ITCH 5.0 decoding into the order book, counting, and
 // the latency from the kernel's receive timestamp to the end of parsing. Never runs concurrently
-// with itself (it is the parser contract's body); live() may be read from any thread.
+// with itself (it is the parser contract's body); live() may be read from any thread. Logs once
+// (a warning) when the order book first drops an add because it holds max_orders live orders.
 
 #include <atomic>
 #include <cstdint>
@@ -36,6 +37,8 @@ public:
         std::uint64_t missing_messages = 0;
         std::uint64_t duplicate_packets = 0;
         std::uint64_t malformed_packets = 0;
+        std::uint64_t book_full_drops = 0;
+        bool end_of_session = false;
     };
     [[nodiscard]] live_counters live() const noexcept;
     [[nodiscard]] latency_histogram const& latency() const noexcept { return latency_; }
@@ -64,7 +67,10 @@ private:
         std::atomic<std::uint64_t> missing_messages{0};
         std::atomic<std::uint64_t> duplicate_packets{0};
         std::atomic<std::uint64_t> malformed_packets{0};
+        std::atomic<std::uint64_t> book_full_drops{0};
+        std::atomic<bool> end_of_session{false};
     } live_;
+    bool book_full_logged_ = false;
 };
 
 } // namespace signet::apps

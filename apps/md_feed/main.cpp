@@ -4,7 +4,13 @@
 // when idle, end-of-session packets at exit, optional fault injection. Prints what it sent as
 // JSON (last line of stdout, and --report-json) so tests can compare with the receiver.
 //
-// Exit codes: 0 ok, 1 runtime error, 2 bad command line.
+// A message waits in the packer at most --heartbeat seconds: at a low --rate a packet leaves
+// with fewer than --batch messages rather than hold them longer than the MoldUDP64 heartbeat
+// interval. A zero-length record in a --replay file is not a message: it is skipped, counted
+// (replay_malformed_records in the report) and reported on stderr, and the replay goes on.
+//
+// Exit codes: 0 ok, 1 runtime error (also: unreadable --replay, unwritable --report-json),
+// 2 bad command line.
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -30,7 +36,8 @@
 #include <signet/md/moldudp64.hpp>
 #include <signet/net/udp_endpoint.hpp>
 
-#include "json_writer.hpp"
+#include "cli_support.hpp"
+#include "json_text.hpp"
 #include <net/if.h>
 
 namespace {
@@ -43,12 +50,15 @@ extern "C" void on_signal(int) {
     interrupted.store(true, std::memory_order_relaxed);
 }
 
+/// Messages per type byte: all 256 values, so replayed bytes >= 0x80 are counted too.
+using type_counts = std::array<std::uint64_t, 256>;
+
 struct counts {
     std::uint64_t packets = 0;
     std::uint64_t messages = 0;
-    std::array<std::uint64_t, 128> by_type{};
+    type_counts by_type{};
 
-    void add(std::uint64_t packet_count, std::array<std::uint64_t, 128> const& types) {
+    void add(std::uint64_t packet_count, type_counts const& types) {
         packets += packet_count;
         for (std::size_t i = 0; i < by_type.size(); ++i) {
             messages += types[i] * packet_count;
@@ -57,14 +67,14 @@ struct counts {
     }
 };
 
-void write_types(apps::json_writer& j, std::array<std::uint64_t, 128> const& by_type) {
-    j.begin_object();
+nlohmann::ordered_json types_json(type_counts const& by_type) {
+    auto j = nlohmann::ordered_json::object();
     for (std::size_t c = 0; c < by_type.size(); ++c) {
         if (by_type[c] != 0) {
-            j.field(std::string(1, static_cast<char>(c)), by_type[c]);
+            j[apps::wire_text(std::string(1, static_cast<char>(c)))] = by_type[c];
         }
     }
-    j.end_object();
+    return j;
 }
 
 class sender {
@@ -73,7 +83,7 @@ public:
         : targets_(std::move(targets)) {
         fd_ = ::socket(targets_.front().family(), SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd_ < 0) {
-            throw std::system_error(errno, std::generic_category(), "md_feed: socket");
+            throw std::system_error(errno, std::generic_category(), "socket");
         }
         int sndbuf = 4 << 20;
         ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
@@ -87,7 +97,7 @@ public:
                 if (request.imr_ifindex == 0 || ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_IF,
                                                              &request, sizeof(request)) != 0) {
                     throw std::system_error(errno, std::generic_category(),
-                                            "md_feed: multicast interface '" + interface + "'");
+                                            "multicast interface '" + interface + "'");
                 }
             }
         }
@@ -108,8 +118,7 @@ public:
                 std::this_thread::yield(); // the local queue is full: wait, never drop silently
                 continue;
             }
-            throw std::system_error(errno, std::generic_category(),
-                                    "md_feed: sendto " + to.to_string());
+            throw std::system_error(errno, std::generic_category(), "sendto " + to.to_string());
         }
     }
 
@@ -122,6 +131,7 @@ private:
 
 int main(int argc, char** argv) {
     CLI::App cli{"md_feed: ITCH 5.0 over MoldUDP64 feed generator"};
+    cli.option_defaults()->always_capture_default();
     std::string to;
     std::string to_b;
     double rate = 100'000;
@@ -141,36 +151,42 @@ int main(int argc, char** argv) {
     std::string drop_line = "both";
     std::string replay;
     std::string report_path;
-    cli.add_option("--to", to, "line A destination ip:port (unicast or multicast)")->required();
+    auto* to_option =
+        cli.add_option("--to", to, "line A destination ip:port (unicast or multicast); required");
     cli.add_option("--to-b", to_b, "line B destination ip:port (A/B: every packet sent to both)");
     cli.add_option("--rate", rate, "messages per second; 0 = as fast as possible")
-        ->check(CLI::NonNegativeNumber);
-    cli.add_option("--duration", duration_s, "seconds of data, then close")
-        ->check(CLI::NonNegativeNumber);
-    cli.add_option("--count", count, "body messages, then close (generator)");
+        ->check(apps::number_in(0, 1e9, "messages/s"));
+    cli.add_option("--duration", duration_s,
+                   "seconds of data, then close (at most one year); 0 = until --count or a signal")
+        ->check(apps::number_in(0, apps::max_duration_s, "s"));
+    cli.add_option("--count", count, "body messages, then close (generator); 0 = no limit")
+        ->check(apps::whole_number());
     cli.add_option("--batch", batch, "messages per packet (at most; packets stay <= 1400 bytes)")
         ->check(CLI::Range(1U, 1000U));
     cli.add_option("--session", session, "MoldUDP64 session name (10 characters, space padded)");
-    cli.add_option("--seed", seed, "generator seed (same seed, same stream)");
+    cli.add_option("--seed", seed, "generator seed (same seed, same stream)")
+        ->check(apps::whole_number());
     cli.add_option("--symbols", symbols, "stocks in the directory")->check(CLI::Range(1, 65535));
     cli.add_option("--ttl", ttl, "multicast TTL")->check(CLI::Range(0, 255));
     cli.add_option("--loop", loop, "multicast loopback (true/false)");
     cli.add_option("--interface", interface, "multicast interface name");
-    cli.add_option("--heartbeat", heartbeat_s, "seconds of silence before a heartbeat")
-        ->check(CLI::PositiveNumber);
-    cli.add_option("--drop-every", drop_every, "fault injection: do not send every Nth packet");
+    cli.add_option("--heartbeat", heartbeat_s,
+                   "MoldUDP64 heartbeat interval: a heartbeat after this much silence, and no "
+                   "message waits longer than this for its packet")
+        ->check(apps::number_in(0.001, 3600, "s"));
+    cli.add_option("--drop-every", drop_every, "fault injection: do not send every Nth packet")
+        ->check(apps::whole_number());
     cli.add_option("--drop-line", drop_line, "which line --drop-every affects: a, b or both")
         ->check(CLI::IsMember({"a", "b", "both"}));
-    cli.add_option("--dup-every", dup_every, "fault injection: send every Nth packet twice");
+    cli.add_option("--dup-every", dup_every, "fault injection: send every Nth packet twice")
+        ->check(apps::whole_number());
     cli.add_option("--reorder-every", reorder_every,
-                   "fault injection: send every Nth packet after the one that follows it");
+                   "fault injection: send every Nth packet after the one that follows it")
+        ->check(apps::whole_number());
     cli.add_option("--replay", replay, "send a Nasdaq BinaryFILE (2-byte length-prefixed ITCH)");
     cli.add_option("--report-json", report_path, "also write the report to this file");
-    try {
-        cli.parse(argc, argv);
-    } catch (CLI::ParseError const& e) {
-        int const code = cli.exit(e);
-        return code == 0 ? 0 : 2;
+    if (auto const code = apps::parse_command_line(cli, argc, argv, "md_feed", {to_option})) {
+        return *code;
     }
     auto const target_a = net::udp_endpoint::try_parse(to);
     std::optional<net::udp_endpoint> target_b;
@@ -184,6 +200,17 @@ int main(int argc, char** argv) {
     if (drop_line != "both" && !target_b) {
         std::fprintf(stderr, "md_feed: --drop-line %s needs --to-b\n", drop_line.c_str());
         return 2;
+    }
+    // Open the report first: an unwritable path is an error before anything is sent.
+    std::ofstream report_file;
+    if (!report_path.empty()) {
+        errno = 0;
+        report_file.open(report_path, std::ios::trunc);
+        if (!report_file) {
+            std::fprintf(stderr, "md_feed: cannot write the report to %s: %s\n",
+                         report_path.c_str(), std::strerror(errno != 0 ? errno : EIO));
+            return 1;
+        }
     }
     ::signal(SIGINT, on_signal);
     ::signal(SIGTERM, on_signal);
@@ -215,13 +242,17 @@ int main(int argc, char** argv) {
         std::uint64_t duplicated = 0;
         std::uint64_t reordered = 0;
         std::uint64_t heartbeats = 0;
-        std::uint64_t index = 0; // data packets built
+        std::uint64_t replay_malformed = 0; // zero-length records: skipped
+        std::uint64_t index = 0;            // data packets built
         std::vector<std::byte> held;
         int held_copies = 1;
         bool holding = false;
 
         auto const start = clock_type::now();
         auto last_send = start;
+        auto oldest_pending = start; // when the packer's first message went in
+        auto const heartbeat = std::chrono::duration<double>(heartbeat_s);
+        // --duration is at most a year (checked above), so this cannot overflow.
         auto const stop_at = duration_s > 0
                                  ? start + std::chrono::duration_cast<clock_type::duration>(
                                                std::chrono::duration<double>(duration_s))
@@ -242,8 +273,7 @@ int main(int argc, char** argv) {
             last_send = clock_type::now();
         };
 
-        auto emit = [&](std::span<std::byte const> bytes,
-                        std::array<std::uint64_t, 128> const& types) {
+        auto emit = [&](std::span<std::byte const> bytes, type_counts const& types) {
             ++index;
             bool const drop = drop_every != 0 && index % drop_every == 0;
             bool const drop_a = drop && drop_line != "b";
@@ -277,7 +307,11 @@ int main(int argc, char** argv) {
             }
         };
 
-        std::array<std::uint64_t, 128> packet_types{};
+        type_counts packet_types{};
+        auto flush = [&] {
+            emit(packer.finish(), packet_types);
+            packet_types = {};
+        };
         for (;;) {
             if (!closing &&
                 (interrupted.load(std::memory_order_relaxed) || clock_type::now() >= stop_at)) {
@@ -286,14 +320,16 @@ int main(int argc, char** argv) {
                     generator->close();
                 }
             }
+            // No message waits longer than the heartbeat interval for its packet.
+            if (!packer.empty() && clock_type::now() - oldest_pending >= heartbeat) {
+                flush();
+            }
             // Pace by messages: wait while ahead of rate * elapsed.
             if (rate > 0 && !closing) {
                 double const elapsed =
                     std::chrono::duration<double>(clock_type::now() - start).count();
                 if (static_cast<double>(messages_built) >= rate * elapsed) {
-                    if (std::chrono::duration<double>(clock_type::now() - last_send).count() >=
-                            heartbeat_s &&
-                        packer.empty()) {
+                    if (clock_type::now() - last_send >= heartbeat && packer.empty()) {
                         send_on_lines(packer.heartbeat(), false, false, 1);
                         ++heartbeats;
                     }
@@ -306,35 +342,50 @@ int main(int argc, char** argv) {
             if (generator) {
                 std::size_t const n = generator->next(scratch);
                 message = {scratch.data(), n};
-            } else if (!closing) {
-                if (auto m = reader->next()) {
-                    message = *m;
+                if (n == 0) {
+                    break; // finished: the closing events went out
                 }
-            }
-            if (message.empty()) {
-                break; // finished (closing events sent) or end of file
+            } else {
+                std::optional<std::span<std::byte const>> record;
+                if (!closing) {
+                    record = reader->next();
+                }
+                if (!record) {
+                    break; // end of file (or interrupted)
+                }
+                if (record->empty()) {
+                    ++replay_malformed;
+                    if (replay_malformed == 1) {
+                        std::fprintf(stderr,
+                                     "md_feed: %s: record %llu has length 0 (not a message): "
+                                     "skipped, counted as replay_malformed_records; the replay "
+                                     "goes on\n",
+                                     replay.c_str(),
+                                     static_cast<unsigned long long>(reader->messages()));
+                    }
+                    continue;
+                }
+                message = *record;
             }
             if (!packer.append(message)) {
-                emit(packer.finish(), packet_types);
-                packet_types = {};
+                flush();
                 if (!packer.append(message)) {
                     std::fprintf(stderr, "md_feed: a %zu-byte message does not fit a packet\n",
                                  message.size());
                     return 1;
                 }
             }
-            ++messages_built;
-            auto const type = static_cast<unsigned char>(message[0]);
-            if (type < packet_types.size()) {
-                ++packet_types[type];
+            if (packer.message_count() == 1) {
+                oldest_pending = clock_type::now();
             }
+            ++messages_built;
+            ++packet_types[static_cast<unsigned char>(message[0])];
             if (packer.message_count() >= batch) {
-                emit(packer.finish(), packet_types);
-                packet_types = {};
+                flush();
             }
         }
         if (!packer.empty()) {
-            emit(packer.finish(), packet_types);
+            flush();
         }
         if (holding) {
             send_on_lines(held, false, false, held_copies);
@@ -346,28 +397,30 @@ int main(int argc, char** argv) {
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
 
-        apps::json_writer j;
-        j.begin_object();
-        j.field("elapsed_s", std::chrono::duration<double>(clock_type::now() - start).count());
-        j.field("session", session);
-        j.field("packets", sent.packets);
-        j.field("messages", sent.messages);
-        j.key("messages_by_type");
-        write_types(j, sent.by_type);
-        j.field("dropped_packets", dropped.packets);
-        j.field("dropped_messages", dropped.messages);
-        j.key("dropped_by_type");
-        write_types(j, dropped.by_type);
-        j.field("dropped_one_line_packets", dropped_one_line);
-        j.field("duplicated_packets", duplicated);
-        j.field("reordered_packets", reordered);
-        j.field("heartbeats", heartbeats);
-        j.field("end_of_session_packets", end_packets);
-        j.field("next_sequence", packer.next_sequence());
+        nlohmann::ordered_json j;
+        j["elapsed_s"] = std::chrono::duration<double>(clock_type::now() - start).count();
+        j["session"] = apps::wire_text(session);
+        j["packets"] = sent.packets;
+        j["messages"] = sent.messages;
+        j["messages_by_type"] = types_json(sent.by_type);
+        j["dropped_packets"] = dropped.packets;
+        j["dropped_messages"] = dropped.messages;
+        j["dropped_by_type"] = types_json(dropped.by_type);
+        j["dropped_one_line_packets"] = dropped_one_line;
+        j["duplicated_packets"] = duplicated;
+        j["reordered_packets"] = reordered;
+        j["heartbeats"] = heartbeats;
+        j["end_of_session_packets"] = end_packets;
+        j["next_sequence"] = packer.next_sequence();
         if (reader) {
-            j.field("replay_truncated", reader->truncated());
+            j["replay_truncated"] = reader->truncated();
+            j["replay_malformed_records"] = replay_malformed;
         }
-        j.end_object();
+        std::string const report = apps::dump_json(j);
+        if (replay_malformed != 0) {
+            std::fprintf(stderr, "md_feed: %s: %llu zero-length record(s) skipped\n",
+                         replay.c_str(), static_cast<unsigned long long>(replay_malformed));
+        }
         std::fprintf(stderr,
                      "md_feed: sent %llu packets, %llu messages (dropped %llu packets / %llu "
                      "messages, duplicated %llu, reordered %llu, heartbeats %llu)\n",
@@ -378,13 +431,18 @@ int main(int argc, char** argv) {
                      static_cast<unsigned long long>(duplicated),
                      static_cast<unsigned long long>(reordered),
                      static_cast<unsigned long long>(heartbeats));
-        std::printf("%s\n", j.str().c_str());
-        if (!report_path.empty()) {
-            std::ofstream file(report_path);
-            file << j.str() << '\n';
+        std::printf("%s\n", report.c_str());
+        if (report_file.is_open()) {
+            report_file << report << '\n';
+            report_file.close();
+            if (!report_file) {
+                std::fprintf(stderr, "md_feed: cannot write the report to %s\n",
+                             report_path.c_str());
+                return 1;
+            }
         }
     } catch (std::exception const& e) {
-        std::fprintf(stderr, "md_feed: %s\n", e.what());
+        std::fprintf(stderr, "md_feed: %s\n", apps::describe(e).c_str());
         return 1;
     }
     return 0;

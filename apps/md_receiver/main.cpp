@@ -1,8 +1,10 @@
 // md_receiver: receives ITCH 5.0 over MoldUDP64 (or raw UDP) on the feeds of a TOML config,
-// with one parser contract per feed on signet's runtime. Logs a stats line per interval, stops
-// cleanly on SIGINT/SIGTERM or after --duration, then prints and writes a summary.
+// with one parser contract per feed on signet's runtime. Logs a stats line per feed and interval,
+// warns when a feed goes silent, stops cleanly on SIGINT/SIGTERM or after --duration, then
+// prints and writes a summary.
 //
 // Exit codes: 0 ok, 1 runtime error (e.g. a port in use), 2 bad command line or config.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -21,9 +23,10 @@
 #include <signet/net/log.hpp>
 #include <signet/net/runtime.hpp>
 
+#include "cli_support.hpp"
 #include "config.hpp"
 #include "feed_processor.hpp"
-#include "json_writer.hpp"
+#include "json_text.hpp"
 #include "latency_histogram.hpp"
 
 namespace {
@@ -31,11 +34,68 @@ namespace {
 using namespace signet;
 using apps::feed_processor;
 using apps::latency_histogram;
+using clock_type = std::chrono::steady_clock;
+
+/// The main loop waits for signals at most this long, whatever the stats interval: a stop
+/// request is seen within it even if the timers were wrong.
+constexpr std::chrono::milliseconds max_wait{100};
+/// After the first silence warning of a feed, the next one comes this much later at the soonest.
+constexpr std::chrono::seconds silence_repeat{60};
 
 struct feed_entry {
     std::size_t id = 0;
     std::unique_ptr<feed_processor> processor;
+    // Main thread only: the previous stats line and the silence watch.
+    feed_processor::live_counters last{};
+    latency_histogram::snapshot last_latency{};
+    std::uint64_t last_received = 0;
+    clock_type::time_point last_change{};
+    clock_type::time_point next_silence_warning{};
 };
+
+/// "239.1.1.1" for an address-only endpoint (port 0), "ip:port" otherwise.
+std::string address_text(net::udp_endpoint const& e) {
+    std::string text = e.to_string();
+    if (text.ends_with(":0")) {
+        text.resize(text.size() - 2);
+        if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
+            text = text.substr(1, text.size() - 2);
+        }
+    }
+    return text;
+}
+
+/// "line A on 127.0.0.1:31001 (unicast)", "line B on 0.0.0.0:31102 (group 232.1.1.1, source
+/// 127.0.0.1, interface lo)".
+std::string describe_line(std::size_t index, net::udp_socket_options const& line,
+                          net::udp_endpoint const& local) {
+    std::string text = std::string("line ") + (index == 0 ? "A" : "B") + " on " + local.to_string();
+    if (!line.group) {
+        return text + " (unicast)";
+    }
+    text += " (group " + address_text(*line.group);
+    text += line.source ? ", source " + address_text(*line.source) : ", any source";
+    if (!line.interface.empty()) {
+        text += ", interface " + line.interface;
+    }
+    return text + ")";
+}
+
+/// Wire bytes for a terminal: printable ASCII as is, anything else as \xNN.
+std::string printable(std::string_view bytes) {
+    std::string out;
+    for (char const c : bytes) {
+        auto const b = static_cast<unsigned char>(c);
+        if (b >= 0x20 && b < 0x7F && c != '\\') {
+            out += c;
+        } else {
+            char escaped[8];
+            std::snprintf(escaped, sizeof(escaped), "\\x%02X", static_cast<unsigned>(b));
+            out += escaped;
+        }
+    }
+    return out;
+}
 
 std::string format_symbol_books(md::order_book const& book, std::size_t limit) {
     std::string out;
@@ -44,12 +104,13 @@ std::string format_symbol_books(md::order_book const& book, std::size_t limit) {
         if (shown++ >= limit) {
             return;
         }
-        char line[160];
+        std::string const symbol = printable(s.symbol);
+        char line[200];
         std::snprintf(line, sizeof(line),
-                      "    %-8.*s bid %8.4f x %-7llu ask %8.4f x %-7llu orders %u\n",
-                      static_cast<int>(s.symbol.size()), s.symbol.data(), s.top.bid_price / 10000.0,
-                      static_cast<unsigned long long>(s.top.bid_shares), s.top.ask_price / 10000.0,
-                      static_cast<unsigned long long>(s.top.ask_shares), s.orders);
+                      "    %-8s bid %8.4f x %-7llu ask %8.4f x %-7llu orders %u\n", symbol.c_str(),
+                      s.top.bid_price / 10000.0, static_cast<unsigned long long>(s.top.bid_shares),
+                      s.top.ask_price / 10000.0, static_cast<unsigned long long>(s.top.ask_shares),
+                      s.orders);
         out += line;
     });
     return out;
@@ -57,85 +118,144 @@ std::string format_symbol_books(md::order_book const& book, std::size_t limit) {
 
 std::string summary_json(double elapsed_s, latency_histogram::snapshot const& latency,
                          net::runtime const& rt, std::vector<feed_entry> const& feeds) {
-    apps::json_writer j;
-    j.begin_object();
-    j.field("elapsed_s", elapsed_s);
-    j.key("latency_ns").begin_object();
-    j.field("p50", latency.percentile(0.50));
-    j.field("p99", latency.percentile(0.99));
-    j.field("p999", latency.percentile(0.999));
-    j.field("max", latency.max);
-    j.end_object();
-    j.key("feeds").begin_array();
+    using json = nlohmann::ordered_json;
+    json j;
+    j["elapsed_s"] = elapsed_s;
+    j["latency_ns"] = {{"p50", latency.percentile(0.50)},
+                       {"p99", latency.percentile(0.99)},
+                       {"p999", latency.percentile(0.999)},
+                       {"max", latency.max}};
+    j["feeds"] = json::array();
     for (auto const& f : feeds) {
         auto const net_stats = rt.stats(f.id);
         auto const session = f.processor->session_stats();
         auto const* itch = f.processor->itch_stats();
-        j.begin_object();
-        j.field("name", f.processor->config().name);
-        j.field("packets", net_stats.packets);
-        j.field("bytes", net_stats.bytes);
-        j.field("messages", session.messages);
-        j.key("messages_by_type").begin_object();
+        json feed;
+        feed["name"] = f.processor->config().name;
+        feed["packets"] = net_stats.packets;
+        feed["bytes"] = net_stats.bytes;
+        feed["messages"] = session.messages;
+        feed["messages_by_type"] = json::object();
         if (itch != nullptr) {
             for (std::size_t c = 0; c < itch->messages_by_type.size(); ++c) {
                 if (itch->messages_by_type[c] != 0) {
-                    j.field(std::string(1, static_cast<char>(c)), itch->messages_by_type[c]);
+                    feed["messages_by_type"]
+                        [apps::wire_text(std::string(1, static_cast<char>(c)))] =
+                            itch->messages_by_type[c];
                 }
             }
         }
-        j.end_object();
-        j.field("gaps", session.gaps);
-        j.field("missing_messages", session.missing_messages);
-        j.field("duplicate_packets", session.duplicate_packets);
-        j.field("malformed_packets", session.malformed_packets);
-        j.field("malformed_messages", itch != nullptr ? itch->malformed_messages : 0);
-        j.field("unknown_messages", itch != nullptr ? itch->unknown_messages : 0);
-        j.field("heartbeats", session.heartbeats);
-        j.field("end_of_session", session.end_of_session);
-        j.field("next_sequence", session.next_sequence);
-        j.field("queue_drops", net_stats.dropped);
-        j.field("kernel_drops", net_stats.kernel_drops);
-        j.field("truncated", net_stats.truncated);
-        j.key("books").begin_object();
+        feed["gaps"] = session.gaps;
+        feed["missing_messages"] = session.missing_messages;
+        feed["duplicate_packets"] = session.duplicate_packets;
+        feed["malformed_packets"] = session.malformed_packets;
+        feed["malformed_messages"] = itch != nullptr ? itch->malformed_messages : 0;
+        feed["unknown_messages"] = itch != nullptr ? itch->unknown_messages : 0;
+        feed["heartbeats"] = session.heartbeats;
+        feed["end_of_session"] = session.end_of_session;
+        feed["next_sequence"] = session.next_sequence;
+        feed["queue_drops"] = net_stats.dropped;
+        feed["kernel_drops"] = net_stats.kernel_drops;
+        feed["truncated"] = net_stats.truncated;
+        feed["books"] = json::object();
         if (auto const* book = f.processor->book()) {
             book->for_each_stock([&](md::stock_view const& s) {
-                j.key(s.symbol).begin_object();
-                j.field("bid_price", std::uint64_t{s.top.bid_price});
-                j.field("bid_shares", s.top.bid_shares);
-                j.field("ask_price", std::uint64_t{s.top.ask_price});
-                j.field("ask_shares", s.top.ask_shares);
-                j.field("orders", std::uint64_t{s.orders});
-                j.end_object();
+                feed["books"][apps::wire_text(s.symbol)] = {
+                    {"bid_price", std::uint64_t{s.top.bid_price}},
+                    {"bid_shares", s.top.bid_shares},
+                    {"ask_price", std::uint64_t{s.top.ask_price}},
+                    {"ask_shares", s.top.ask_shares},
+                    {"orders", std::uint64_t{s.orders}}};
             });
         }
-        j.end_object();
-        j.end_object();
+        // Added after the fields above (which external tools read): the order book's counters.
+        feed["unknown_order_refs"] = itch != nullptr ? itch->unknown_order_refs : 0;
+        feed["duplicate_order_refs"] = itch != nullptr ? itch->duplicate_order_refs : 0;
+        feed["book_full_drops"] = itch != nullptr ? itch->book_full_drops : 0;
+        feed["book_max_orders"] = f.processor->config().max_orders;
+        j["feeds"].push_back(std::move(feed));
     }
-    j.end_array();
-    j.end_object();
-    return j.str();
+    return apps::dump_json(j);
+}
+
+std::string micros(std::uint64_t ns) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.1f", static_cast<double>(ns) / 1000.0);
+    return text;
+}
+
+/// One line per feed: rates over the last interval, then running totals since the start.
+void log_stats(net::runtime const& rt, feed_entry& f, double seconds) {
+    auto const live = f.processor->live();
+    auto const net_stats = rt.stats(f.id);
+    auto const latency = f.processor->latency().take();
+    auto const window = latency - f.last_latency;
+    std::string const latency_text =
+        window.total() == 0 ? std::string("latency -")
+                            : "latency p50 " + micros(window.percentile(0.50)) + " µs, p99 " +
+                                  micros(window.percentile(0.99)) + " µs";
+    spdlog::info("stats {} | last {:.2f} s: {:.0f} pkts/s, {:.0f} msgs/s, {} | totals: {} pkts, "
+                 "{} msgs, {} gaps, {} missing msgs, {} dup pkts, {} malformed pkts, {} queue "
+                 "drops, {} kernel drops",
+                 f.processor->config().name, seconds,
+                 static_cast<double>(live.packets - f.last.packets) / seconds,
+                 static_cast<double>(live.messages - f.last.messages) / seconds, latency_text,
+                 live.packets, live.messages, live.gaps, live.missing_messages,
+                 live.duplicate_packets, live.malformed_packets, net_stats.dropped,
+                 net_stats.kernel_drops);
+    f.last = live;
+    f.last_latency = latency;
+}
+
+/// Warns when a feed that has not ended its session received nothing for `silent` seconds; then
+/// at most once per silence_repeat while it stays silent.
+void watch_silence(net::runtime const& rt, feed_entry& f, clock_type::time_point now,
+                   clock_type::time_point start, clock_type::duration silent) {
+    std::uint64_t const received = rt.stats(f.id).packets;
+    if (received != f.last_received) {
+        f.last_received = received;
+        f.last_change = now;
+        f.next_silence_warning = now + silent;
+        return;
+    }
+    if (now < f.next_silence_warning || f.processor->live().end_of_session) {
+        return;
+    }
+    auto const repeat = std::max<clock_type::duration>(silent, silence_repeat);
+    spdlog::warn("feed {}: nothing received for {:.1f} s{} ([stats] silent_warning_s; repeated "
+                 "at most every {} s while silent)",
+                 f.processor->config().name,
+                 std::chrono::duration<double>(now - f.last_change).count(),
+                 f.last_change == start ? " since start" : "",
+                 std::chrono::duration_cast<std::chrono::seconds>(repeat).count());
+    f.next_silence_warning = now + repeat;
+}
+
+template <typename Duration>
+clock_type::duration to_clock(Duration d) {
+    return std::chrono::duration_cast<clock_type::duration>(d);
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
     CLI::App cli{"md_receiver: ITCH 5.0 over MoldUDP64 market-data receiver on signet"};
+    cli.option_defaults()->always_capture_default();
     std::string config_path;
     double duration_s = 0;
     std::string summary_path;
     std::string log_level = "info";
-    cli.add_option("--config", config_path, "TOML configuration file (see config/)")->required();
-    cli.add_option("--duration", duration_s, "seconds to run; 0 = until SIGINT/SIGTERM")
-        ->check(CLI::NonNegativeNumber);
+    auto* config_option =
+        cli.add_option("--config", config_path, "TOML configuration file (see config/); required");
+    cli.add_option("--duration", duration_s,
+                   "seconds to run, at most one year; 0 = until SIGINT/SIGTERM")
+        ->check(apps::number_in(0, apps::max_duration_s, "s"));
     cli.add_option("--summary-json", summary_path, "write the summary to this JSON file");
     cli.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical, off")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
-    try {
-        cli.parse(argc, argv);
-    } catch (CLI::ParseError const& e) {
-        int const code = cli.exit(e);
-        return code == 0 ? 0 : 2;
+    if (auto const code =
+            apps::parse_command_line(cli, argc, argv, "md_receiver", {config_option})) {
+        return *code;
     }
 
     apps::receiver_config config;
@@ -163,6 +283,7 @@ int main(int argc, char** argv) {
 
     std::vector<feed_entry> feeds;
     std::unique_ptr<net::runtime> rt;
+    bool starting = false;
     try {
         rt = std::make_unique<net::runtime>(
             net::runtime_options{.backend = config.backend,
@@ -182,77 +303,84 @@ int main(int argc, char** argv) {
             auto* p = processor.get();
             std::size_t const id =
                 rt->add_feed(options, [p](net::packet const& packet) { (*p)(packet); });
-            spdlog::info("feed {}: {} line(s), first on {}", feed.name, options.lines.size(),
-                         rt->local_endpoint(id).to_string());
-            feeds.push_back({id, std::move(processor)});
+            std::string lines;
+            for (std::size_t i = 0; i < options.lines.size(); ++i) {
+                lines += (i == 0 ? "" : "; ") +
+                         describe_line(i, options.lines[i], rt->local_endpoint(id, i));
+            }
+            spdlog::info("feed {}: {}", feed.name, lines);
+            feeds.push_back({.id = id, .processor = std::move(processor)});
         }
+        starting = true;
         rt->start();
     } catch (std::exception const& e) {
-        spdlog::error("md_receiver: {}", e.what());
+        spdlog::error("md_receiver: {}", apps::describe(e));
         spdlog::shutdown();
+        if (starting) {
+            // runtime::start() marks the runtime started before it creates the worker pool, so
+            // when the pool's constructor throws (a CPU it cannot pin to) ~runtime() would call
+            // stop() on a pool that does not exist. Leave it to process exit instead.
+            (void)rt.release();
+        }
         return 1;
     }
 
-    using clock = std::chrono::steady_clock;
-    auto const start = clock::now();
-    auto const interval = std::chrono::duration<double>(config.stats_interval_s);
-    auto next_stats = start + std::chrono::duration_cast<clock::duration>(interval);
-    auto const stop_at = duration_s > 0 ? start + std::chrono::duration_cast<clock::duration>(
-                                                      std::chrono::duration<double>(duration_s))
-                                        : clock::time_point::max();
-    std::vector<feed_processor::live_counters> last(feeds.size());
-    latency_histogram::snapshot last_latency;
-    auto last_time = start;
+    auto const start = clock_type::now();
+    auto const interval = to_clock(std::chrono::duration<double>(config.stats_interval_s));
+    auto const silent = to_clock(std::chrono::duration<double>(config.silent_warning_s));
+    // Both bounded (config and --duration checks), so these time points cannot overflow.
+    auto next_stats = start + interval;
+    auto const stop_at = duration_s > 0
+                             ? start + to_clock(std::chrono::duration<double>(duration_s))
+                             : clock_type::time_point::max();
+    for (auto& f : feeds) {
+        f.last_change = start;
+        f.next_silence_warning = start + silent;
+    }
+    auto last_stats = start;
+    spdlog::info("md_receiver: ready: {} feed(s), stats every {} s; SIGINT or SIGTERM stops",
+                 feeds.size(), config.stats_interval_s);
     for (;;) {
-        auto const now = clock::now();
-        auto const wake = std::min(next_stats, stop_at);
-        if (now < wake) {
-            auto const wait = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - now);
-            timespec timeout{static_cast<time_t>(wait.count() / 1'000'000'000),
-                             static_cast<long>(wait.count() % 1'000'000'000)};
-            int const sig = sigtimedwait(&signals, nullptr, &timeout);
-            if (sig == SIGINT || sig == SIGTERM) {
-                spdlog::info("md_receiver: {} received, stopping",
-                             sig == SIGINT ? "SIGINT" : "SIGTERM");
-                break;
-            }
-            continue;
+        // Every pass polls for a stop request, however the timers stand.
+        auto const wait = std::clamp(std::min(next_stats, stop_at) - clock_type::now(),
+                                     clock_type::duration::zero(), to_clock(max_wait));
+        auto const ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
+        timespec const timeout{static_cast<time_t>(ns / 1'000'000'000),
+                               static_cast<long>(ns % 1'000'000'000)};
+        int const sig = sigtimedwait(&signals, nullptr, &timeout);
+        if (sig == SIGINT || sig == SIGTERM) {
+            spdlog::info("md_receiver: {} received, stopping",
+                         sig == SIGINT ? "SIGINT" : "SIGTERM");
+            break;
         }
+        auto const now = clock_type::now();
         if (now >= stop_at) {
             break;
         }
-        // The stats line: rates over the interval, totals so far.
-        double const seconds = std::chrono::duration<double>(now - last_time).count();
-        std::uint64_t packets = 0;
-        std::uint64_t messages = 0;
-        std::uint64_t gaps = 0;
-        std::uint64_t drops = 0;
-        latency_histogram::snapshot latency;
-        for (std::size_t i = 0; i < feeds.size(); ++i) {
-            auto const live = feeds[i].processor->live();
-            packets += live.packets - last[i].packets;
-            messages += live.messages - last[i].messages;
-            gaps += live.gaps;
-            drops += rt->stats(feeds[i].id).dropped + rt->stats(feeds[i].id).kernel_drops;
-            last[i] = live;
-            latency += feeds[i].processor->latency().take();
+        if (config.silent_warning_s > 0) {
+            for (auto& f : feeds) {
+                watch_silence(*rt, f, now, start, silent);
+            }
         }
-        auto const window = latency - last_latency;
-        last_latency = latency;
-        last_time = now;
-        spdlog::info("stats: {:.0f} packets/s, {:.0f} msgs/s, gaps {}, drops {}, latency p50 {} "
-                     "ns p99 {} ns",
-                     static_cast<double>(packets) / seconds,
-                     static_cast<double>(messages) / seconds, gaps, drops, window.percentile(0.50),
-                     window.percentile(0.99));
-        next_stats += std::chrono::duration_cast<clock::duration>(interval);
+        if (now < next_stats) {
+            continue;
+        }
+        double const seconds = std::chrono::duration<double>(now - last_stats).count();
+        for (auto& f : feeds) {
+            log_stats(*rt, f, seconds);
+        }
+        last_stats = now;
+        next_stats += interval;
+        if (next_stats <= now) {
+            next_stats = now + interval; // fell behind (a stalled process): skip, never burst
+        }
     }
 
     rt->stop(); // drain: every received packet is parsed or counted
     for (auto& f : feeds) {
         f.processor->finish();
     }
-    double const elapsed = std::chrono::duration<double>(clock::now() - start).count();
+    double const elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
     latency_histogram::snapshot latency;
     for (auto const& f : feeds) {
         latency += f.processor->latency().take();
@@ -275,6 +403,14 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(n.dropped),
                     static_cast<unsigned long long>(n.kernel_drops),
                     s.end_of_session ? ", end of session" : "");
+        if (auto const* itch = f.processor->itch_stats()) {
+            std::printf("    order book: %llu unknown order refs, %llu duplicate order refs, %llu "
+                        "adds dropped at max_orders %zu\n",
+                        static_cast<unsigned long long>(itch->unknown_order_refs),
+                        static_cast<unsigned long long>(itch->duplicate_order_refs),
+                        static_cast<unsigned long long>(itch->book_full_drops),
+                        f.processor->config().max_orders);
+        }
         if (auto const* book = f.processor->book()) {
             std::printf("%s", format_symbol_books(*book, 5).c_str());
         }
@@ -288,8 +424,10 @@ int main(int argc, char** argv) {
     if (!summary_path.empty()) {
         std::ofstream out(summary_path);
         out << summary_json(elapsed, latency, *rt, feeds) << '\n';
+        out.close();
         if (!out) {
-            std::fprintf(stderr, "md_receiver: cannot write %s\n", summary_path.c_str());
+            std::fprintf(stderr, "md_receiver: cannot write the summary to %s\n",
+                         summary_path.c_str());
             return 1;
         }
     }

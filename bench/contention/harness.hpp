@@ -2,12 +2,14 @@
 
 // The contention harness: T pinned worker threads drive one scheduler for a warm-up and then a
 // measured window; every task execution is counted per worker and per task, so throughput and
-// fairness come from the same run.
+// fairness come from the same run. In the fan_in workload one more pinned thread, the producer,
+// schedules tasks for the workers to run (as a socket poller schedules receive contracts).
 //
 // A scheduler type S (see schedulers.hpp) provides
-//   S(std::size_t tasks, std::size_t threads)  creates the task set, every task ready to run
+//   S(std::size_t tasks, std::size_t threads)  creates the task set in its workload's start state
 //   bool run_one(std::size_t worker)           runs at most one task; false if none was ready
 //   void stop()                                wakes workers that may be waiting (blocking modes)
+//   void produce_one()                         fan_in only: schedules the next task (round robin)
 // and its tasks call run_task<N>(index), which runs the body and counts the execution.
 
 #include <algorithm>
@@ -32,6 +34,12 @@
 
 namespace signet::bench {
 
+/// What drives the tasks (see schedulers.hpp for each implementation's version):
+///   self     every task re-schedules (re-enqueues) itself each time it runs
+///   fan_in   tasks do not re-schedule; one producer thread schedules them round robin
+///   fan_out  a root task, when it runs, schedules the next fan_out_width tasks and the next root
+enum class workload { self, fan_in, fan_out };
+
 /// One worker's view: where the current phase counts executions, and the hash accumulator.
 struct worker_context {
     std::uint64_t* counts = nullptr; // indexed by task; switched to the measured array
@@ -52,6 +60,7 @@ struct point_config {
     std::size_t tasks = 0;
     std::size_t threads = 0;
     std::vector<int> cpus; // worker i is pinned to cpus[i]
+    int producer_cpu = -1; // fan_in: the producer thread is pinned here (may be a worker's CPU)
     double warm_up_seconds = 0;
     double seconds = 0;
 };
@@ -61,7 +70,7 @@ struct point_result {
     std::vector<std::uint64_t> per_thread; // executions per worker in the window
     std::vector<std::uint64_t> per_task;   // executions per task in the window
     double cpu_share = 0;                  // CPU time the workers got / (threads x window)
-    double other_share = 0; // CPU time others took on the workers' CPUs / (threads x window)
+    double other_share = 0; // CPU time others took on the used CPUs / (used CPUs x window)
 };
 
 /// Keeps the hashes alive; written once per worker at the end of a point.
@@ -107,8 +116,8 @@ inline int pin_this_thread(int cpu) noexcept {
     return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-/// Runs one measurement point on a fresh scheduler. Throws std::system_error when a worker
-/// cannot be pinned.
+/// Runs one measurement point on a fresh scheduler. Throws std::system_error when a worker (or
+/// the producer) cannot be pinned.
 template <typename Scheduler>
 point_result run_point(point_config const& config) {
     enum class phase : int { starting, warm_up, measure, stop };
@@ -120,30 +129,40 @@ point_result run_point(point_config const& config) {
     std::atomic<std::size_t> ready{0};
     std::atomic<int> pin_error{0};
 
+    constexpr bool has_producer = requires(Scheduler & s) {
+        s.produce_one();
+    };
     Scheduler scheduler(config.tasks, config.threads);
     std::vector<std::vector<std::uint64_t>> counts(config.threads,
                                                    std::vector<std::uint64_t>(config.tasks));
     std::vector<std::vector<std::uint64_t>> warm_counts(config.threads,
                                                         std::vector<std::uint64_t>(config.tasks));
 
+    auto const pin_or_record = [&](int cpu) {
+        if (int const rc = pin_this_thread(cpu); rc != 0) {
+            // relaxed: read by the main thread after it saw `ready` (acquire) below.
+            pin_error.store(rc, std::memory_order_relaxed);
+        }
+    };
+    auto const wait_for_start = [&] {
+        // release: pairs with the acquire load in the main thread's start wait.
+        ready.fetch_add(1, std::memory_order_release);
+        // relaxed: a start flag only; nothing is read on the strength of it.
+        while (flags.current.load(std::memory_order_relaxed) == phase::starting) {
+            std::this_thread::yield();
+        }
+    };
+
     std::vector<double> cpu_seconds(config.threads);
     std::vector<std::thread> workers;
-    workers.reserve(config.threads);
+    workers.reserve(config.threads + 1);
     for (std::size_t w = 0; w < config.threads; ++w) {
         workers.emplace_back([&, w] {
-            if (int const rc = pin_this_thread(config.cpus[w]); rc != 0) {
-                // relaxed: read by the main thread after it saw `ready` (acquire) below.
-                pin_error.store(rc, std::memory_order_relaxed);
-            }
+            pin_or_record(config.cpus[w]);
             worker_context ctx;
             ctx.counts = warm_counts[w].data();
             this_worker = &ctx;
-            // release: pairs with the acquire load in the main thread's start wait.
-            ready.fetch_add(1, std::memory_order_release);
-            // relaxed: a start flag only; nothing is read on the strength of it.
-            while (flags.current.load(std::memory_order_relaxed) == phase::starting) {
-                std::this_thread::yield();
-            }
+            wait_for_start();
             phase seen = phase::warm_up;
             double cpu_start = 0;
             for (;;) {
@@ -166,13 +185,25 @@ point_result run_point(point_config const& config) {
             global_sink.fetch_add(ctx.sink, std::memory_order_relaxed);
         });
     }
+    if constexpr (has_producer) {
+        workers.emplace_back([&] {
+            pin_or_record(config.producer_cpu);
+            wait_for_start();
+            // relaxed: a stop flag only; what the producer scheduled reaches the workers through
+            // the scheduler's own synchronisation.
+            while (flags.current.load(std::memory_order_relaxed) != phase::stop) {
+                scheduler.produce_one();
+            }
+        });
+    }
 
-    // acquire: pairs with the workers' release increments (pin_error is visible after this).
-    while (ready.load(std::memory_order_acquire) != config.threads) {
+    std::size_t const started = workers.size();
+    // acquire: pairs with the threads' release increments (pin_error is visible after this).
+    while (ready.load(std::memory_order_acquire) != started) {
         std::this_thread::yield();
     }
     auto const set_phase = [&](phase p) {
-        // relaxed: see the workers' loads.
+        // relaxed: see the threads' loads.
         flags.current.store(p, std::memory_order_relaxed);
     };
     // relaxed: ordered after the acquire on `ready`.
@@ -184,7 +215,15 @@ point_result run_point(point_config const& config) {
             t.join();
         }
         throw std::system_error(pin_rc, std::generic_category(),
-                                "cannot pin a worker thread to its CPU (see --cpus)");
+                                "cannot pin a thread to its CPU (see --cpus, --producer-cpu)");
+    }
+
+    // The CPUs this point uses: the workers' and the producer's (which may be a worker's).
+    std::vector<int> used_cpus(config.cpus.begin(),
+                               config.cpus.begin() + static_cast<std::ptrdiff_t>(config.threads));
+    if (has_producer &&
+        std::find(used_cpus.begin(), used_cpus.end(), config.producer_cpu) == used_cpus.end()) {
+        used_cpus.push_back(config.producer_cpu);
     }
 
     using clock = std::chrono::steady_clock;
@@ -192,12 +231,12 @@ point_result run_point(point_config const& config) {
     std::this_thread::sleep_for(std::chrono::duration<double>(config.warm_up_seconds));
     set_phase(phase::measure);
     auto const start = clock::now();
-    double const busy_start = busy_seconds(config.cpus);
+    double const busy_start = busy_seconds(used_cpus);
     double const process_start = process_cpu_seconds();
     std::this_thread::sleep_for(std::chrono::duration<double>(config.seconds));
     set_phase(phase::stop);
     auto const stop = clock::now();
-    double const busy = busy_seconds(config.cpus) - busy_start;
+    double const busy = busy_seconds(used_cpus) - busy_start;
     double const ours = process_cpu_seconds() - process_start;
     scheduler.stop();
     for (auto& t : workers) {
@@ -212,8 +251,8 @@ point_result run_point(point_config const& config) {
     for (double c : cpu_seconds) {
         cpu_total += c;
     }
-    double const capacity = static_cast<double>(config.threads) * result.seconds;
-    result.cpu_share = cpu_total / capacity;
+    result.cpu_share = cpu_total / (static_cast<double>(config.threads) * result.seconds);
+    double const capacity = static_cast<double>(used_cpus.size()) * result.seconds;
     result.other_share = busy > ours ? (busy - ours) / capacity : 0.0;
     for (std::size_t w = 0; w < config.threads; ++w) {
         for (std::size_t t = 0; t < config.tasks; ++t) {

@@ -1,13 +1,36 @@
 #pragma once
 
 // The implementations compared by the contention benchmark, all driven by the same harness
-// (harness.hpp). Every task re-schedules (contracts) or re-enqueues (queues) itself each time it
-// runs. Queue designs carry a 32-bit task index; nothing allocates per task. The queue designs
-// call the body directly (no indirect call), which if anything favours them.
+// (harness.hpp), in three workloads:
 //
-// The third-party queues are optional: each is compiled in when its header is found (TBB also
-// needs its library, so CMake defines SIGNET_BENCH_HAVE_TBB).
+//   self     Every task re-schedules (contracts) or re-enqueues (queues) itself each time it
+//            runs. Every task is ready all the time: the scheduler's own cost under contention.
+//   fan_in   Tasks do not re-schedule. One producer thread, pinned like a socket poller, calls
+//            work_contract::schedule() on the contracts round robin as fast as it can; the
+//            workers run them. A schedule of a contract that is already scheduled coalesces
+//            (it causes no second run). Queues get the same semantics from a per-task "in
+//            flight" flag: the producer enqueues a task only if it is not in the queue or
+//            running, so each task is in the queue at most once and the queue never holds more
+//            than `tasks` entries (the in-flight bound is the number of tasks). Throughput
+//            counts the executions done by the workers, not the producer's schedule calls.
+//   fan_out  Tasks form a ring cut into groups of 1 + fan_out_width: the first task of a group
+//            is a root, the others its leaves. A root, when it runs, runs the body, schedules
+//            its fan_out_width leaves and then the next group's root (the last root wraps to
+//            the first), so one chain of roots circles the ring and fans out into the leaves,
+//            which run the body and nothing else. Root 0 starts scheduled. Every task (root or
+//            leaf) counts as one execution. Queues dedupe with the same in-flight flags.
+//
+// One difference remains by design: a schedule() that reaches a contract while it runs causes
+// exactly one more run, while a queue task that is running (its flag still set) is skipped.
+// Neither design ever runs one task on two threads at once.
+//
+// Queue designs carry a 32-bit task index; nothing allocates per task. They call the body
+// directly (no indirect call), which if anything favours them. The third-party queues are
+// optional: each is compiled in when its header is found (TBB also needs its library, so CMake
+// defines SIGNET_BENCH_HAVE_TBB).
 
+#include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cassert>
 #include <cstddef>
@@ -40,29 +63,79 @@
 
 namespace signet::bench {
 
-// ---- signet: one contract per task, re-scheduled from inside its own run -------------------
+/// fan_out: how many leaves each root schedules.
+inline constexpr std::size_t fan_out_width = 8;
 
-template <unsigned N, synchronization_mode Mode>
+/// The fan_out ring over tasks 0..tasks-1: roots at multiples of fan_out_width + 1, each
+/// followed by its leaves (the last group may be short).
+struct fan_out_ring {
+    std::size_t tasks;
+
+    [[nodiscard]] bool is_root(std::size_t index) const noexcept {
+        return index % (fan_out_width + 1) == 0;
+    }
+    /// One past the last leaf of `root`.
+    [[nodiscard]] std::size_t leaves_end(std::size_t root) const noexcept {
+        return std::min(root + fan_out_width + 1, tasks);
+    }
+    /// The root after `root`; `root` itself when the ring has a single group.
+    [[nodiscard]] std::size_t next_root(std::size_t root) const noexcept {
+        return root + fan_out_width + 1 < tasks ? root + fan_out_width + 1 : 0;
+    }
+};
+
+// ---- signet: one contract per task -------------------------------------------------------
+
+template <unsigned N, workload W, synchronization_mode Mode>
 class signet_scheduler {
 public:
     signet_scheduler(std::size_t tasks, std::size_t /*threads*/)
-        : group_(tasks) {
+        : group_(tasks) // capacity >= tasks (rounded up by the group)
+        , ring_{tasks} {
         contracts_.reserve(tasks);
         for (std::size_t i = 0; i < tasks; ++i) {
-            contracts_.push_back(group_.create_contract(
-                [index = static_cast<std::uint32_t>(i)](work_contract_token& token) {
-                    run_task<N>(index);
-                    token.schedule();
-                },
-                initial_state::scheduled));
+            auto const index = static_cast<std::uint32_t>(i);
+            if constexpr (W == workload::self) {
+                contracts_.push_back(group_.create_contract(
+                    [index](work_contract_token& token) {
+                        run_task<N>(index);
+                        token.schedule();
+                    },
+                    initial_state::scheduled));
+            } else if constexpr (W == workload::fan_in) {
+                contracts_.push_back(group_.create_contract([index] { run_task<N>(index); },
+                                                            initial_state::unscheduled));
+            } else if (ring_.is_root(i)) {
+                contracts_.push_back(group_.create_contract(
+                    [this, index](work_contract_token& token) {
+                        run_task<N>(index);
+                        fan_out(index, token);
+                    },
+                    i == 0 ? initial_state::scheduled : initial_state::unscheduled));
+            } else {
+                contracts_.push_back(group_.create_contract([index] { run_task<N>(index); },
+                                                            initial_state::unscheduled));
+            }
             if (!contracts_.back().is_valid()) {
                 throw std::runtime_error("signet_scheduler: the group has no free slot");
             }
         }
     }
+    signet_scheduler(signet_scheduler const&) = delete; // contracts capture `this`
+    signet_scheduler& operator=(signet_scheduler const&) = delete;
 
+    /// Worker thread.
     bool run_one(std::size_t /*worker*/) { return group_.execute_next_contract(); }
 
+    /// Producer thread (fan_in); one producer only.
+    void produce_one() noexcept requires(W == workload::fan_in) {
+        (void)contracts_[next_].schedule();
+        if (++next_ == contracts_.size()) {
+            next_ = 0;
+        }
+    }
+
+    /// Main thread, after the measured window.
     void stop() {
         if constexpr (Mode == synchronization_mode::blocking) {
             group_.stop();
@@ -70,14 +143,140 @@ public:
     }
 
 private:
+    /// Runs inside root `root`'s contract: schedules its leaves, then the next root.
+    void fan_out(std::size_t root, work_contract_token& token) noexcept {
+        for (std::size_t leaf = root + 1; leaf < ring_.leaves_end(root); ++leaf) {
+            (void)contracts_[leaf].schedule();
+        }
+        std::size_t const next = ring_.next_root(root);
+        if (next == root) {
+            token.schedule();
+        } else {
+            (void)contracts_[next].schedule();
+        }
+    }
+
     basic_work_contract_group<Mode> group_;
+    fan_out_ring ring_;
     std::vector<work_contract> contracts_; // destroyed before the group
+    std::size_t next_ = 0;                 // fan_in: the producer's round-robin cursor
 };
 
-template <unsigned N>
-using signet_nonblocking = signet_scheduler<N, synchronization_mode::non_blocking>;
-template <unsigned N>
-using signet_blocking = signet_scheduler<N, synchronization_mode::blocking>;
+template <unsigned N, workload W>
+using signet_nonblocking = signet_scheduler<N, W, synchronization_mode::non_blocking>;
+template <unsigned N, workload W>
+using signet_blocking = signet_scheduler<N, W, synchronization_mode::blocking>;
+
+// ---- queues: one generic scheduler over a task queue -------------------------------------
+
+/// The queue designs' "in flight" flag per task (fan_in, fan_out): set while the task is in the
+/// queue or running, so a task is enqueued at most once, as a contract is scheduled at most
+/// once. claim() and finish() may run on any threads.
+class in_flight_flags {
+public:
+    explicit in_flight_flags(std::size_t tasks)
+        : flags_(std::make_unique<std::atomic<bool>[]>(tasks)) {
+        for (std::size_t i = 0; i < tasks; ++i) {
+            // relaxed: the threads that use the flags start after construction.
+            flags_[i].store(false, std::memory_order_relaxed);
+        }
+    }
+
+    /// True if the caller set the flag: the task was idle and the caller must enqueue it.
+    [[nodiscard]] bool claim(std::size_t index) noexcept {
+        // relaxed: a filter only (test and test-and-set), so a schedule that coalesces costs no
+        // read-modify-write; the exchange below decides.
+        if (flags_[index].load(std::memory_order_relaxed)) {
+            return false;
+        }
+        // acquire: pairs with the release store in finish(), so the task's previous run
+        // happens before the run this claim enqueues (the queue then carries that order on).
+        return !flags_[index].exchange(true, std::memory_order_acquire);
+    }
+
+    /// After the task's run: the task may be claimed again.
+    void finish(std::size_t index) noexcept {
+        // release: pairs with the acquire exchange in claim().
+        flags_[index].store(false, std::memory_order_release);
+    }
+
+private:
+    std::unique_ptr<std::atomic<bool>[]> flags_;
+};
+
+/// A scheduler over a task queue Q, which provides
+///   Q(std::size_t tasks, std::size_t threads, workload w)
+///   void push(std::size_t from, std::uint32_t index)  from = worker, or `threads` = the producer
+///   bool pop(std::size_t worker, std::uint32_t& index)
+/// The queue never has to hold more than `tasks` entries.
+template <typename Queue, unsigned N, workload W>
+class queue_scheduler {
+public:
+    queue_scheduler(std::size_t tasks, std::size_t threads)
+        : threads_(threads)
+        , ring_{tasks}
+        , flags_(W == workload::self ? 0 : tasks)
+        , queue_(tasks, threads, W) {
+        if constexpr (W == workload::self) {
+            for (std::size_t i = 0; i < tasks; ++i) {
+                queue_.push(i % threads, static_cast<std::uint32_t>(i));
+            }
+        } else if constexpr (W == workload::fan_out) {
+            if (flags_.claim(0)) {
+                queue_.push(0, 0); // root 0 starts scheduled
+            }
+        }
+    }
+
+    /// Worker thread.
+    bool run_one(std::size_t worker) {
+        std::uint32_t index = 0;
+        if (!queue_.pop(worker, index)) {
+            return false;
+        }
+        run_task<N>(index);
+        if constexpr (W == workload::self) {
+            queue_.push(worker, index);
+        } else if constexpr (W == workload::fan_in) {
+            flags_.finish(index);
+        } else if (!ring_.is_root(index)) {
+            flags_.finish(index);
+        } else {
+            for (std::size_t leaf = index + 1; leaf < ring_.leaves_end(index); ++leaf) {
+                if (flags_.claim(leaf)) {
+                    queue_.push(worker, static_cast<std::uint32_t>(leaf));
+                }
+            }
+            // Finish before the next root is claimed: with two groups the next root may run
+            // and claim this one before this worker gets here; with one group next == index.
+            flags_.finish(index);
+            std::size_t const next = ring_.next_root(index);
+            if (flags_.claim(next)) {
+                queue_.push(worker, static_cast<std::uint32_t>(next));
+            }
+        }
+        return true;
+    }
+
+    /// Producer thread (fan_in); one producer only.
+    void produce_one() requires(W == workload::fan_in) {
+        if (flags_.claim(next_)) {
+            queue_.push(threads_, static_cast<std::uint32_t>(next_));
+        }
+        if (++next_ == ring_.tasks) {
+            next_ = 0;
+        }
+    }
+
+    void stop() {}
+
+private:
+    std::size_t threads_;
+    fan_out_ring ring_;
+    in_flight_flags flags_; // empty in the self workload
+    Queue queue_;
+    std::size_t next_ = 0; // fan_in: the producer's round-robin cursor
+};
 
 // ---- a fixed-capacity double-ended ring (no allocation after construction) -----------------
 
@@ -115,75 +314,64 @@ private:
 
 // ---- mutex + deque: one lock around one FIFO (the floor) -----------------------------------
 
-template <unsigned N>
-class mutex_deque_scheduler {
+class mutex_deque_queue {
 public:
-    mutex_deque_scheduler(std::size_t tasks, std::size_t /*threads*/)
-        : queue_(tasks) {
-        for (std::size_t i = 0; i < tasks; ++i) {
-            queue_.push_back(static_cast<std::uint32_t>(i));
-        }
-    }
+    mutex_deque_queue(std::size_t tasks, std::size_t /*threads*/, workload /*w*/)
+        : queue_(tasks) {}
 
-    bool run_one(std::size_t /*worker*/) {
-        std::uint32_t index = 0;
-        {
-            std::lock_guard lock(mutex_);
-            if (!queue_.pop_front(index)) {
-                return false;
-            }
-        }
-        run_task<N>(index);
+    void push(std::size_t /*from*/, std::uint32_t index) {
         std::lock_guard lock(mutex_);
         queue_.push_back(index);
-        return true;
     }
-
-    void stop() {}
+    bool pop(std::size_t /*worker*/, std::uint32_t& index) {
+        std::lock_guard lock(mutex_);
+        return queue_.pop_front(index);
+    }
 
 private:
     std::mutex mutex_;
     ring_deque queue_;
 };
 
-// ---- work stealing: a mutex-protected deque per worker, LIFO own / FIFO steal --------------
+template <unsigned N, workload W>
+using mutex_deque_scheduler = queue_scheduler<mutex_deque_queue, N, W>;
 
-template <unsigned N>
-class work_stealing_scheduler {
+// ---- work stealing: a mutex-protected deque per worker, LIFO own / FIFO steal --------------
+// A worker pushes to its own deque; the fan_in producer, which has none, deals the tasks out
+// to the workers' deques round robin (task i to worker i mod threads).
+
+class work_stealing_queue {
 public:
-    work_stealing_scheduler(std::size_t tasks, std::size_t threads) {
+    work_stealing_queue(std::size_t tasks, std::size_t threads, workload /*w*/) {
         queues_.reserve(threads);
         for (std::size_t w = 0; w < threads; ++w) {
             queues_.push_back(std::make_unique<worker_queue>(tasks));
         }
-        for (std::size_t i = 0; i < tasks; ++i) {
-            queues_[i % threads]->tasks.push_back(static_cast<std::uint32_t>(i));
-        }
     }
 
-    bool run_one(std::size_t worker) {
-        worker_queue& own = *queues_[worker];
-        std::uint32_t index = 0;
-        bool found = false;
+    void push(std::size_t from, std::uint32_t index) {
+        worker_queue& target =
+            from < queues_.size() ? *queues_[from] : *queues_[index % queues_.size()];
+        std::lock_guard lock(target.mutex);
+        target.tasks.push_back(index);
+    }
+    bool pop(std::size_t worker, std::uint32_t& index) {
         {
+            worker_queue& own = *queues_[worker];
             std::lock_guard lock(own.mutex);
-            found = own.tasks.pop_back(index); // LIFO: the newest of our own tasks
+            if (own.tasks.pop_back(index)) { // LIFO: the newest of our own tasks
+                return true;
+            }
         }
-        for (std::size_t k = 1; !found && k < queues_.size(); ++k) {
+        for (std::size_t k = 1; k < queues_.size(); ++k) {
             worker_queue& victim = *queues_[(worker + k) % queues_.size()];
             std::lock_guard lock(victim.mutex);
-            found = victim.tasks.pop_front(index); // FIFO steal: the victim's oldest task
+            if (victim.tasks.pop_front(index)) { // FIFO steal: the victim's oldest task
+                return true;
+            }
         }
-        if (!found) {
-            return false;
-        }
-        run_task<N>(index);
-        std::lock_guard lock(own.mutex);
-        own.tasks.push_back(index);
-        return true;
+        return false;
     }
-
-    void stop() {}
 
 private:
     // alignas: each worker locks its own queue; keep the queues on separate lines.
@@ -196,112 +384,101 @@ private:
     std::vector<std::unique_ptr<worker_queue>> queues_;
 };
 
-// ---- moodycamel::ConcurrentQueue, with a producer and a consumer token per worker -----------
+template <unsigned N, workload W>
+using work_stealing_scheduler = queue_scheduler<work_stealing_queue, N, W>;
+
+// ---- moodycamel::ConcurrentQueue, with a producer and a consumer token per thread -----------
+// Producer tokens exist only for the threads that enqueue: the workers in self and fan_out, the
+// producer in fan_in (an idle producer token would cost consumers a sub-queue to scan).
 
 #if defined(SIGNET_BENCH_HAVE_MOODYCAMEL)
-template <unsigned N>
-class moodycamel_scheduler {
+class moodycamel_queue {
 public:
-    moodycamel_scheduler(std::size_t tasks, std::size_t threads)
-        : queue_(tasks, threads, 0) {
-        tokens_.reserve(threads);
-        for (std::size_t w = 0; w < threads; ++w) {
-            tokens_.push_back(std::make_unique<worker_tokens>(queue_));
+    moodycamel_queue(std::size_t tasks, std::size_t threads, workload w)
+        : queue_(tasks, w == workload::fan_in ? 1 : threads, 0) {
+        consumers_.reserve(threads);
+        for (std::size_t t = 0; t < threads; ++t) {
+            consumers_.push_back(std::make_unique<consumer_token>(queue_));
         }
-        for (std::size_t i = 0; i < tasks; ++i) {
-            (void)queue_.enqueue(tokens_[i % threads]->producer, static_cast<std::uint32_t>(i));
+        std::size_t const producers = w == workload::fan_in ? threads + 1 : threads;
+        producers_.reserve(producers);
+        for (std::size_t t = 0; t < producers; ++t) {
+            producers_.push_back(w == workload::fan_in && t < threads
+                                     ? nullptr
+                                     : std::make_unique<producer_token>(queue_));
         }
     }
 
-    bool run_one(std::size_t worker) {
-        worker_tokens& mine = *tokens_[worker];
-        std::uint32_t index = 0;
-        if (!queue_.try_dequeue(mine.consumer, index)) {
-            return false;
+    void push(std::size_t from, std::uint32_t index) {
+        while (!queue_.enqueue(producers_[from]->token, index)) {
         }
-        run_task<N>(index);
-        while (!queue_.enqueue(mine.producer, index)) {
-        }
-        return true;
     }
-
-    void stop() {}
+    bool pop(std::size_t worker, std::uint32_t& index) {
+        return queue_.try_dequeue(consumers_[worker]->token, index);
+    }
 
 private:
     using queue_type = moodycamel::ConcurrentQueue<std::uint32_t>;
-    // alignas: each worker's tokens are written on every operation; keep them apart.
-    struct alignas(128) worker_tokens {
-        explicit worker_tokens(queue_type& q)
-            : producer(q)
-            , consumer(q) {}
-        moodycamel::ProducerToken producer;
-        moodycamel::ConsumerToken consumer;
+    // alignas: each thread's tokens are written on every operation; keep them apart.
+    struct alignas(128) producer_token {
+        explicit producer_token(queue_type& q)
+            : token(q) {}
+        moodycamel::ProducerToken token;
+    };
+    struct alignas(128) consumer_token {
+        explicit consumer_token(queue_type& q)
+            : token(q) {}
+        moodycamel::ConsumerToken token;
     };
     queue_type queue_;
-    std::vector<std::unique_ptr<worker_tokens>> tokens_; // destroyed before the queue
+    std::vector<std::unique_ptr<producer_token>> producers_; // destroyed before the queue
+    std::vector<std::unique_ptr<consumer_token>> consumers_;
 };
+
+template <unsigned N, workload W>
+using moodycamel_scheduler = queue_scheduler<moodycamel_queue, N, W>;
 #endif
 
 // ---- tbb::concurrent_queue ---------------------------------------------------------------------
 
 #if defined(SIGNET_BENCH_HAVE_TBB)
-template <unsigned N>
-class tbb_scheduler {
+class tbb_queue {
 public:
-    tbb_scheduler(std::size_t tasks, std::size_t /*threads*/) {
-        for (std::size_t i = 0; i < tasks; ++i) {
-            queue_.push(static_cast<std::uint32_t>(i));
-        }
-    }
+    tbb_queue(std::size_t /*tasks*/, std::size_t /*threads*/, workload /*w*/) {}
 
-    bool run_one(std::size_t /*worker*/) {
-        std::uint32_t index = 0;
-        if (!queue_.try_pop(index)) {
-            return false;
-        }
-        run_task<N>(index);
-        queue_.push(index);
-        return true;
-    }
-
-    void stop() {}
+    void push(std::size_t /*from*/, std::uint32_t index) { queue_.push(index); }
+    bool pop(std::size_t /*worker*/, std::uint32_t& index) { return queue_.try_pop(index); }
 
 private:
     tbb::concurrent_queue<std::uint32_t> queue_;
 };
+
+template <unsigned N, workload W>
+using tbb_scheduler = queue_scheduler<tbb_queue, N, W>;
 #endif
 
 // ---- boost::lockfree::queue (node pool sized up front; bounded_push never allocates) --------
 
 #if defined(SIGNET_BENCH_HAVE_BOOST_LOCKFREE)
-template <unsigned N>
-class boost_lockfree_scheduler {
+class boost_lockfree_queue {
 public:
-    boost_lockfree_scheduler(std::size_t tasks, std::size_t /*threads*/)
-        : queue_(tasks) {
-        for (std::size_t i = 0; i < tasks; ++i) {
-            if (!queue_.bounded_push(static_cast<std::uint32_t>(i))) {
-                throw std::runtime_error("boost_lockfree_scheduler: node pool too small");
-            }
-        }
-    }
+    boost_lockfree_queue(std::size_t tasks, std::size_t /*threads*/, workload /*w*/)
+        : queue_(tasks) {}
 
-    bool run_one(std::size_t /*worker*/) {
-        std::uint32_t index = 0;
-        if (!queue_.pop(index)) {
-            return false;
-        }
-        run_task<N>(index);
+    void push(std::size_t /*from*/, std::uint32_t index) {
+        // The pool holds a node for every task and a task is queued at most once, so this
+        // fails only while a popping thread has yet to return its node.
         while (!queue_.bounded_push(index)) {
         }
-        return true;
     }
-
-    void stop() {}
+    bool pop(std::size_t /*worker*/, std::uint32_t& index) { return queue_.pop(index); }
 
 private:
     boost::lockfree::queue<std::uint32_t> queue_;
 };
+
+template <unsigned N, workload W>
+using boost_lockfree_scheduler = queue_scheduler<boost_lockfree_queue, N, W>;
 #endif
 
 } // namespace signet::bench

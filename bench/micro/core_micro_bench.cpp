@@ -3,13 +3,17 @@
 //   schedule_coalesced:  schedule() on an already scheduled contract
 //   execute_empty:       execute_next_contract() on an empty group
 //   schedule_execute:    schedule + execute of an empty contract (the contention bench's unit)
-//   self_reschedule:     a contract that reschedules itself via this_contract, one run per iter
+//   self_reschedule:     contracts that reschedule themselves via this_contract; items are runs
+//                        (one execute_next_contracts() call runs a batch of up to 16)
 //   signal_tree_set_select: one set + one select, by tree capacity
+//   signal_tree_batch:   set_bits of 16 slots of a leaf + one claim of 16; items are slots
 //   spsc_push_pop:       one push + one pop on the same thread
 //   spsc_two_threads:    producer/consumer throughput across two threads
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -28,7 +32,7 @@ void schedule_execute(benchmark::State& state) {
     benchmark::DoNotOptimize(runs);
     state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(schedule_execute)->Arg(512)->Arg(16384);
+BENCHMARK(schedule_execute)->Arg(64)->Arg(512)->Arg(16384)->Arg(1 << 20);
 
 void schedule_coalesced(benchmark::State& state) {
     signet::work_contract_group group(512);
@@ -57,12 +61,13 @@ void self_reschedule(benchmark::State& state) {
         handles.push_back(group.create_contract([] { signet::this_contract::schedule(); },
                                                 signet::initial_state::scheduled));
     }
+    std::int64_t runs = 0;
     for (auto _ : state) {
-        group.execute_next_contract();
+        runs += static_cast<std::int64_t>(group.execute_next_contracts());
     }
-    state.SetItemsProcessed(state.iterations());
+    state.SetItemsProcessed(runs);
 }
-BENCHMARK(self_reschedule)->Arg(64)->Arg(512)->Arg(16384);
+BENCHMARK(self_reschedule)->Arg(64)->Arg(512)->Arg(16384)->Arg(1 << 20);
 
 void signal_tree_set_select(benchmark::State& state) {
     signet::signal_tree tree(static_cast<std::size_t>(state.range(0)));
@@ -77,6 +82,22 @@ void signal_tree_set_select(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(signal_tree_set_select)->Arg(64)->Arg(512)->Arg(16384)->Arg(1 << 20);
+
+void signal_tree_batch(benchmark::State& state) {
+    signet::signal_tree tree(static_cast<std::size_t>(state.range(0)));
+    std::size_t const leaves = tree.capacity() / 64;
+    std::size_t leaf = 0;
+    std::uint64_t bits = 0xFFFF;
+    for (auto _ : state) {
+        tree.set_bits(leaf, bits);
+        auto const got = tree.claim(leaf * 64, signet::lane{}, 16);
+        benchmark::DoNotOptimize(got);
+        leaf = (leaf * 7 + 13) % leaves;
+        bits = std::rotl(bits, 16);
+    }
+    state.SetItemsProcessed(state.iterations() * 16);
+}
+BENCHMARK(signal_tree_batch)->Arg(64)->Arg(512)->Arg(16384)->Arg(1 << 20);
 
 void spsc_push_pop(benchmark::State& state) {
     signet::spsc_fixed_queue<std::uint64_t> queue(1024);

@@ -13,41 +13,48 @@ signal_tree::signal_tree(std::size_t capacity)
                                     std::to_string(max_capacity) + ", got " +
                                     std::to_string(capacity));
     }
-    // Build the inner levels bottom-up, choosing the widest fan-out whose counters can still
-    // count every slot below one child.
-    std::vector<level> bottom_up;
-    std::size_t nodes = leaf_count_;
-    unsigned child_shift = 6; // a leaf covers 64 slots
-    std::size_t total_nodes = 0;
-    while (nodes > 1) {
-        std::size_t const child_slots = std::size_t{1} << child_shift;
-        level lv{};
-        if (child_slots <= 0xFF) {
-            lv.fanout_shift = 3; // 8 x 8-bit counters
-            lv.width_shift = 3;
-        } else if (child_slots <= 0xFFFF) {
-            lv.fanout_shift = 2; // 4 x 16-bit counters
-            lv.width_shift = 4;
-        } else {
-            lv.fanout_shift = 1; // 2 x 32-bit counters
-            lv.width_shift = 5;
-        }
-        lv.child_shift = child_shift;
-        nodes = (nodes + (std::size_t{1} << lv.fanout_shift) - 1) >> lv.fanout_shift;
-        lv.first_node = nodes; // node count of this level; turned into an offset below
-        total_nodes += nodes;
-        child_shift += lv.fanout_shift;
-        bottom_up.push_back(lv);
+    // Summary levels bottom-up: each word summarizes 64 words of the level below.
+    std::vector<std::size_t> counts; // words per level, bottom-up
+    std::size_t words = leaf_count_;
+    while (words > 1) {
+        words = (words + 63) / 64;
+        counts.push_back(words);
     }
-    levels_.assign(bottom_up.rbegin(), bottom_up.rend());
     std::size_t offset = 0;
-    for (auto& lv : levels_) {
-        std::size_t const count = lv.first_node;
-        lv.first_node = offset;
-        offset += count;
+    unsigned child_shift = 6 * static_cast<unsigned>(counts.size()); // the root's children
+    for (auto it = counts.rbegin(); it != counts.rend(); ++it) {
+        levels_.push_back({offset, child_shift});
+        offset += *it;
+        child_shift -= 6;
     }
-    nodes_ = std::make_unique<padded_word[]>(std::max<std::size_t>(total_nodes, 1));
+    nodes_ = std::make_unique<padded_word[]>(std::max<std::size_t>(offset, 1));
     leaves_ = std::make_unique<padded_word[]>(leaf_count_);
+}
+
+void signal_tree::retract(std::size_t depth, std::size_t index) noexcept {
+    while (depth > 0) {
+        auto& child = word(depth, index);
+        std::uint64_t const bit = std::uint64_t{1} << (index % 64);
+        std::size_t const parent_depth = depth - 1;
+        std::size_t const parent_index = index / 64;
+        auto& parent = word(parent_depth, parent_index);
+        // R1. seq_cst: the retractor's half of the Dekker pair with publish_up() (see the
+        // header's "Invariant").
+        std::uint64_t const before = parent.fetch_and(~bit, std::memory_order_seq_cst);
+        // R2. seq_cst: ordered after R1 in the single total order; sees a concurrent setter's
+        // fetch_or unless that setter sees our R1 in its own re-load.
+        if (child.load(std::memory_order_seq_cst) != 0) {
+            publish_up(depth, index); // refilled meanwhile: publish it again, as set() does
+            return;
+        }
+        if (before != bit) {
+            // Either the parent still has other children (nothing to do above), or another
+            // retractor cleared our bit first (it continues upwards itself).
+            return;
+        }
+        depth = parent_depth; // R3: the parent became empty through us
+        index = parent_index;
+    }
 }
 
 } // namespace signet

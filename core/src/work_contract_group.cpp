@@ -33,7 +33,14 @@ std::uint32_t group_state::acquire_slot(lane where) noexcept {
         first = std::min(where.first, last);
         last = std::min(where.first + where.count, last);
     }
-    for (std::size_t w = first / 64; w * 64 < last; ++w) {
+    std::size_t const first_word = first / 64;
+    std::size_t const words = (last + 63) / 64 - first_word;
+    // Without a lane, start at the word the last such creation used (relaxed: a hint only), so
+    // that filling a large group scans each word about once instead of from the start each time.
+    std::size_t const start =
+        where.count == 0 ? std::min(free_hint_.load(std::memory_order_relaxed), words - 1) : 0;
+    for (std::size_t n = 0; n < words; ++n) {
+        std::size_t const w = first_word + (start + n) % words;
         std::size_t const lo = std::max(first, w * 64) - w * 64;
         std::size_t const hi = std::min(last, w * 64 + 64) - w * 64; // exclusive
         std::uint64_t const in_range =
@@ -46,6 +53,10 @@ std::uint32_t group_state::acquire_slot(lane where) noexcept {
             // destruction and generation bump happen-before our use of the slot.
             std::uint64_t const before = free_[w].fetch_and(~bit, std::memory_order_acquire);
             if ((before & bit) != 0) {
+                if (where.count == 0) {
+                    // relaxed: a hint for the next creation.
+                    free_hint_.store(w, std::memory_order_relaxed);
+                }
                 return static_cast<std::uint32_t>(w * 64 +
                                                   static_cast<std::size_t>(std::countr_zero(bit)));
             }
@@ -62,7 +73,7 @@ void group_state::free_slot(std::uint32_t slot) noexcept {
 
 void group_state::publish(std::uint32_t slot, std::uint64_t generation,
                           initial_state initial) noexcept {
-    std::uint64_t const flags = initial == initial_state::scheduled ? scheduled_flag : 0;
+    std::uint64_t const flags = initial == initial_state::scheduled ? busy_flag : 0;
     // release: pairs with the acquire fetch_xor in execute_slot(): the callables and ops stored
     // by create() are visible to the first run. No other thread writes a free slot's word (stale
     // handles fail their generation check), so a plain store suffices.
@@ -108,21 +119,61 @@ void group_state::recycle(std::uint32_t slot, std::uint64_t generation) noexcept
     free_slot(slot);
 }
 
+bool group_state::begin_external_wait() noexcept {
+    // relaxed: only read together with waiters_, which orders (see signal()).
+    external_waiters_.fetch_add(1, std::memory_order_relaxed);
+    // seq_cst: the same Dekker pairing with signal() as execute_next_waiting()'s: announce the
+    // waiter, then read the tree's root.
+    waiters_.fetch_add(1, std::memory_order_seq_cst);
+    if (!tree_.empty() || stopped()) {
+        end_external_wait();
+        return false;
+    }
+    return true;
+}
+
+void group_state::end_external_wait() noexcept {
+    // relaxed: a late decrement only costs a signaller one unneeded wake.
+    waiters_.fetch_sub(1, std::memory_order_relaxed);
+    external_waiters_.fetch_sub(1, std::memory_order_relaxed);
+}
+
 void group_state::wake_one() noexcept {
+    // relaxed: external_waiters_ was incremented before waiters_ (seq_cst), which our caller
+    // read as non-zero; a stale zero here only happens when that waiter already left.
+    if (external_waker_ != nullptr && external_waiters_.load(std::memory_order_relaxed) != 0) {
+        external_waker_(external_context_); // it cannot tell which kind sleeps: wake both
+    }
     // Taking the mutex orders this wake after a waiter's predicate check (it holds the mutex
     // from its check until wait() releases it), so the wake cannot fall in between and be lost.
     { std::lock_guard lock(mutex_); }
     cv_.notify_one();
 }
 
-bool group_state::execute_next_waiting(
-    std::optional<std::chrono::steady_clock::time_point> deadline) {
+std::size_t group_state::home_cursor() noexcept {
+    // Spread the threads' starting points over the slots (0, 1/2, 1/4, 3/4, 1/8, ...: the
+    // bit-reversed thread number), so that workers sweep different leaves and summary words
+    // and do not write the same cache lines while each has work ahead of it.
+    // relaxed: only distinctness matters, which the RMW guarantees.
+    std::uint32_t n = threads_seen_.fetch_add(1, std::memory_order_relaxed);
+    std::uint32_t reversed = 0;
+    for (int i = 0; i < 32; ++i) {
+        reversed = (reversed << 1) | (n & 1U);
+        n >>= 1;
+    }
+    std::size_t const leaves = capacity() / signal_tree::bits_per_leaf;
+    std::size_t const leaf = static_cast<std::size_t>((std::uint64_t{reversed} * leaves) >> 32);
+    return leaf * signal_tree::bits_per_leaf;
+}
+
+std::size_t
+group_state::execute_next_waiting(std::optional<std::chrono::steady_clock::time_point> deadline) {
     for (;;) {
-        if (execute_next(lane{})) {
-            return true;
+        if (std::size_t const ran = execute_next(lane{}); ran != 0) {
+            return ran;
         }
         if (stopped()) {
-            return false;
+            return 0;
         }
         std::unique_lock lock(mutex_);
         // seq_cst: Dekker pairing with signal() (see there): announce the waiter, then read the
@@ -138,9 +189,15 @@ bool group_state::execute_next_waiting(
             cv_.wait(lock, ready);
         }
         // relaxed: a late decrement only costs a signaller one unneeded wake.
-        waiters_.fetch_sub(1, std::memory_order_relaxed);
+        std::uint32_t const others = waiters_.fetch_sub(1, std::memory_order_relaxed) - 1;
         if (!woke) {
-            return false; // timed out with nothing scheduled
+            return 0; // timed out with nothing scheduled
+        }
+        lock.unlock();
+        // A signaller wakes one waiter per new signal it publishes; a batch republished at once
+        // may hold work for several. Pass the wake on while work and sleepers remain.
+        if (others != 0 && !tree_.empty()) {
+            wake_one();
         }
     }
 }
@@ -148,6 +205,9 @@ bool group_state::execute_next_waiting(
 void group_state::stop() noexcept {
     // release: pairs with the acquire load in stopped().
     stopped_.store(true, std::memory_order_release);
+    if (external_waker_ != nullptr) {
+        external_waker_(external_context_);
+    }
     { std::lock_guard lock(mutex_); }
     cv_.notify_all();
 }

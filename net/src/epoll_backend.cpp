@@ -3,9 +3,16 @@
 // Per packet: no syscall of its own (recvmmsg batches of 32), one spsc push, no allocation.
 // Per batch: one recvmmsg, one parser schedule; per readiness edge: one epoll_wait wake-up and
 // one contract schedule.
+//
+// Reactor mode (no poller thread): the runtime's reactor contract calls poll(), an epoll_wait
+// that does not sleep, and an idle worker sleeps in wait(), an epoll_wait that does; both only
+// schedule receive contracts, and epoll_wait is safe from several threads, so any number of
+// workers may serve the feeds. The eventfd interrupts a sleeping worker (wake()).
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -79,12 +86,54 @@ public:
         if (!thread_.joinable()) {
             return;
         }
-        std::uint64_t const one = 1;
-        [[maybe_unused]] auto const written = ::write(wake_fd_, &one, sizeof(one));
+        // release: pairs with the acquire load in run().
+        stop_requested_.store(true, std::memory_order_release);
+        wake();
         thread_.join();
     }
 
+    bool supports_reactor(std::size_t /*workers*/) const noexcept override { return true; }
+
+    void start_reactor(work_contract& /*reactor*/) override {
+        for (auto* line : lines_) {
+            line->receive.schedule(); // whatever arrived before the first edge
+        }
+    }
+
+    bool poll() override { return dispatch(0) != 0; }
+
+    bool wait(std::chrono::nanoseconds timeout) override {
+        auto const ms = std::chrono::ceil<std::chrono::milliseconds>(timeout).count();
+        (void)dispatch(static_cast<int>(ms));
+        return false; // the ready lines' receive contracts are scheduled already
+    }
+
+    void wake() noexcept override {
+        std::uint64_t const one = 1;
+        [[maybe_unused]] auto const written = ::write(wake_fd_, &one, sizeof(one));
+    }
+
 private:
+    // One epoll_wait (timeout_ms 0: a poll); schedules the ready lines' receive contracts and
+    // consumes a wake-up. Returns the number of ready lines.
+    int dispatch(int timeout_ms) noexcept {
+        std::array<epoll_event, 64> events{};
+        int const n =
+            ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);
+        int lines = 0;
+        for (int i = 0; i < n; ++i) {
+            auto* line = static_cast<line_state*>(events[static_cast<std::size_t>(i)].data.ptr);
+            if (line == nullptr) {
+                std::uint64_t count = 0;
+                [[maybe_unused]] auto const got = ::read(wake_fd_, &count, sizeof(count));
+                continue;
+            }
+            line->receive.schedule();
+            ++lines;
+        }
+        return lines;
+    }
+
     void run() {
         std::array<epoll_event, 64> events{};
         for (;;) {
@@ -101,7 +150,13 @@ private:
             for (int i = 0; i < n; ++i) {
                 auto* line = static_cast<line_state*>(events[static_cast<std::size_t>(i)].data.ptr);
                 if (line == nullptr) {
-                    return; // stop()
+                    std::uint64_t count = 0;
+                    [[maybe_unused]] auto const got = ::read(wake_fd_, &count, sizeof(count));
+                    // acquire: pairs with the release store in stop().
+                    if (stop_requested_.load(std::memory_order_acquire)) {
+                        return;
+                    }
+                    continue;
                 }
                 line->receive.schedule();
             }
@@ -113,6 +168,7 @@ private:
     int wake_fd_ = -1;
     std::vector<line_state*> lines_;
     std::thread thread_;
+    std::atomic<bool> stop_requested_{false};
 };
 
 } // namespace

@@ -11,7 +11,20 @@
 // full_policy::backpressure a full queue cancels the receive and parks the completions still
 // in flight in `held` (bounded by the pool size) until the parser makes room; data that has not
 // arrived yet stays in the kernel. Under full_policy::drop the packet is counted and its buffer
-// goes straight back to the ring.
+// goes straight back to the ring. A paused line is resumed the moment the parser frees room:
+// the parser side's resume hook writes the backend's eventfd (thread mode) or schedules the
+// reactor contract (reactor mode); no timer is involved.
+//
+// Two drivers share one step function (poll_step):
+//   thread mode   the poller thread loops: step, then sleep in io_uring_submit_and_wait.
+//   reactor mode  the runtime's reactor contract calls poll() (a step that never sleeps) on a
+//                 worker; an idle worker sleeps in the ring through wait(). The ring is created
+//                 disabled (IORING_SETUP_R_DISABLED) by the controlling thread, so setup errors
+//                 surface in start(), and enabled by the worker's first poll(), which makes that
+//                 worker the ring's single issuer (SINGLE_ISSUER / DEFER_TASKRUN). Hence reactor
+//                 mode serves one worker; the runtime keeps the poller thread for more.
+// Either way an eventfd, watched by a multishot poll in the ring, lets other threads interrupt
+// the sleep: stop(), a resumed line, and contracts scheduled while the worker sleeps.
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -22,8 +35,11 @@
 #include <thread>
 #include <vector>
 
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/utsname.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <liburing.h>
 #include <spdlog/spdlog.h>
@@ -38,6 +54,10 @@ namespace signet::net::detail {
 namespace {
 
 constexpr std::uint64_t cancel_tag = std::uint64_t{1} << 63;
+constexpr std::uint64_t wake_tag = std::uint64_t{1} << 62;
+constexpr unsigned completion_queue_entries = 16384;
+constexpr auto stop_deadline = std::chrono::seconds(5); // bound on reaping in-flight data
+constexpr long long idle_sleep_ns = 100'000'000;        // thread mode: bounds a missed wake
 constexpr std::size_t max_ring_entries = 32768;
 
 // The kernel lays out header, name, control data, payload back to back in the buffer; a name
@@ -50,8 +70,17 @@ std::size_t headroom() noexcept {
 
 class io_uring_backend final : public receive_backend {
 public:
-    explicit io_uring_backend(blocking_work_contract_group&) {}
-    ~io_uring_backend() override { stop(); }
+    explicit io_uring_backend(blocking_work_contract_group&) {
+        wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (wake_fd_ < 0) {
+            throw std::system_error(errno, std::generic_category(), "io_uring backend: eventfd");
+        }
+    }
+    ~io_uring_backend() override {
+        stop();
+        teardown();
+        ::close(wake_fd_);
+    }
 
     backend_kind kind() const noexcept override { return backend_kind::io_uring; }
 
@@ -67,30 +96,66 @@ public:
         ul->held.reserve(line.pool.count());
         ul->message.msg_namelen = name_length;
         ul->message.msg_controllen = control_buffer_size;
-        line.backend = ul.get();
+        line.backend = this;
+        line.resume = [](line_state& l) {
+            static_cast<io_uring_backend*>(l.backend)->resume_line();
+        };
         lines_.push_back(std::move(ul));
     }
 
     void start(int cpu) override {
         std::promise<void> ready;
-        auto setup = ready.get_future();
-        thread_ = std::thread([this, &ready] { run(ready); });
+        auto setup_done = ready.get_future();
+        thread_ = std::thread([this, &ready] { run_thread(ready); });
         try {
             pin_thread(thread_, cpu, "io_uring poller");
-            setup.get(); // rethrows a setup error from the poller thread
+            setup_done.get(); // rethrows a setup error from the poller thread
         } catch (...) {
             stop();
             throw;
         }
     }
 
-    void stop() override {
-        if (!thread_.joinable()) {
-            return;
+    bool supports_reactor(std::size_t workers) const noexcept override { return workers == 1; }
+
+    void start_reactor(work_contract& reactor) override {
+        reactor_ = &reactor;
+        setup(true); // disabled ring: the first poll() enables it on the worker
+    }
+
+    bool poll() override {
+        if (!enabled_) {
+            enable_on_this_thread();
         }
-        // release: pairs with the acquire load in run().
+        return poll_step(false);
+    }
+
+    bool finished() const noexcept override { return finished_; }
+
+    bool wait(std::chrono::nanoseconds timeout) override {
+        __kernel_timespec ts{};
+        ts.tv_sec = static_cast<long long>(timeout.count() / 1'000'000'000);
+        ts.tv_nsec = static_cast<long long>(timeout.count() % 1'000'000'000);
+        io_uring_cqe* first = nullptr;
+        int const rc = io_uring_submit_and_wait_timeout(&ring_, &first, 1, &ts, nullptr);
+        if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EBUSY) {
+            log_error_once("io_uring_submit_and_wait_timeout", rc);
+        }
+        return true;
+    }
+
+    void wake() noexcept override {
+        std::uint64_t const one = 1;
+        [[maybe_unused]] auto const written = ::write(wake_fd_, &one, sizeof(one));
+    }
+
+    void stop() override {
+        // release: pairs with the acquire load in poll_step().
         stop_requested_.store(true, std::memory_order_release);
-        thread_.join();
+        if (thread_.joinable()) {
+            wake();
+            thread_.join();
+        }
     }
 
 private:
@@ -119,20 +184,21 @@ private:
         return sqe;
     }
 
-    void setup() {
+    void setup(bool disabled) {
         io_uring_params params{};
-        params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+        params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+                       IORING_SETUP_CQSIZE | (disabled ? IORING_SETUP_R_DISABLED : 0U);
         unsigned const entries =
-            std::bit_ceil(std::max<unsigned>(64U, static_cast<unsigned>(lines_.size() * 4)));
-        params.flags |= IORING_SETUP_CQSIZE;
-        params.cq_entries = 16384;
+            std::bit_ceil(std::max<unsigned>(64U, static_cast<unsigned>(lines_.size() * 4 + 4)));
+        params.cq_entries = completion_queue_entries;
         int rc = io_uring_queue_init_params(entries, &ring_, &params);
-        if (rc == -EINVAL) { // kernels before 6.1 lack DEFER_TASKRUN
+        if (rc == -EINVAL) { // kernels before 6.1 lack DEFER_TASKRUN (and SINGLE_ISSUER)
             params = {};
-            params.flags = IORING_SETUP_CQSIZE;
-            params.cq_entries = 16384;
+            params.flags = IORING_SETUP_CQSIZE | (disabled ? IORING_SETUP_R_DISABLED : 0U);
+            params.cq_entries = completion_queue_entries;
             rc = io_uring_queue_init_params(entries, &ring_, &params);
         }
+        disabled_ = disabled;
         if (rc < 0) {
             throw std::system_error(-rc, std::generic_category(),
                                     "io_uring backend: io_uring_queue_init");
@@ -227,7 +293,7 @@ private:
         ul.cancel_pending = true;
     }
 
-    void flush_held(uring_line& ul) {
+    bool flush_held(uring_line& ul) {
         std::size_t pushed = 0;
         while (pushed < ul.held.size() && ul.line->ready.push(ul.held[pushed])) {
             ++pushed;
@@ -238,11 +304,24 @@ private:
         }
         if (ul.held.empty()) {
             ul.paused = false;
+        } else {
+            // Still no room: ask the parser side to resume us (pause protocol, feed_state.hpp);
+            // if it made room meanwhile, the exchange below sees it and we retry at once.
+            ul.line->paused.exchange(true, std::memory_order_acq_rel);
         }
+        return pushed != 0;
     }
 
     void complete(io_uring_cqe const& cqe, std::uint64_t now) {
         std::uint64_t const data = io_uring_cqe_get_data64(&cqe);
+        if (data == wake_tag) {
+            std::uint64_t count = 0;
+            [[maybe_unused]] auto const got = ::read(wake_fd_, &count, sizeof(count)); // re-arm
+            if ((cqe.flags & IORING_CQE_F_MORE) == 0) {
+                wake_armed_ = false;
+            }
+            return;
+        }
         if ((data & cancel_tag) != 0) {
             lines_[data & ~cancel_tag]->cancel_pending = false;
             return;
@@ -301,92 +380,167 @@ private:
         ul.held.push_back(p); // backpressure: park it, stop receiving until there is room
         if (!ul.paused) {
             ul.paused = true;
+            // acq_rel: the pause protocol's RMW pair with after_parse_batch() (feed_state.hpp).
+            ul.line->paused.exchange(true, std::memory_order_acq_rel);
             if (ul.armed && !ul.cancel_pending) {
                 cancel(index);
             }
         }
     }
 
-    void run(std::promise<void>& ready) {
-        try {
-            setup();
-            for (std::size_t i = 0; i < lines_.size(); ++i) {
-                arm(i);
+    // The parser side freed room in a paused line (pause protocol, feed_state.hpp): let the
+    // driver flush what it holds and re-arm.
+    void resume_line() noexcept {
+        if (reactor_ != nullptr) {
+            reactor_->schedule();
+        } else {
+            wake();
+        }
+    }
+
+    void log_error_once(char const* what, int rc) noexcept {
+        if (!error_logged_) {
+            error_logged_ = true;
+            SPDLOG_LOGGER_ERROR(logger(), "io_uring backend: {} failed: {}", what,
+                                std::strerror(-rc));
+        }
+    }
+
+    void enable_on_this_thread() {
+        if (disabled_) {
+            // Debian's liburing 2.3 declares io_uring_enable_rings() but does not export it:
+            // make the register call it wraps directly.
+            if (::syscall(__NR_io_uring_register, ring_.ring_fd, IORING_REGISTER_ENABLE_RINGS,
+                          nullptr, 0) < 0) {
+                throw std::system_error(errno, std::generic_category(),
+                                        "io_uring backend: IORING_REGISTER_ENABLE_RINGS");
             }
-            io_uring_submit(&ring_);
+        }
+        enabled_ = true;
+        for (std::size_t i = 0; i < lines_.size(); ++i) {
+            arm(i);
+        }
+        arm_wake();
+        submit();
+    }
+
+    void submit() noexcept {
+        if (int const rc = io_uring_submit(&ring_); rc < 0 && rc != -EBUSY && rc != -EINTR) {
+            log_error_once("io_uring_submit", rc);
+        }
+    }
+
+    void arm_wake() {
+        io_uring_sqe* sqe = next_sqe();
+        if (sqe == nullptr) {
+            return; // retried by the next step
+        }
+        io_uring_prep_poll_multishot(sqe, wake_fd_, POLLIN);
+        io_uring_sqe_set_data64(sqe, wake_tag);
+        wake_armed_ = true;
+    }
+
+    void run_thread(std::promise<void>& ready) {
+        try {
+            setup(false);
+            enable_on_this_thread();
         } catch (...) {
             teardown();
             ready.set_exception(std::current_exception());
             return;
         }
         ready.set_value();
-        bool cancels_sent = false;
-        auto deadline = std::chrono::steady_clock::time_point::max();
-        for (;;) {
-            // acquire: pairs with the release store in stop().
-            bool const stopping = stop_requested_.load(std::memory_order_acquire);
-            bool busy = false;
-            bool waiting_on_returns = stopping;
-            for (std::size_t i = 0; i < lines_.size(); ++i) {
-                uring_line& ul = *lines_[i];
-                std::uint32_t buffer = 0;
-                while (ul.line->pool.returns().pop(buffer)) {
-                    add_buffer(ul, buffer);
+        while (!poll_step(true)) {
+        }
+        teardown();
+    }
+
+    // One round of the driver: take back returned buffers, flush held packets, (re)arm, reap
+    // completions, schedule parsers. `may_sleep` (thread mode): wait in the ring for the first
+    // completion. Returns true in thread mode when stopped and done; in reactor mode whether
+    // anything happened (a completion or a flushed packet).
+    bool poll_step(bool may_sleep) {
+        if (finished_) {
+            return true;
+        }
+        // acquire: pairs with the release store in stop().
+        bool const stopping = stop_requested_.load(std::memory_order_acquire);
+        bool busy = false;
+        bool progress = false;
+        for (std::size_t i = 0; i < lines_.size(); ++i) {
+            uring_line& ul = *lines_[i];
+            std::uint32_t buffer = 0;
+            while (ul.line->pool.returns().pop(buffer)) {
+                add_buffer(ul, buffer);
+            }
+            flush_buffers(ul);
+            if (ul.paused) {
+                progress = flush_held(ul) || progress;
+                if (ul.paused && ul.armed && !ul.cancel_pending) {
+                    cancel(i);
                 }
-                flush_buffers(ul);
-                if (ul.paused) {
-                    flush_held(ul);
-                    if (ul.paused && ul.armed && !ul.cancel_pending) {
+            }
+            if (!ul.armed && !ul.paused && ul.in_ring > 0 && !stopping) {
+                arm(i);
+            }
+            busy = busy || ul.armed || ul.cancel_pending || !ul.held.empty();
+        }
+        if (!wake_armed_ && !stopping) {
+            arm_wake();
+        }
+        if (stopping) {
+            if (!cancels_sent_) {
+                cancels_sent_ = true;
+                stop_deadline_ = std::chrono::steady_clock::now() + stop_deadline;
+                for (std::size_t i = 0; i < lines_.size(); ++i) {
+                    if (lines_[i]->armed && !lines_[i]->cancel_pending) {
                         cancel(i);
                     }
                 }
-                if (!ul.armed && !ul.paused && ul.in_ring > 0 && !stopping) {
-                    arm(i);
-                }
-                busy = busy || ul.armed || ul.cancel_pending || !ul.held.empty();
-                waiting_on_returns = waiting_on_returns || !ul.armed || ul.paused;
+            } else if (!busy) {
+                schedule_parsers();
+                finished_ = true;
+                return true;
+            } else if (std::chrono::steady_clock::now() > stop_deadline_) {
+                give_up_held();
+                schedule_parsers();
+                finished_ = true;
+                return true;
             }
-            if (stopping) {
-                if (!cancels_sent) {
-                    cancels_sent = true;
-                    deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-                    for (std::size_t i = 0; i < lines_.size(); ++i) {
-                        if (lines_[i]->armed && !lines_[i]->cancel_pending) {
-                            cancel(i);
-                        }
-                    }
-                } else if (!busy) {
-                    break;
-                } else if (std::chrono::steady_clock::now() > deadline) {
-                    give_up_held();
-                    break;
-                }
-            }
-            schedule_parsers();
-            // Every completion wakes us, and with it come the returned buffers. Only a line
-            // that cannot receive (not armed: its ring ran dry, or paused with packets held)
-            // waits on returns no completion will announce: then poll every millisecond. Else
-            // sleep long (each timer re-arm costs a hypervisor exit on VMs); 100 ms bounds stop().
-            __kernel_timespec timeout{};
-            timeout.tv_nsec = waiting_on_returns ? 1'000'000 : 100'000'000;
-            io_uring_cqe* first = nullptr;
-            io_uring_submit_and_wait_timeout(&ring_, &first, 1, &timeout, nullptr);
-            std::uint64_t const now = realtime_ns();
-            unsigned head = 0;
-            unsigned seen = 0;
-            io_uring_cqe* cqe = nullptr;
-            io_uring_for_each_cqe(&ring_, head, cqe) {
-                complete(*cqe, now);
-                ++seen;
-            }
-            io_uring_cq_advance(&ring_, seen);
-            for (auto& ul : lines_) {
-                flush_buffers(*ul);
-            }
-            schedule_parsers();
         }
         schedule_parsers();
-        teardown();
+        if (may_sleep) {
+            // Completions, returned-buffer notices (resume_line) and stop() all wake us through
+            // the ring; the timeout only bounds a wake lost to an error path.
+            __kernel_timespec timeout{};
+            timeout.tv_nsec = stopping ? 1'000'000 : idle_sleep_ns;
+            io_uring_cqe* first = nullptr;
+            int const rc = io_uring_submit_and_wait_timeout(&ring_, &first, 1, &timeout, nullptr);
+            if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EBUSY) {
+                log_error_once("io_uring_submit_and_wait_timeout", rc);
+            }
+        } else if (io_uring_cq_ready(&ring_) == 0 || io_uring_sq_ready(&ring_) != 0) {
+            // Reactor: never sleep. With DEFER_TASKRUN completions are posted only when the
+            // issuer enters the kernel, so a poll that finds the queue empty asks for them.
+            if (int const rc = io_uring_submit_and_get_events(&ring_);
+                rc < 0 && rc != -EBUSY && rc != -EINTR) {
+                log_error_once("io_uring_submit_and_get_events", rc);
+            }
+        }
+        std::uint64_t const now = realtime_ns();
+        unsigned head = 0;
+        unsigned seen = 0;
+        io_uring_cqe* cqe = nullptr;
+        io_uring_for_each_cqe(&ring_, head, cqe) {
+            complete(*cqe, now);
+            ++seen;
+        }
+        io_uring_cq_advance(&ring_, seen);
+        for (auto& ul : lines_) {
+            flush_buffers(*ul);
+        }
+        schedule_parsers();
+        return may_sleep ? false : (progress || seen != 0);
     }
 
     void schedule_parsers() {
@@ -413,7 +567,15 @@ private:
 
     io_uring ring_{};
     bool ring_ready_ = false;
+    bool disabled_ = false; // created with IORING_SETUP_R_DISABLED
+    bool enabled_ = false;  // enabled and armed by the issuer (poller thread or reactor worker)
     bool error_logged_ = false;
+    bool wake_armed_ = false;
+    bool cancels_sent_ = false;
+    bool finished_ = false;
+    std::chrono::steady_clock::time_point stop_deadline_{};
+    int wake_fd_ = -1;
+    work_contract* reactor_ = nullptr; // reactor mode: the runtime's reactor contract
     std::vector<std::unique_ptr<uring_line>> lines_;
     std::thread thread_;
     std::atomic<bool> stop_requested_{false};
@@ -430,18 +592,9 @@ std::size_t io_uring_headroom() noexcept {
 }
 
 bool probe_io_uring(std::string& why_not) {
-    utsname name{};
-    ::uname(&name);
-    int major = 0;
-    int minor = 0;
-    std::sscanf(name.release, "%d.%d", &major, &minor);
-    if (major < 6) {
-        why_not = std::string("kernel ") + name.release +
-                  " lacks multishot recvmsg with provided buffer rings (needs Linux >= 6.0)";
-        return false;
-    }
     io_uring ring{};
-    int const rc = io_uring_queue_init(8, &ring, 0);
+    io_uring_params params{};
+    int const rc = io_uring_queue_init_params(8, &ring, &params);
     if (rc < 0) {
         why_not = std::string("io_uring_queue_init failed: ") + std::strerror(-rc) +
                   (rc == -EPERM ? " (io_uring disabled: sysctl kernel.io_uring_disabled, or a "
@@ -449,7 +602,26 @@ bool probe_io_uring(std::string& why_not) {
                                 : "");
         return false;
     }
+    // Features, not kernel versions: the opcodes we use, the ext-arg wait, and IORING_OP_SEND_ZC,
+    // which arrived in the same release (6.0) as multishot recvmsg (no feature bit of its own).
+    io_uring_probe* probe = io_uring_get_probe_ring(&ring);
+    bool const ext_arg = (params.features & IORING_FEAT_EXT_ARG) != 0;
+    bool const ops = probe != nullptr && io_uring_opcode_supported(probe, IORING_OP_RECVMSG) &&
+                     io_uring_opcode_supported(probe, IORING_OP_POLL_ADD) &&
+                     io_uring_opcode_supported(probe, IORING_OP_ASYNC_CANCEL);
+    bool const multishot = probe != nullptr && io_uring_opcode_supported(probe, IORING_OP_SEND_ZC);
+    if (probe != nullptr) {
+        io_uring_free_probe(probe);
+    }
     io_uring_queue_exit(&ring);
+    if (!ext_arg || !ops) {
+        why_not = "io_uring lacks IORING_FEAT_EXT_ARG or the recvmsg/poll/cancel opcodes";
+        return false;
+    }
+    if (!multishot) {
+        why_not = "io_uring lacks multishot recvmsg with provided buffer rings (Linux >= 6.0)";
+        return false;
+    }
     return true;
 }
 

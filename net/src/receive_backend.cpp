@@ -36,6 +36,20 @@ backend_kind parse_backend_kind(std::string_view text) {
                                 "' (expected auto, io_uring, epoll or asio)");
 }
 
+std::string_view to_string(poller_mode mode) noexcept {
+    return mode == poller_mode::contract ? "contract" : "thread";
+}
+
+poller_mode parse_poller_mode(std::string_view text) {
+    for (auto mode : {poller_mode::contract, poller_mode::thread}) {
+        if (text == to_string(mode)) {
+            return mode;
+        }
+    }
+    throw std::invalid_argument("unknown poller mode '" + std::string(text) +
+                                "' (expected contract or thread)");
+}
+
 bool io_uring_available(std::string& why_not) {
     return detail::probe_io_uring(why_not);
 }

@@ -1,4 +1,8 @@
+#include <chrono>
 #include <stdexcept>
+#include <string>
+
+#include <sched.h>
 
 #include <spdlog/spdlog.h>
 
@@ -7,6 +11,12 @@
 #include <signet/net/runtime.hpp>
 
 namespace signet::net {
+
+namespace {
+constexpr unsigned reactor_backoff_polls = 64; // backoff: empty polls before sleeping
+// Longest sleep of an idle worker in the backend or the group; only bounds a lost wake-up.
+constexpr std::chrono::milliseconds reactor_sleep_slice{100};
+} // namespace
 
 runtime::runtime(runtime_options options)
     : options_(std::move(options))
@@ -18,6 +28,7 @@ runtime::runtime(runtime_options options)
 
 runtime::~runtime() {
     stop();
+    group_.set_external_waker(nullptr, nullptr); // the backend goes before the group
 }
 
 detail::feed_state& runtime::open_feed(feed_options const& options) {
@@ -60,21 +71,167 @@ void runtime::start() {
     if (started_) {
         return;
     }
-    started_ = true;
-    workers_ = std::make_unique<worker_pool<blocking_work_contract_group>>(
-        group_, worker_pool_options{.threads = options_.workers,
-                                    .cpus = options_.cpus,
-                                    .idle = options_.idle,
-                                    .lanes = {},
-                                    .drain_timeout = options_.drain_timeout});
-    try {
-        backend_->start(options_.poller_cpu);
-    } catch (...) {
-        workers_->stop();
-        throw;
+    bool const reactor =
+        options_.poller == poller_mode::contract && backend_->supports_reactor(options_.workers);
+    if (options_.poller == poller_mode::contract && !reactor) {
+        SPDLOG_LOGGER_INFO(logger(),
+                           "signet runtime: backend {} has no reactor for {} worker(s); using a "
+                           "dedicated poller thread",
+                           to_string(backend_->kind()), options_.workers);
     }
-    SPDLOG_LOGGER_INFO(logger(), "signet runtime: {} feed(s), {} worker(s), backend {}",
-                       feeds_.size(), options_.workers, to_string(backend_->kind()));
+    if (reactor) {
+        start_reactor();
+    } else {
+        workers_ = std::make_unique<worker_pool<blocking_work_contract_group>>(
+            group_, worker_pool_options{.threads = options_.workers,
+                                        .cpus = options_.cpus,
+                                        .idle = options_.idle,
+                                        .lanes = {},
+                                        .drain_timeout = options_.drain_timeout});
+        try {
+            backend_->start(options_.poller_cpu);
+        } catch (...) {
+            workers_->stop();
+            throw;
+        }
+        poller_ = poller_mode::thread;
+    }
+    started_ = true; // only now: a throwing start() leaves nothing for stop() to undo
+    SPDLOG_LOGGER_INFO(logger(), "signet runtime: {} feed(s), {} worker(s), backend {}, poller {}",
+                       feeds_.size(), options_.workers, to_string(backend_->kind()),
+                       to_string(poller_));
+}
+
+void runtime::start_reactor() {
+    if (options_.workers == 0) {
+        throw std::invalid_argument("runtime: workers must be at least 1");
+    }
+    for (int cpu : options_.cpus) {
+        if (cpu < 0 || cpu >= CPU_SETSIZE) {
+            throw std::invalid_argument("runtime: CPU id " + std::to_string(cpu) +
+                                        " is out of range");
+        }
+    }
+    reactor_ = group_.create_contract([this] { run_reactor(); });
+    if (!reactor_.is_valid()) {
+        throw std::length_error("runtime: no free contract slot for the reactor; raise "
+                                "runtime_options::contract_capacity");
+    }
+    backend_->start_reactor(reactor_); // throws on setup errors, before any thread exists
+    group_.set_external_waker([](void* backend) { static_cast<receive_backend*>(backend)->wake(); },
+                              backend_.get());
+    poller_ = poller_mode::contract;
+    reactor_.schedule();
+    for (std::size_t i = 0; i < options_.workers; ++i) {
+        reactor_workers_.emplace_back([this, i] { reactor_worker(i); });
+        if (options_.cpus.empty()) {
+            continue;
+        }
+        int const cpu = options_.cpus[i % options_.cpus.size()];
+        try {
+            detail::pin_thread(reactor_workers_.back(), cpu, "signet worker");
+        } catch (...) {
+            stop_reactor();
+            throw;
+        }
+    }
+}
+
+void runtime::run_reactor() {
+    bool const progress = backend_->poll();
+    // acquire: pairs with the release store in stop().
+    if (stopping_requested_.load(std::memory_order_acquire)) {
+        if (backend_->finished()) {
+            // release: pairs with the acquire wait in stop_reactor(): everything received is
+            // in the lines' queues.
+            reactor_finished_.store(true, std::memory_order_release);
+            reactor_finished_.notify_all();
+        } else {
+            this_contract::schedule();
+        }
+        return;
+    }
+    empty_polls_ = progress ? 0 : empty_polls_ + 1;
+    switch (options_.idle) {
+    case idle_strategy::spin:
+        this_contract::schedule(); // poll mode: never sleep
+        break;
+    case idle_strategy::backoff:
+        if (empty_polls_ < reactor_backoff_polls) {
+            this_contract::schedule();
+        }
+        break;
+    case idle_strategy::block:
+        break; // an idle worker sleeps in the backend, which wakes it on the next packet
+    }
+}
+
+void runtime::reactor_worker(std::size_t /*index*/) {
+    unsigned streak = 0;
+    for (;;) {
+        if (group_.execute_next_contracts() != 0) {
+            streak = 0;
+            continue;
+        }
+        // acquire: pairs with the release store in stop_reactor().
+        if (workers_stop_.load(std::memory_order_acquire)) {
+            break;
+        }
+        ++streak;
+        if (options_.idle == idle_strategy::spin ||
+            (options_.idle == idle_strategy::backoff && streak < reactor_backoff_polls)) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            continue;
+        }
+        // One worker sleeps in the backend (a packet wakes it); any others in the group.
+        // acq_rel: elects one sleeper; pairs with the release store below.
+        if (!sleeper_.exchange(true, std::memory_order_acq_rel)) {
+            bool run = false;
+            if (group_.begin_external_wait()) { // false: work arrived meanwhile, don't sleep
+                run = backend_->wait(reactor_sleep_slice);
+                group_.end_external_wait();
+            }
+            sleeper_.store(false, std::memory_order_release);
+            if (run) {
+                reactor_.schedule();
+            }
+        } else {
+            group_.execute_next_contract(std::chrono::nanoseconds(reactor_sleep_slice));
+        }
+    }
+    // Drain: run what is scheduled (parsers emptying their queues), within the bound.
+    auto const deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
+    while (group_.execute_next_contracts() != 0) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            break;
+        }
+    }
+}
+
+void runtime::stop_reactor() {
+    // release: pairs with the acquire load in run_reactor().
+    stopping_requested_.store(true, std::memory_order_release);
+    backend_->stop(); // asks poll() to wind down: cancel receives, reap what is in flight
+    reactor_.schedule();
+    backend_->wake();
+    if (!reactor_workers_.empty()) {
+        // acquire: pairs with the release store in run_reactor(); the backend's own deadline
+        // bounds this wait.
+        reactor_finished_.wait(false, std::memory_order_acquire);
+    }
+    // release: pairs with the acquire loads in receive_from_socket(): receive contracts stop
+    // reading from the kernel while the workers drain the queues.
+    stopping_.store(true, std::memory_order_release);
+    // release: pairs with the acquire load in reactor_worker().
+    workers_stop_.store(true, std::memory_order_release);
+    group_.stop(); // wakes workers asleep in the group (and, through the waker, the backend)
+    for (auto& t : reactor_workers_) {
+        t.join();
+    }
+    reactor_workers_.clear();
+    reactor_.release();
 }
 
 void runtime::stop() {
@@ -82,6 +239,10 @@ void runtime::stop() {
         return;
     }
     stopped_ = true;
+    if (poller_ == poller_mode::contract) {
+        stop_reactor();
+        return;
+    }
     backend_->stop(); // nothing more is read; what was received is queued
     // release: pairs with the acquire loads in receive_from_socket(): receive contracts stop
     // reading from the kernel while the workers drain the queues.

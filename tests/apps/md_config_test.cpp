@@ -23,10 +23,13 @@ TEST(MdConfig, ParsesEveryKey) {
 [runtime]
 backend = "epoll"
 workers = 3
-cpus = [0, 1]
+cpus = [0]
 idle = "spin"
 [stats]
 interval_s = 0.25
+silent_warning_s = 2.5
+[book]
+max_orders = 4096
 [[feed]]
 name = "a"
 protocol = "moldudp64"
@@ -49,7 +52,9 @@ bind = "127.0.0.1:30003"
                                    "test.toml");
     EXPECT_EQ(c.backend, signet::net::backend_kind::epoll);
     EXPECT_EQ(c.workers, 3U);
-    EXPECT_EQ(c.cpus, (std::vector<int>{0, 1}));
+    EXPECT_EQ(c.cpus, (std::vector<int>{0})); // ids must exist on the test machine
+    EXPECT_DOUBLE_EQ(c.silent_warning_s, 2.5);
+    EXPECT_EQ(c.max_orders, 4096U);
     EXPECT_EQ(c.idle, signet::idle_strategy::spin);
     EXPECT_DOUBLE_EQ(c.stats_interval_s, 0.25);
     ASSERT_EQ(c.feeds.size(), 2U);
@@ -65,6 +70,7 @@ bind = "127.0.0.1:30003"
     EXPECT_EQ(a.queue_capacity, 128U);
     EXPECT_EQ(a.on_full, signet::net::full_policy::drop);
     EXPECT_EQ(a.rcvbuf, 1048576U);
+    EXPECT_EQ(a.max_orders, 4096U);
     EXPECT_EQ(c.feeds[1].protocol, signet::apps::protocol_kind::raw);
     EXPECT_EQ(c.feeds[1].parser, signet::apps::parser_kind::count);
     auto const lines = signet::apps::line_options(a);
@@ -112,6 +118,87 @@ TEST(MdConfig, ErrorsNameTheKeyAndLine) {
               std::string::npos);
     EXPECT_NE(error_of("[[feed]\n").find("TOML syntax"), std::string::npos);
     EXPECT_NE(error_of("").find("no [[feed]]"), std::string::npos);
+}
+
+std::string const feed_text = "[[feed]]\nname = \"a\"\nbind = \"*:1\"\n";
+
+TEST(MdConfig, StatsIntervalIsBounded) {
+    // Tiny intervals flooded the log; huge ones overflowed the clock. Both are errors now.
+    for (char const* bad : {"1e-6", "0.009", "1e10", "86401", "1e30", "0", "-1", "inf", "nan"}) {
+        std::string const error =
+            error_of("[stats]\ninterval_s = " + std::string(bad) + "\n" + feed_text);
+        EXPECT_EQ(error.rfind("test.toml:2: key 'interval_s': expected a number of seconds "
+                              "from 0.01 to 86400",
+                              0),
+                  0U)
+            << bad << ": " << error;
+    }
+    for (double good : {0.01, 1.0, 86400.0}) {
+        auto const c = parse_receiver_config(
+            "[stats]\ninterval_s = " + std::to_string(good) + "\n" + feed_text, "test.toml");
+        EXPECT_DOUBLE_EQ(c.stats_interval_s, good);
+    }
+    EXPECT_DOUBLE_EQ(
+        parse_receiver_config("[stats]\ninterval_s = 2\n" + feed_text, "t").stats_interval_s, 2.0)
+        << "an integer is a number of seconds too";
+}
+
+TEST(MdConfig, SilentWarningIsBoundedOrOff) {
+    EXPECT_DOUBLE_EQ(parse_receiver_config(feed_text, "t").silent_warning_s, 5.0);
+    EXPECT_DOUBLE_EQ(
+        parse_receiver_config("[stats]\nsilent_warning_s = 0\n" + feed_text, "t").silent_warning_s,
+        0.0);
+    EXPECT_DOUBLE_EQ(
+        parse_receiver_config("[stats]\nsilent_warning_s = 30\n" + feed_text, "t").silent_warning_s,
+        30.0);
+    for (char const* bad : {"-1", "0.001", "1e10"}) {
+        EXPECT_NE(error_of("[stats]\nsilent_warning_s = " + std::string(bad) + "\n" + feed_text)
+                      .find("test.toml:2: key 'silent_warning_s'"),
+                  std::string::npos)
+            << bad;
+    }
+}
+
+TEST(MdConfig, BookMaxOrdersIsBoundedAndReachesEveryFeed) {
+    auto const defaults = parse_receiver_config(feed_text, "t");
+    EXPECT_EQ(defaults.max_orders, 1048576U);
+    EXPECT_EQ(defaults.feeds[0].max_orders, 1048576U);
+    auto const c = parse_receiver_config(
+        feed_text + "[[feed]]\nname = \"b\"\nbind = \"*:2\"\n[book]\nmax_orders = 1000\n", "t");
+    EXPECT_EQ(c.max_orders, 1000U);
+    ASSERT_EQ(c.feeds.size(), 2U);
+    EXPECT_EQ(c.feeds[0].max_orders, 1000U);
+    EXPECT_EQ(c.feeds[1].max_orders, 1000U);
+    for (char const* bad : {"0", "-5", "134217729", "\"many\""}) {
+        EXPECT_NE(error_of("[book]\nmax_orders = " + std::string(bad) + "\n" + feed_text)
+                      .find("test.toml:2: key 'max_orders': expected an integer from 1 to "
+                            "134217728"),
+                  std::string::npos)
+            << bad;
+    }
+    EXPECT_NE(error_of("[book]\nmax_order = 5\n" + feed_text).find("key 'max_order'"),
+              std::string::npos);
+}
+
+TEST(MdConfig, CpusTheMachineDoesNotHaveAreConfigErrors) {
+    // A CPU id the system lacks used to pass here and crash md_receiver when pinning failed.
+    int const limit = signet::apps::configured_cpu_limit();
+    ASSERT_GE(limit, 1);
+    EXPECT_EQ(parse_receiver_config("[runtime]\ncpus = [0]\n" + feed_text, "t").cpus,
+              (std::vector<int>{0}));
+    std::string const error =
+        error_of("[runtime]\ncpus = [0, " + std::to_string(limit) + "]\n" + feed_text);
+    EXPECT_EQ(error.rfind("test.toml:2: key 'cpus': expected CPU ids from 0 to " +
+                              std::to_string(limit - 1),
+                          0),
+              0U)
+        << error;
+    if (limit <= 1000) {
+        EXPECT_NE(error_of("[runtime]\ncpus = [1000]\n" + feed_text).find("got 1000"),
+                  std::string::npos);
+    }
+    EXPECT_NE(error_of("[runtime]\ncpus = [-1]\n" + feed_text).find("key 'cpus'"),
+              std::string::npos);
 }
 
 TEST(MdConfig, ShippedExamplesParse) {

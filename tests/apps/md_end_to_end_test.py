@@ -6,8 +6,10 @@ stops the receiver with SIGINT and compares the receiver's --summary-json with t
 md_feed prints. Prints 'N passed, N failed' and exits non-zero on any failure.
 """
 import argparse
+import errno
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -24,21 +26,48 @@ def free_port():
         return s.getsockname()[1]
 
 
+POLL_S = 0.02  # polling period while waiting on a condition (never a synchronization delay)
+
+
+def wait_until(condition, timeout, what):
+    """Polls condition() until it returns a true value or the deadline passes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(POLL_S)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+STATS_LINE = re.compile(r"stats (\S+) \| last [0-9.]+ s: (\d+) pkts/s, (\d+) msgs/s, .* \| "
+                        r"totals: (\d+) pkts, (\d+) msgs, (\d+) gaps, (\d+) missing msgs, "
+                        r"(\d+) dup pkts, (\d+) malformed pkts, (\d+) queue drops, "
+                        r"(\d+) kernel drops")
+
+
 class Receiver:
-    def __init__(self, binary, config_text, workdir, backend="auto"):
+    def __init__(self, binary, config_text, workdir, backend="auto", extra_args=()):
         self.config = os.path.join(workdir, "receiver.toml")
         self.summary = os.path.join(workdir, "summary.json")
         with open(self.config, "w") as f:
             f.write(config_text.replace("@BACKEND@", backend))
         self.process = subprocess.Popen(
-            [binary, "--config", self.config, "--summary-json", self.summary, "--log-level", "info"],
+            [binary, "--config", self.config, "--summary-json", self.summary, "--log-level", "info",
+             *extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines = []
+        self.out = []
         self.reader = threading.Thread(target=self._read_stderr, daemon=True)
         self.reader.start()
-        time.sleep(0.5)
+        self.out_reader = threading.Thread(target=self._read_stdout, daemon=True)
+        self.out_reader.start()
+        # Ready once it logs so (after the runtime started), or failed if it exits first.
+        wait_until(lambda: self.process.poll() is not None or self.find("md_receiver: ready"),
+                   30, "md_receiver's ready line")
         if self.process.poll() is not None:
             self.reader.join(timeout=5)
+            self.out_reader.join(timeout=5)
             raise AssertionError(f"md_receiver exited early ({self.process.returncode}): "
                                  + "".join(self.lines))
 
@@ -46,26 +75,63 @@ class Receiver:
         for line in self.process.stderr:
             self.lines.append(line)
 
+    def _read_stdout(self):
+        for line in self.process.stdout:
+            self.out.append(line)
+
+    def find(self, text, start=0):
+        return [l for l in self.lines[start:] if text in l]
+
+    def stats(self, start=0, feed=None):
+        """Parsed stats lines: (feed, pkts/s, msgs/s, totals dict)."""
+        out = []
+        for line in self.lines[start:]:
+            m = STATS_LINE.search(line)
+            if m and (feed is None or m.group(1) == feed):
+                keys = ["packets", "messages", "gaps", "missing", "duplicates", "malformed",
+                        "queue_drops", "kernel_drops"]
+                out.append((m.group(1), int(m.group(2)), int(m.group(3)),
+                            dict(zip(keys, map(int, m.groups()[3:])))))
+        return out
+
     def wait_idle(self, timeout=60):
         """Waits for two stats lines in a row with 0 packets/s: the sockets are drained."""
         start = len(self.lines)
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            stats = [l for l in self.lines[start:] if "stats:" in l]
-            if len(stats) >= 2 and all(" 0 packets/s" in l for l in stats[-2:]):
-                return
-            time.sleep(0.05)
-        raise AssertionError("md_receiver did not go idle: " + "".join(self.lines[-5:]))
+
+        def idle():
+            stats = self.stats(start)
+            return len(stats) >= 2 and all(s[1] == 0 for s in stats[-2:])
+        try:
+            wait_until(idle, timeout, "two idle stats lines")
+        except AssertionError:
+            raise AssertionError("md_receiver did not go idle: " + "".join(self.lines[-5:]))
+
+    def wait_total_packets(self, count, timeout=30):
+        wait_until(lambda: any(s[3]["packets"] >= count for s in self.stats()), timeout,
+                   f"a stats line with at least {count} packets")
+
+    def terminate(self, sig=signal.SIGINT, timeout=60):
+        """Sends sig; returns (seconds until exit, stdout). Raises unless the exit code is 0."""
+        sent = time.monotonic()
+        self.process.send_signal(sig)
+        self.process.wait(timeout=timeout)
+        took = time.monotonic() - sent
+        self.reader.join(timeout=5)
+        self.out_reader.join(timeout=5)
+        if self.process.returncode != 0:
+            raise AssertionError(f"md_receiver exit {self.process.returncode}: " + "".join(self.lines))
+        return took, "".join(self.out)
+
+    def read_summary(self):
+        with open(self.summary, "rb") as f:
+            raw = f.read()
+        # Strict: the summary must be valid UTF-8 (and JSON) whatever bytes came off the wire.
+        return json.loads(raw.decode("utf-8", errors="strict"))
 
     def stop(self):
         self.wait_idle()  # everything sent has been read from the kernel
-        self.process.send_signal(signal.SIGINT)
-        out, _ = self.process.communicate(timeout=60)
-        self.reader.join(timeout=5)
-        if self.process.returncode != 0:
-            raise AssertionError(f"md_receiver exit {self.process.returncode}: " + "".join(self.lines))
-        with open(self.summary) as f:
-            return json.load(f), out
+        _, out = self.terminate(signal.SIGINT)
+        return self.read_summary(), out
 
 
 def run_feed(binary, *args):
@@ -78,6 +144,30 @@ def run_feed(binary, *args):
 def expect_equal(what, got, want):
     if got != want:
         raise AssertionError(f"{what}: receiver has {got}, expected {want}")
+
+
+def expect_verdict(args, summary, report, lines):
+    """scripts/md-verdict (the demo's last line) agrees that the receiver matches the feed."""
+    summary_path = os.path.join(os.path.dirname(report), "verdict-summary.json")
+    with open(summary_path, "w") as f:
+        json.dump(summary, f)
+    result = subprocess.run([sys.executable, args.verdict, summary_path, report, "--lines",
+                             str(lines)], capture_output=True, text=True, timeout=30)
+    out = result.stdout.strip().splitlines()
+    if result.returncode != 0 or not out or not out[-1].startswith("receiver matches feed: yes ("):
+        raise AssertionError(f"md-verdict exit {result.returncode}: {result.stdout}{result.stderr}")
+    assert "end-of-session" in out[0], out
+    # A receiver that lost a message must get a "no".
+    with open(report) as f:
+        tampered = json.load(f)
+    tampered["messages"] += 1
+    tampered_path = report + ".tampered"
+    with open(tampered_path, "w") as f:
+        json.dump(tampered, f)
+    result = subprocess.run([sys.executable, args.verdict, summary_path, tampered_path, "--lines",
+                             str(lines)], capture_output=True, text=True, timeout=30)
+    if result.returncode != 1 or "receiver matches feed: no (" not in result.stdout:
+        raise AssertionError(f"md-verdict on a mismatch: exit {result.returncode}: {result.stdout}")
 
 
 def single_feed_config(port, extra=""):
@@ -97,11 +187,24 @@ bind = "127.0.0.1:{port}"
 def case_faults_are_counted_exactly(args, workdir, backend):
     port = free_port()
     receiver = Receiver(args.receiver, single_feed_config(port), workdir, backend)
+    report = os.path.join(workdir, "feed.json")
     sent = run_feed(args.feed, "--to", f"127.0.0.1:{port}", "--count", "20000", "--rate", "200000",
                     "--batch", "8", "--symbols", "8", "--seed", "7", "--drop-every", "97",
-                    "--dup-every", "31", "--reorder-every", "53")
+                    "--dup-every", "31", "--reorder-every", "53", "--report-json", report)
     summary, _ = receiver.stop()
     feed = summary["feeds"][0]
+    # The stats line: one per feed, labelled; its running totals end where the summary does.
+    _, rate, _, totals = receiver.stats(feed="e2e")[-1]
+    expect_equal("stats line rate when idle", rate, 0)
+    expect_equal("stats line total messages", totals["messages"], feed["messages"])
+    expect_equal("stats line gaps", totals["gaps"], feed["gaps"])
+    expect_equal("stats line missing", totals["missing"], feed["missing_messages"])
+    expect_equal("stats line duplicates", totals["duplicates"], feed["duplicate_packets"])
+    for key in ("unknown_order_refs", "duplicate_order_refs", "book_full_drops"):
+        assert isinstance(feed[key], int), (key, feed.get(key))
+    expect_equal("book_full_drops", feed["book_full_drops"], 0)
+    expect_equal("book_max_orders", feed["book_max_orders"], 1 << 20)
+    expect_verdict(args, summary, report, lines=1)
     assert sent["dropped_packets"] > 0 and sent["duplicated_packets"] > 0
     assert sent["reordered_packets"] > 0
     expect_equal("messages", feed["messages"], sent["messages"])
@@ -123,10 +226,12 @@ def case_ab_lines_fill_each_others_gaps(args, workdir, backend):
     port_a, port_b = free_port(), free_port()
     config = single_feed_config(port_a, f'bind_b = "127.0.0.1:{port_b}"')
     receiver = Receiver(args.receiver, config, workdir, backend)
+    report = os.path.join(workdir, "feed.json")
     sent = run_feed(args.feed, "--to", f"127.0.0.1:{port_a}", "--to-b", f"127.0.0.1:{port_b}",
                     "--count", "20000", "--rate", "200000", "--batch", "8", "--drop-every", "10",
-                    "--drop-line", "a")
+                    "--drop-line", "a", "--report-json", report)
     summary, _ = receiver.stop()
+    expect_verdict(args, summary, report, lines=2)
     feed = summary["feeds"][0]
     assert sent["dropped_one_line_packets"] > 0 and sent["dropped_packets"] == 0
     expect_equal("gaps", feed["gaps"], 0)
@@ -145,7 +250,7 @@ def case_malformed_datagrams_are_counted(args, workdir, backend):
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         for g in garbage:
             s.sendto(g, ("127.0.0.1", port))
-    time.sleep(0.2)
+    receiver.wait_total_packets(len(garbage))  # the garbage is parsed before the feed starts
     sent = run_feed(args.feed, "--to", f"127.0.0.1:{port}", "--count", "5000", "--rate", "100000",
                     "--session", "SESSION001")
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -187,6 +292,12 @@ def case_replay_binary_file(args, workdir, backend):
 
 
 BAD_CONFIGS = [
+    ("tiny interval", '[stats]\ninterval_s = 1e-6\n[[feed]]\nname = "a"\nbind = "127.0.0.1:1"\n', "interval_s", ":2:"),
+    ("huge interval", '[stats]\ninterval_s = 1e10\n[[feed]]\nname = "a"\nbind = "127.0.0.1:1"\n', "interval_s", ":2:"),
+    ("giant interval", '[stats]\ninterval_s = 1e30\n[[feed]]\nname = "a"\nbind = "127.0.0.1:1"\n', "interval_s", ":2:"),
+    ("bad silence", '[stats]\nsilent_warning_s = -1\n[[feed]]\nname = "a"\nbind = "127.0.0.1:1"\n', "silent_warning_s", ":2:"),
+    ("bad max_orders", '[book]\nmax_orders = 0\n[[feed]]\nname = "a"\nbind = "127.0.0.1:1"\n', "max_orders", ":2:"),
+    ("missing cpu", '[runtime]\ncpus = [1000]\n[[feed]]\nname = "a"\nbind = "127.0.0.1:1"\n', "cpus", ":2:"),
     ("unknown key", '[runtime]\nworkerz = 2\n[[feed]]\nname = "a"\nbind = "127.0.0.1:1"\n', "workerz", ":2:"),
     ("bad enum", '[runtime]\nbackend = "kqueue"\n[[feed]]\nname = "a"\nbind = "127.0.0.1:1"\n', "backend", ":2:"),
     ("bad bind", '[[feed]]\nname = "a"\nbind = "localhost"\n', "bind", ":3:"),
@@ -214,17 +325,289 @@ def case_bad_config_exits_2_naming_the_key(args, workdir, backend):
         raise AssertionError(f"missing file: exit {result.returncode}: {result.stderr}")
 
 
+def itch_header(type_byte, locate, timestamp):
+    return type_byte + locate.to_bytes(2, "big") + (0).to_bytes(2, "big") + timestamp.to_bytes(6, "big")
+
+
+def itch_directory(locate, symbol8):
+    assert len(symbol8) == 8
+    return itch_header(b"R", locate, 1) + symbol8 + bytes(39 - 19)
+
+
+def itch_add(locate, ref, side, shares, price):
+    return (itch_header(b"A", locate, 2) + ref.to_bytes(8, "big") + side + shares.to_bytes(4, "big")
+            + b"TEST    " + price.to_bytes(4, "big"))
+
+
+def itch_delete(ref):
+    return itch_header(b"D", 1, 3) + ref.to_bytes(8, "big")
+
+
+def write_binary_file(path, messages):
+    with open(path, "wb") as f:
+        for m in messages:
+            f.write(len(m).to_bytes(2, "big") + m)
+
+
+class Sink:
+    """A UDP socket on loopback recording (arrival time, datagram) until closed."""
+
+    def __init__(self):
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.settimeout(0.1)
+        self.port = self.socket.getsockname()[1]
+        self.datagrams = []
+        self.running = True
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while self.running:
+            try:
+                data = self.socket.recv(65536)
+            except socket.timeout:
+                continue
+            self.datagrams.append((time.monotonic(), data))
+
+    def close(self):
+        self.running = False
+        self.thread.join(timeout=5)
+        self.socket.close()
+
+
+def case_wire_bytes_and_book_counters_in_summary(args, workdir, backend):
+    """Non-UTF-8 symbol bytes give valid UTF-8 JSON (bytes kept as \\u00XX); the order book's
+    capacity comes from [book] max_orders and its overflow, duplicate and unknown references
+    are counted; type bytes >= 0x80 are counted by md_feed."""
+    odd_symbol = b"\xffAB\xc3(   "  # not UTF-8: a lone 0xFF, and 0xC3 without a continuation
+    messages = [itch_directory(1, b"TEST    "), itch_directory(2, odd_symbol),
+                itch_add(1, 11, b"B", 100, 1234500), itch_add(1, 12, b"S", 300, 1240000),
+                itch_add(1, 13, b"B", 100, 1200000),  # beyond max_orders = 2: dropped
+                itch_add(1, 11, b"B", 100, 1234500),  # duplicate reference
+                itch_delete(99),                      # unknown reference
+                b"\x99" + bytes(10)]                  # a type byte >= 0x80 (unknown to ITCH)
+    path = os.path.join(workdir, "odd.itch")
+    write_binary_file(path, messages)
+    port = free_port()
+    config = single_feed_config(port) + "[book]\nmax_orders = 2\n"
+    receiver = Receiver(args.receiver, config, workdir, backend)
+    sent = run_feed(args.feed, "--to", f"127.0.0.1:{port}", "--replay", path, "--rate", "0")
+    summary, out = receiver.stop()
+    with open(receiver.summary, "rb") as f:
+        raw = f.read()
+    assert all(b < 0x80 for b in raw), "the summary is ASCII (non-ASCII text is \\u-escaped)"
+    feed = summary["feeds"][0]
+    expect_equal("sent messages", sent["messages"], len(messages))
+    expect_equal("sent messages_by_type", sent["messages_by_type"],
+                 {"R": 2, "A": 4, "D": 1, "\u0099": 1})
+    expect_equal("messages", feed["messages"], len(messages))
+    expect_equal("unknown_messages", feed["unknown_messages"], 1)
+    expect_equal("book_full_drops", feed["book_full_drops"], 1)
+    expect_equal("duplicate_order_refs", feed["duplicate_order_refs"], 1)
+    expect_equal("unknown_order_refs", feed["unknown_order_refs"], 1)
+    expect_equal("book_max_orders", feed["book_max_orders"], 2)
+    # Trailing spaces trimmed; every other byte kept as the code point of the same value.
+    expect_equal("book keys", sorted(feed["books"]), sorted(["TEST", "\u00ffAB\u00c3("]))
+    expect_equal("odd symbol bytes", [ord(c) for c in "\u00ffAB\u00c3("],
+                 list(odd_symbol.rstrip(b" ")))
+    warnings = receiver.find("[book] max_orders")
+    expect_equal("book full warnings", len(warnings), 1)
+    assert "\\xFFAB\\xC3(" in out, out  # the printed book escapes the bytes too
+
+
+def case_sigterm_stops_promptly_at_interval_bounds(args, workdir, backend):
+    for interval in ("0.01", "86400"):
+        port = free_port()
+        config = single_feed_config(port).replace("interval_s = 0.2", f"interval_s = {interval}")
+        receiver = Receiver(args.receiver, config, workdir, backend)
+        if interval == "0.01":
+            wait_until(lambda: len(receiver.stats()) >= 5, 30, "five stats lines")
+        took, out = receiver.terminate(signal.SIGTERM, timeout=30)
+        if took > 5:
+            raise AssertionError(f"interval_s {interval}: {took:.1f} s from SIGTERM to exit")
+        assert receiver.find("SIGTERM received, stopping"), receiver.lines
+        assert "md_receiver summary" in out, out
+        summary = receiver.read_summary()
+        expect_equal("feeds in summary", [f["name"] for f in summary["feeds"]], ["e2e"])
+        if interval == "0.01":
+            # One line per interval at most: no flood (a stalled loop skips, never bursts).
+            elapsed = summary["elapsed_s"]
+            assert len(receiver.stats()) <= elapsed / 0.01 + 5, (len(receiver.stats()), elapsed)
+        else:
+            expect_equal("stats lines at 86400 s", len(receiver.stats()), 0)
+
+
+def case_silent_feeds_warn_rate_limited(args, workdir, backend):
+    port_1, port_2 = free_port(), free_port()
+    config = f"""
+[runtime]
+backend = "@BACKEND@"
+[stats]
+interval_s = 0.05
+silent_warning_s = 0.3
+[[feed]]
+name = "quiet1"
+bind = "127.0.0.1:{port_1}"
+[[feed]]
+name = "quiet2"
+bind = "127.0.0.1:{port_2}"
+"""
+    receiver = Receiver(args.receiver, config, workdir, backend)
+    assert receiver.find(f"feed quiet1: line A on 127.0.0.1:{port_1} (unicast)"), receiver.lines
+    wait_until(lambda: receiver.find("feed quiet2: nothing received for"), 30, "a silence warning")
+    # Twenty more stats intervals (1 s, four times silent_warning_s): still one warning per feed.
+    start = len(receiver.stats())
+    wait_until(lambda: len(receiver.stats(feed="quiet1")) >= start // 2 + 20, 30,
+               "twenty more stats lines")
+    for name in ("quiet1", "quiet2"):
+        warnings = receiver.find(f"feed {name}: nothing received for")
+        expect_equal(f"{name} warnings", len(warnings), 1)
+        assert "since start" in warnings[0], warnings
+    # One labelled stats line per feed and interval, naming rates and totals.
+    names = [s[0] for s in receiver.stats()]
+    assert names.count("quiet1") >= 20 and abs(names.count("quiet1") - names.count("quiet2")) <= 1
+    line = next(l for l in receiver.lines if "stats quiet1 |" in l)
+    for part in ("pkts/s", "msgs/s", "totals:", "missing msgs", "dup pkts"):
+        assert part in line, (part, line)
+    receiver.terminate()
+
+
+def run_app(binary, *args, timeout=30):
+    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def case_command_line_errors(args, workdir, backend):
+    port = free_port()
+    config = os.path.join(workdir, "ok.toml")
+    with open(config, "w") as f:
+        f.write(single_feed_config(port).replace("@BACKEND@", backend))
+    for binary, base in ((args.receiver, ["--config", config]),
+                         (args.feed, ["--to", f"127.0.0.1:{port}", "--count", "10"])):
+        name = os.path.basename(binary)
+        for duration in ("1e10", "-1", "1e300"):
+            result = run_app(binary, *base, "--duration", duration)
+            if result.returncode != 2 or "--duration" not in result.stderr:
+                raise AssertionError(f"{name} --duration {duration}: exit {result.returncode}: "
+                                     f"{result.stderr}")
+            if len(result.stderr) > 200 or "[0 - 31536000] s" not in result.stderr:
+                raise AssertionError(f"{name} --duration {duration}: unclear: {result.stderr}")
+    result = run_app(args.feed, "--to", f"127.0.0.1:{port}", "--count", "-1")
+    if result.returncode != 2 or "--count: expected a whole number >= 0, got -1" not in result.stderr:
+        raise AssertionError(f"md_feed --count -1: exit {result.returncode}: {result.stderr}")
+    result = run_app(args.receiver, "--confg", config)
+    if result.returncode != 2 or "unknown option --confg" not in result.stderr:
+        raise AssertionError(f"md_receiver --confg: exit {result.returncode}: {result.stderr}")
+    result = run_app(args.feed, "--tto", f"127.0.0.1:{port}")
+    if result.returncode != 2 or "unknown option --tto" not in result.stderr:
+        raise AssertionError(f"md_feed --tto: exit {result.returncode}: {result.stderr}")
+    result = run_app(args.receiver)
+    if result.returncode != 2 or "--config is required" not in result.stderr:
+        raise AssertionError(f"md_receiver without --config: {result.returncode}: {result.stderr}")
+    for binary, default in ((args.receiver, "=info"), (args.feed, "=100000")):
+        result = run_app(binary, "--help")
+        if result.returncode != 0 or default not in result.stdout:
+            raise AssertionError(f"{binary} --help shows no defaults: {result.stdout}")
+
+
+def case_port_in_use_is_one_clear_error(args, workdir, backend):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        config = os.path.join(workdir, "busy.toml")
+        with open(config, "w") as f:
+            f.write(single_feed_config(port).replace("@BACKEND@", backend))
+        result = run_app(args.receiver, "--config", config, "--duration", "1")
+    if result.returncode != 1 or f"127.0.0.1:{port}" not in result.stderr:
+        raise AssertionError(f"port in use: exit {result.returncode}: {result.stderr}")
+    message = os.strerror(errno.EADDRINUSE)
+    expect_equal(f"times '{message}' is printed", result.stderr.count(message), 1)
+
+
+def case_md_feed_replay_and_report_errors(args, workdir, backend):
+    sink = Sink()
+    try:
+        to = f"127.0.0.1:{sink.port}"
+        # A zero-length record is skipped and counted; the replay goes on.
+        path = os.path.join(workdir, "zero.itch")
+        write_binary_file(path, [itch_directory(1, b"TEST    "), b"", itch_add(1, 11, b"B", 100, 1)])
+        result = run_app(args.feed, "--to", to, "--replay", path, "--rate", "0")
+        if result.returncode != 0:
+            raise AssertionError(f"zero-length record: exit {result.returncode}: {result.stderr}")
+        report = json.loads(result.stdout.strip().splitlines()[-1])
+        expect_equal("messages after a zero-length record", report["messages"], 2)
+        expect_equal("messages_by_type", report["messages_by_type"], {"R": 1, "A": 1})
+        expect_equal("replay_malformed_records", report["replay_malformed_records"], 1)
+        assert "has length 0" in result.stderr, result.stderr
+        # A directory is not a BinaryFILE.
+        result = run_app(args.feed, "--to", to, "--replay", workdir)
+        if result.returncode != 1 or "Is a directory" not in result.stderr:
+            raise AssertionError(f"--replay DIR: exit {result.returncode}: {result.stderr}")
+        # An unwritable report fails before anything is sent.
+        before = len(sink.datagrams)
+        missing = os.path.join(workdir, "no-such-dir", "feed.json")
+        result = run_app(args.feed, "--to", to, "--count", "10", "--report-json", missing)
+        if result.returncode != 1 or f"cannot write the report to {missing}" not in result.stderr:
+            raise AssertionError(f"unwritable report: exit {result.returncode}: {result.stderr}")
+        assert "No such file or directory" in result.stderr, result.stderr
+        # Everything sent so far has arrived (md_feed exited); the failed run added nothing.
+        expect_equal("datagrams from the failed run", len(sink.datagrams) - before, 0)
+    finally:
+        sink.close()
+
+
+def case_low_rate_packets_leave_within_the_heartbeat(args, workdir, backend):
+    """At --rate 2 a batch of 8 takes 4 s to fill; no message may wait longer than the
+    heartbeat interval (1 s) for its packet, and the line is never silent longer than that."""
+    sink = Sink()
+    heartbeat = 1.0
+    slack = 0.6
+    try:
+        started = time.monotonic()
+        result = run_app(args.feed, "--to", f"127.0.0.1:{sink.port}", "--rate", "2",
+                         "--duration", "3", "--batch", "8", "--heartbeat", str(heartbeat))
+        if result.returncode != 0:
+            raise AssertionError(f"md_feed exit {result.returncode}: {result.stderr}")
+        report = json.loads(result.stdout.strip().splitlines()[-1])
+        wait_until(lambda: len(sink.datagrams) >= report["packets"] + report["heartbeats"]
+                   + report["end_of_session_packets"], 10, "every datagram md_feed sent")
+    finally:
+        sink.close()
+    times = [started] + [t for t, d in sink.datagrams
+                         if int.from_bytes(d[18:20], "big") != 0xFFFF]
+    data = [t for t, d in sink.datagrams if 0 < int.from_bytes(d[18:20], "big") < 0xFFFF]
+    assert data, "no data packet arrived"
+    first = data[0] - started
+    if first > heartbeat + slack:
+        raise AssertionError(f"the first data packet left after {first:.2f} s (heartbeat "
+                             f"{heartbeat} s): messages waited in the packer")
+    longest = max(b - a for a, b in zip(times, times[1:]))
+    if longest > heartbeat + slack:
+        raise AssertionError(f"the line was silent for {longest:.2f} s (heartbeat {heartbeat} s)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--receiver", required=True)
     parser.add_argument("--feed", required=True)
     parser.add_argument("--backends", default="auto,epoll,asio")
+    parser.add_argument("--verdict", default=os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "md-verdict"))
+    parser.add_argument("--only", default="", help="run the cases whose name contains this")
     args = parser.parse_args()
     cases = [case_faults_are_counted_exactly, case_ab_lines_fill_each_others_gaps,
              case_malformed_datagrams_are_counted]
     runs = [(case, backend) for backend in args.backends.split(",") for case in cases]
     runs.append((case_bad_config_exits_2_naming_the_key, "auto"))
     runs.append((case_replay_binary_file, "auto"))
+    runs.append((case_wire_bytes_and_book_counters_in_summary, "auto"))
+    runs.append((case_sigterm_stops_promptly_at_interval_bounds, "auto"))
+    runs.append((case_silent_feeds_warn_rate_limited, "auto"))
+    runs.append((case_command_line_errors, "auto"))
+    runs.append((case_port_in_use_is_one_clear_error, "auto"))
+    runs.append((case_md_feed_replay_and_report_errors, "auto"))
+    runs.append((case_low_rate_packets_leave_within_the_heartbeat, "auto"))
+    runs = [(case, backend) for case, backend in runs if args.only in case.__name__]
     passed = failed = 0
     for case, backend in runs:
         label = f"{case.__name__}[{backend}]"

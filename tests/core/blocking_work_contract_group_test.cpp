@@ -16,6 +16,13 @@ using namespace std::chrono_literals;
 using signet::blocking_work_contract_group;
 using signet::initial_state;
 
+// Returns once `count` threads are asleep in the group (the test hook, not a sleep).
+void wait_for_sleepers(blocking_work_contract_group const& group, std::size_t count) {
+    while (group.waiting_threads() < count) {
+        std::this_thread::yield();
+    }
+}
+
 TEST(BlockingWorkContractGroup, RunsWhatIsScheduledWithoutWaiting) {
     blocking_work_contract_group group(64);
     int runs = 0;
@@ -43,7 +50,8 @@ TEST(BlockingWorkContractGroup, WaiterWakesWhenAnotherThreadSchedules) {
         // No timeout: returns only when the contract has run.
         ran.store(group.execute_next_contract(), std::memory_order_release);
     });
-    std::this_thread::sleep_for(20ms); // let the worker go to sleep
+    wait_for_sleepers(group, 1);
+    EXPECT_EQ(runs.load(std::memory_order_relaxed), 0);
     contract.schedule();
     worker.join();
     EXPECT_TRUE(ran.load(std::memory_order_acquire));
@@ -62,7 +70,7 @@ TEST(BlockingWorkContractGroup, StopWakesEveryWaiter) {
             }
         });
     }
-    std::this_thread::sleep_for(20ms);
+    wait_for_sleepers(group, 4);
     group.stop();
     for (auto& t : waiters) {
         t.join();
@@ -89,10 +97,21 @@ TEST(BlockingWorkContractGroup, ReleaseWakesAWaiterToRunTheReleaseCallback) {
     auto contract =
         group.create_contract([] {}, [&] { releases.fetch_add(1, std::memory_order_relaxed); });
     std::thread worker([&] { EXPECT_TRUE(group.execute_next_contract()); });
-    std::this_thread::sleep_for(20ms);
+    wait_for_sleepers(group, 1);
     contract.release();
     worker.join();
     EXPECT_EQ(releases.load(std::memory_order_relaxed), 1);
+}
+
+TEST(BlockingWorkContractGroup, WaitingThreadsCountsSleepers) {
+    signet::test::watchdog dog(30s, "WaitingThreadsCountsSleepers");
+    blocking_work_contract_group group(64);
+    EXPECT_EQ(group.waiting_threads(), 0U);
+    std::thread worker([&] { EXPECT_FALSE(group.execute_next_contract()); });
+    wait_for_sleepers(group, 1);
+    group.stop();
+    worker.join();
+    EXPECT_EQ(group.waiting_threads(), 0U);
 }
 
 } // namespace

@@ -80,14 +80,26 @@ TEST_P(SignalTreeShapes, SelectReturnsEverySetSlotExactlyOnce) {
 INSTANTIATE_TEST_SUITE_P(Capacities, SignalTreeShapes,
                          ::testing::Values(64, 200, 512, 600, 2048, 8192, 40'000, 1 << 20));
 
-TEST(SignalTree, BiasPicksFirstSetSlotAtOrAfterItWithinLeaf) {
+TEST(SignalTree, BiasPicksFirstSetSlotAtOrAfterItCyclically) {
     signal_tree tree(512);
     for (std::size_t s : {3U, 10U, 200U}) {
         tree.set(s);
     }
-    EXPECT_EQ(tree.select(4), 10U);  // at or after the bias
-    EXPECT_EQ(tree.select(11), 3U);  // wraps within the leaf that still has a signal
-    EXPECT_EQ(tree.select(0), 200U); // leaf 0 empty: the next non-empty leaf
+    EXPECT_EQ(tree.select(4), 10U);   // at or after the bias
+    EXPECT_EQ(tree.select(11), 200U); // nothing after the bias in its leaf: the next leaf on
+    EXPECT_EQ(tree.select(201), 3U);  // wraps around the whole tree
+    EXPECT_EQ(tree.select(0), signal_tree::npos);
+}
+
+TEST(SignalTree, CyclicOrderCrossesSummaryWords) {
+    signal_tree tree(1 << 16); // 1024 leaves: two summary levels
+    for (std::size_t s : {5U, 4096U + 7U, 60'000U}) {
+        tree.set(s);
+    }
+    EXPECT_EQ(tree.select(6), 4096U + 7U); // skips the rest of leaf 0 and of summary word 0
+    EXPECT_EQ(tree.select(4104), 60'000U);
+    EXPECT_EQ(tree.select(60'001), 5U);
+    EXPECT_TRUE(tree.select(0) == signal_tree::npos && tree.empty());
 }
 
 TEST(SignalTree, BiasWrapsAroundTheWholeTree) {

@@ -213,27 +213,156 @@ TEST(WorkContractGroupStress, StaleHandlesNeverRunTheNewOccupant) {
     EXPECT_EQ(occupant_runs.load(), legit); // >= 1M stale schedules added no run
 }
 
+// Workers wait in execute_next_contract() with no timeout: a lost wake-up leaves the step's
+// contract unrun forever and the watchdog aborts the test.
 TEST(WorkContractGroupStress, BlockingGroupWorkersNeverMissAWakeUp) {
     signet::test::watchdog dog(120s, "BlockingGroupWorkersNeverMissAWakeUp");
-    blocking_work_contract_group group(64);
+    blocking_work_contract_group group(512);
+    constexpr std::size_t contracts = 8; // spread over leaves and summary bits
     std::atomic<std::uint64_t> runs{0};
-    auto contract = group.create_contract([&] { runs.fetch_add(1, std::memory_order_release); });
-    signet::worker_pool pool(group, {.threads = 2, .idle = signet::idle_strategy::block});
-    // One schedule at a time, each waited for: a lost wake-up would stall a step for the
-    // worker's whole 20 ms slice, and the watchdog bounds the total.
-    std::uint64_t const steps = iterations(5'000);
-    auto const start = std::chrono::steady_clock::now();
+    std::vector<work_contract> handles;
+    for (std::size_t i = 0; i < contracts; ++i) {
+        handles.push_back(
+            group.create_contract([&] { runs.fetch_add(1, std::memory_order_release); }));
+    }
+    std::vector<std::thread> sleepers;
+    for (int t = 0; t < 3; ++t) {
+        sleepers.emplace_back([&] {
+            while (group.execute_next_contract()) { // false only after stop()
+            }
+        });
+    }
+    std::uint64_t const steps = iterations(20'000);
     for (std::uint64_t i = 1; i <= steps; ++i) {
-        contract.schedule();
+        handles[i % contracts].schedule();
+        // acquire: pairs with the run's release increment.
         while (runs.load(std::memory_order_acquire) < i) {
             std::this_thread::yield();
         }
     }
-    auto const elapsed = std::chrono::steady_clock::now() - start;
-    pool.stop();
+    group.stop();
+    for (auto& t : sleepers) {
+        t.join();
+    }
     EXPECT_EQ(runs.load(), steps);
-    // If every wake-up were missed, each step would wait a 20 ms slice: 100 s for 5000.
-    EXPECT_LT(elapsed, 50s);
+}
+
+// Self-rescheduling contracts go back into the tree at the end of a batch while other workers
+// sleep with no timeout: every contract reaches its exact run count, none overlaps itself.
+TEST(WorkContractGroupStress, BlockingGroupRepublishedBatchesWakeSleepers) {
+    signet::test::watchdog dog(120s, "BlockingGroupRepublishedBatchesWakeSleepers");
+    blocking_work_contract_group group(256);
+    constexpr std::size_t contracts = 40;
+    std::uint64_t const target = iterations(2'000);
+    struct counter {
+        std::atomic<bool> busy{false};
+        std::uint64_t runs = 0; // plain: TSan checks the runs are ordered
+    };
+    auto counters = std::make_unique<counter[]>(contracts);
+    std::atomic<int> overlaps{0};
+    std::atomic<std::size_t> finished{0};
+    std::vector<work_contract> handles;
+    for (std::size_t i = 0; i < contracts; ++i) {
+        handles.push_back(group.create_contract(
+            [&, &c = counters[i]](signet::work_contract_token& token) {
+                // acq_rel: orders this run after the previous one's release store.
+                if (c.busy.exchange(true, std::memory_order_acq_rel)) {
+                    overlaps.fetch_add(1, std::memory_order_relaxed);
+                }
+                if (++c.runs < target) {
+                    token.schedule();
+                } else {
+                    // release: pairs with the main thread's acquire load.
+                    finished.fetch_add(1, std::memory_order_release);
+                }
+                c.busy.store(false, std::memory_order_release);
+            },
+            initial_state::scheduled));
+    }
+    std::vector<std::thread> sleepers;
+    for (int t = 0; t < 3; ++t) {
+        sleepers.emplace_back([&] {
+            while (group.execute_next_contract()) {
+            }
+        });
+    }
+    while (finished.load(std::memory_order_acquire) < contracts) {
+        std::this_thread::yield();
+    }
+    group.stop();
+    for (auto& t : sleepers) {
+        t.join();
+    }
+    EXPECT_EQ(overlaps.load(), 0);
+    for (std::size_t i = 0; i < contracts; ++i) {
+        EXPECT_EQ(counters[i].runs, target) << "contract " << i;
+    }
+}
+
+// Contracts that schedule themselves (no RMW on their state word) while other threads schedule
+// them too (S set while busy): never two runs at once, and the last run sees the last request.
+TEST(WorkContractGroupStress, SelfAndForeignSchedulesMix) {
+    signet::test::watchdog dog(120s, "SelfAndForeignSchedulesMix");
+    constexpr std::size_t contracts = 128;
+    work_contract_group group(contracts);
+    struct state {
+        std::atomic<bool> busy{false};
+        std::atomic<std::uint64_t> requested{0};
+        std::uint64_t seen = 0;
+        std::uint64_t self_left = 0; // plain: only the contract's own runs touch it
+    };
+    auto states = std::make_unique<state[]>(contracts);
+    std::atomic<int> overlaps{0};
+    std::vector<work_contract> handles;
+    for (std::size_t i = 0; i < contracts; ++i) {
+        handles.push_back(
+            group.create_contract([&st = states[i], &overlaps](signet::work_contract_token& token) {
+                // acq_rel: orders this run after the previous one's release store.
+                if (st.busy.exchange(true, std::memory_order_acq_rel)) {
+                    overlaps.fetch_add(1, std::memory_order_relaxed);
+                }
+                // acquire: pairs with the scheduler's release increment before schedule().
+                std::uint64_t const requested = st.requested.load(std::memory_order_acquire);
+                if (requested != st.seen) {
+                    st.seen = requested;
+                    st.self_left = 3; // each new request: three more runs on our own
+                }
+                if (st.self_left > 0) {
+                    --st.self_left;
+                    token.schedule();
+                }
+                st.busy.store(false, std::memory_order_release);
+            }));
+    }
+    std::uint64_t const seed = signet::test::test_seed();
+    std::uint64_t const per_thread = iterations(50'000);
+    {
+        workers<work_contract_group> pool(group, 2);
+        signet::test::start_gate gate;
+        std::vector<std::thread> schedulers;
+        for (unsigned t = 0; t < 2; ++t) {
+            schedulers.emplace_back([&, t] {
+                std::mt19937_64 rng(seed + t);
+                gate.wait();
+                for (std::uint64_t i = 0; i < per_thread; ++i) {
+                    auto const c = rng() % contracts;
+                    // release: pairs with the run's acquire load.
+                    states[c].requested.fetch_add(1, std::memory_order_release);
+                    EXPECT_TRUE(handles[c].schedule());
+                }
+            });
+        }
+        gate.open();
+        for (auto& t : schedulers) {
+            t.join();
+        }
+        pool.stop_and_drain();
+    }
+    EXPECT_EQ(overlaps.load(), 0);
+    for (std::size_t i = 0; i < contracts; ++i) {
+        EXPECT_EQ(states[i].seen, states[i].requested.load()) << "contract " << i;
+        EXPECT_EQ(states[i].self_left, 0U) << "contract " << i;
+    }
 }
 
 TEST(WorkContractGroupStress, SubmitFromManyThreads) {

@@ -101,4 +101,16 @@ TEST(BinaryFileReader, OpensAFileByPath) {
     EXPECT_THROW(binary_file_reader{path}, std::system_error);
 }
 
+TEST(BinaryFileReader, RefusesADirectory) {
+    // A directory opens as an ifstream on Linux and would read as an empty, clean file.
+    std::filesystem::path const dir = std::filesystem::temp_directory_path();
+    try {
+        binary_file_reader reader(dir);
+        FAIL() << "a directory was accepted as a BinaryFILE";
+    } catch (std::system_error const& e) {
+        EXPECT_EQ(e.code(), std::make_error_code(std::errc::is_a_directory));
+        EXPECT_NE(std::string(e.what()).find(dir.string()), std::string::npos) << e.what();
+    }
+}
+
 } // namespace

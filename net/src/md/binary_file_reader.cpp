@@ -30,6 +30,12 @@ binary_file_reader::binary_file_reader(std::filesystem::path const& path)
         throw std::system_error(error, std::generic_category(),
                                 "binary_file_reader: cannot open " + path.string());
     }
+    // A directory opens as a stream on Linux and then reads as an empty file: refuse it here.
+    std::error_code ignored;
+    if (std::filesystem::is_directory(path, ignored)) {
+        throw std::system_error(EISDIR, std::generic_category(),
+                                "binary_file_reader: cannot read " + path.string());
+    }
 }
 
 std::optional<std::span<std::byte const>> binary_file_reader::next() {

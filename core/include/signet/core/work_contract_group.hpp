@@ -98,30 +98,65 @@ public:
                     std::forward<Handler>(handler), initial);
     }
 
-    /// Worker thread. Runs one scheduled contract's work (or its release); true if one ran.
-    /// Non-blocking group: never waits. Blocking group: waits until something is scheduled or
-    /// stop() was called (then returns false once nothing is scheduled).
+    /// Worker thread. Runs the next scheduled contracts' work (or release): one claim of the
+    /// signal tree takes between 1 and detail::max_batch (16) neighbouring scheduled contracts
+    /// and runs each once, in slot order; true if any ran. Non-blocking group: never waits.
+    /// Blocking group: waits until something is scheduled or stop() was called (then returns
+    /// false once nothing is scheduled).
     bool execute_next_contract() {
         if constexpr (Mode == synchronization_mode::blocking) {
-            return state_->execute_next_waiting(std::nullopt);
+            return state_->execute_next_waiting(std::nullopt) != 0;
         } else {
-            return state_->execute_next(lane{});
+            return state_->execute_next(lane{}) != 0;
         }
     }
 
     /// Worker thread; never waits. As above, preferring contracts in `preferred` and falling
-    /// back to fair selection when it has nothing scheduled (priority lanes).
-    bool execute_next_contract(lane preferred) { return state_->execute_next(preferred); }
+    /// back to fair selection, one contract at a time, when it has nothing scheduled (lanes).
+    bool execute_next_contract(lane preferred) { return state_->execute_next(preferred) != 0; }
 
     /// Worker thread; blocking group only. Waits at most `timeout`; false on timeout or stop.
     bool execute_next_contract(std::chrono::nanoseconds timeout) requires(
         Mode == synchronization_mode::blocking) {
-        return state_->execute_next_waiting(std::chrono::steady_clock::now() + timeout);
+        return state_->execute_next_waiting(std::chrono::steady_clock::now() + timeout) != 0;
+    }
+
+    /// Worker thread. As execute_next_contract(lane), returning how many contracts ran (for
+    /// schedulers that count executions, e.g. worker_pool's statistics).
+    std::size_t execute_next_contracts(lane preferred = {}) {
+        return state_->execute_next(preferred);
     }
 
     /// Any thread; blocking group only. Permanent: wakes every waiter; later calls to
     /// execute_next_contract() run what is scheduled but never wait.
     void stop() noexcept requires(Mode == synchronization_mode::blocking) { state_->stop(); }
+
+    /// Blocking group only: support for threads that sleep outside the group, e.g. a worker
+    /// that waits in an io_uring or epoll_wait for packets (signet::net's reactor).
+    /// set_external_waker: setup only, before workers start. `waker(context)` is called (from
+    /// any thread, possibly several times) when a contract is scheduled while an external waiter
+    /// is announced, and by stop(); it must make the sleeper return (e.g. write an eventfd).
+    void set_external_waker(void (*waker)(void*), void* context) noexcept
+        requires(Mode == synchronization_mode::blocking) {
+        state_->set_external_waker(waker, context);
+    }
+    /// Worker thread, before sleeping elsewhere: announces the waiter. False when something is
+    /// scheduled or the group is stopped (do not sleep; nothing was announced). After true, a
+    /// schedule() from any thread calls the waker; call end_external_wait() after waking.
+    [[nodiscard]] bool begin_external_wait() noexcept
+        requires(Mode == synchronization_mode::blocking) {
+        return state_->begin_external_wait();
+    }
+    void end_external_wait() noexcept requires(Mode == synchronization_mode::blocking) {
+        state_->end_external_wait();
+    }
+
+    /// Any thread; blocking group only. Threads asleep (or about to sleep) in
+    /// execute_next_contract(): a snapshot for diagnostics and tests, not for synchronization.
+    [[nodiscard]] std::size_t waiting_threads() const noexcept
+        requires(Mode == synchronization_mode::blocking) {
+        return state_->waiters();
+    }
 
 private:
     template <typename Work, typename Release, typename Handler>

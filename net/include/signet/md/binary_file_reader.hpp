@@ -23,11 +23,12 @@ class binary_file_reader {
 public:
     /// Reads from `in`, which must outlive the reader.
     explicit binary_file_reader(std::istream& in);
-    /// Opens the file; throws std::system_error if it cannot.
+    /// Opens the file; throws std::system_error if it cannot, or if it is a directory.
     explicit binary_file_reader(std::filesystem::path const& path);
 
     /// The next message, valid until the next call. nullopt at the end of the input, or when it
     /// ends inside a record (then truncated() is true); every later call returns nullopt too.
+    /// A record of length 0 is an empty span, not the end: the caller decides what it means.
     [[nodiscard]] std::optional<std::span<std::byte const>> next();
 
     /// True if the input ended inside a record (its length prefix or its body).

@@ -14,6 +14,8 @@
 // The poller never parses. Calls here are per setup or per batch, never per packet, so a virtual
 // interface costs nothing that matters; the per-packet loops are concrete code in each backend.
 
+#include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -41,10 +43,43 @@ public:
     /// Starts the poller thread (pinned to `cpu` when >= 0). Throws std::system_error on setup
     /// errors (e.g. io_uring buffer ring registration).
     virtual void start(int cpu) = 0;
-    /// Stops watching the sockets; everything already received is in the lines' queues when it
-    /// returns (io_uring: in-flight completions are reaped and queued). Idempotent.
+    /// Thread mode: stops watching the sockets; everything already received is in the lines'
+    /// queues when it returns (io_uring: in-flight completions are reaped and queued).
+    /// Reactor mode: asks poll() to wind down (see finished()). Idempotent.
     virtual void stop() = 0;
+
+    // ---- reactor mode: the backend runs as a contract on the workers, without a thread ----
+    /// Whether this backend can run as a reactor with `workers` worker threads.
+    [[nodiscard]] virtual bool supports_reactor(std::size_t /*workers*/) const noexcept {
+        return false;
+    }
+    /// Setup, controlling thread, instead of start(): `reactor` is the contract that calls
+    /// poll(); the backend may schedule it (e.g. when a paused line can resume). Throws
+    /// std::system_error on setup errors.
+    virtual void start_reactor(work_contract& /*reactor*/) {}
+    /// Reactor contract only (never concurrently with itself); never blocks: reaps what is
+    /// ready, hands packets to the lines, schedules parsers or receive contracts. True if
+    /// anything happened.
+    virtual bool poll() { return false; }
+    /// Reactor mode, after stop(): true once poll() has queued everything received.
+    [[nodiscard]] virtual bool finished() const noexcept { return true; }
+    /// Reactor mode, one worker at a time (the runtime elects it): sleeps until a socket has
+    /// data, wake() is called, or `timeout` passes. True: the reactor should run next (what
+    /// woke us is waiting to be reaped); false: wait() already scheduled the work it found.
+    virtual bool wait(std::chrono::nanoseconds /*timeout*/) { return true; }
+    /// Any thread: makes a wait() in progress (or the next one) return promptly.
+    virtual void wake() noexcept {}
 };
+
+/// Where the receive backend runs (runtime_options::poller).
+enum class poller_mode {
+    contract, ///< a reactor contract on the workers; idle workers sleep in the backend
+    thread,   ///< a dedicated poller thread hands work to the workers (pipelined over two cores)
+};
+
+std::string_view to_string(poller_mode mode) noexcept;
+/// "contract", "thread"; throws std::invalid_argument otherwise.
+poller_mode parse_poller_mode(std::string_view text);
 
 /// Whether this kernel and process can run the io_uring backend; `why_not` says what is missing.
 bool io_uring_available(std::string& why_not);

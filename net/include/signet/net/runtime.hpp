@@ -1,9 +1,23 @@
 #pragma once
 
-// runtime: owns a contract group, its worker pool and a receive backend, and wires feeds:
+// runtime: owns a contract group, its workers and a receive backend, and wires feeds:
 //
-//   socket ──(backend: poller thread / receive contract)──► spsc_fixed_queue<packet> ──► parser
-//                                                             (one per line)          contract
+//   socket ──(backend: reactor contract or poller thread)──► spsc_fixed_queue<packet> ──► parser
+//                                                              (one per line)          contract
+//
+// Where the backend runs (runtime_options::poller):
+//   contract (default)  a *reactor* contract in the group reaps completions / readiness without
+//                       sleeping and schedules the parsers; the workers' fair selection
+//                       alternates reactor and parsers (run-to-completion on one core). An idle
+//                       worker sleeps in the backend (io_uring_submit_and_wait / epoll_wait), so
+//                       a packet wakes exactly one thread, the one that parses it; a contract
+//                       scheduled from another thread wakes it through an eventfd. idle spin:
+//                       the reactor re-schedules itself after every poll (never sleeps); block:
+//                       it parks after each poll and the worker sleeps in the ring; backoff:
+//                       it parks after 64 empty polls. io_uring serves one worker this way
+//                       (single issuer); with more workers, and with Asio, the runtime uses:
+//   thread              a dedicated poller thread hands packets to the workers (pipelined over
+//                       two cores; today's design before the reactor).
 //
 // The socket, the queue and the parser know nothing of each other: contracts connect them.
 // A parser contract may read several lines (A/B): it takes packets in arrival order.
@@ -15,6 +29,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <signet/core/work_contract_group.hpp>
@@ -31,6 +46,7 @@ struct runtime_options {
     std::vector<int> cpus{}; ///< worker i pinned to cpus[i % size]; empty: no pinning
     int poller_cpu = -1;     ///< pin the poller thread; -1: no pinning
     idle_strategy idle = idle_strategy::backoff;
+    poller_mode poller = poller_mode::contract; ///< see above; falls back to thread (logged)
     std::size_t contract_capacity = 1024; ///< contract slots: 1 per feed + 1 per line, plus yours
     std::chrono::milliseconds drain_timeout{5000}; ///< bound on stop()'s drain
 };
@@ -56,6 +72,8 @@ public:
     void stop();
 
     [[nodiscard]] backend_kind backend() const noexcept { return backend_->kind(); }
+    /// The poller mode in effect (after start(): a fallback to thread mode is logged).
+    [[nodiscard]] poller_mode poller() const noexcept { return poller_; }
     [[nodiscard]] std::string const& backend_reason() const noexcept { return backend_reason_; }
     [[nodiscard]] std::size_t feed_count() const noexcept { return feeds_.size(); }
     [[nodiscard]] std::string const& feed_name(std::size_t feed) const {
@@ -69,13 +87,26 @@ public:
 
 private:
     detail::feed_state& open_feed(feed_options const& options);
+    void start_reactor();
+    void run_reactor();
+    void reactor_worker(std::size_t index);
+    void stop_reactor();
 
     runtime_options options_;
     blocking_work_contract_group group_;
     std::string backend_reason_;
     std::unique_ptr<receive_backend> backend_;
     std::vector<std::unique_ptr<detail::feed_state>> feeds_;
-    std::unique_ptr<worker_pool<blocking_work_contract_group>> workers_;
+    std::unique_ptr<worker_pool<blocking_work_contract_group>> workers_; // thread mode
+    poller_mode poller_ = poller_mode::thread;
+    // reactor mode
+    work_contract reactor_;
+    std::vector<std::thread> reactor_workers_;
+    unsigned empty_polls_ = 0;                  // reactor contract only
+    std::atomic<bool> sleeper_{false};          // a worker sleeps in the backend
+    std::atomic<bool> reactor_finished_{false}; // after stop: the backend queued everything
+    std::atomic<bool> workers_stop_{false};
+    std::atomic<bool> stopping_requested_{false}; // reactor: stop() asked the backend to wind down
     std::atomic<bool> stopping_{false};
     bool started_ = false;
     bool stopped_ = false;

@@ -12,27 +12,56 @@
 // Per-slot state: one 64-bit atomic word
 //   bits 63..8  generation: bumped each time the slot is recycled; handles and tokens carry the
 //               generation they were made for, so stale ones never touch a new occupant
-//   bit 2       release requested (R)      bit 1  executing (E)      bit 0  scheduled (S)
+//   bit 2       release requested (R)      bit 1  busy (B)      bit 0  scheduled again (S)
 //
-// State machine (the slot is in the signal tree exactly when one run or release is owed)
-//   schedule:  S:=1 unless stale or R. Signals the tree only if neither S nor E was set (a run in
-//              progress re-signals on finish; an already scheduled contract coalesces).
-//   release:   R:=1 unless stale or R. Signals the tree only if neither S nor E was set.
-//   claim:     the worker that selected the slot flips S and E in one fetch_xor. If R was set it
-//              runs the release callback instead of the work, then recycles the slot.
+// B says "a run (or the release) is owed and somebody holds the contract": its bit is in the
+// signal tree, or a worker claimed it and is running it or holds it in its batch. B = 0 means
+// idle. Invariant: the slot's bit is in the tree only while B is set, and at most one of {the
+// tree, one worker} holds a busy contract — so a contract never runs on two threads at once.
+//
+// State machine
+//   schedule:  unless stale or R: idle -> B and set the tree bit (one CAS + tree set); busy ->
+//              S (one CAS; an S already set still takes the RMW, see schedule()).
+//   release:   unless stale or R: R:=1, and if idle also B:=1 and set the tree bit (a run of
+//              the release callback is owed).
+//   claim:     the worker whose signal_tree::claim took the bit loads the word. S set: schedules
+//              arrived while it waited; they coalesce into this run, so clear S (one RMW, only
+//              then). R set: run the release instead of the work, then recycle. The load is the
+//              claim's linearization point: a schedule after it is "during the run".
 //   self:      a run that schedules itself through its own token (or this_contract) only sets a
-//              thread-local flag: E is set, so the request could not signal anyway, and finish
-//              turns the flag into S in the RMW it makes regardless (one RMW fewer per cycle).
-//   finish:    if R was set during the run, run the release right away (E still set, so nobody
-//              else can claim the slot). Else E:=0; if S or R was set meanwhile, signal the tree
-//              again (exactly one follow-up).
+//              thread-local flag: the contract stays busy and goes back into the tree at the end
+//              of the batch, with no RMW on the state word at all.
+//   finish:    load the word. R set: run the release right away (the one-shot pattern). Self-
+//              scheduled, or S set during the run: stay busy, back into the tree (an S left set
+//              is cleared by the next claim, which that run serves). Else B:=0 with one CAS
+//              (retried only when S or R arrived in between).
 //   recycle:   destroy the callables, bump the generation, clear the flags, free the slot.
 //
-// Costs per schedule + execute of one contract: schedule = 1 compare-exchange + signal_tree::set
-// (none when the run schedules itself; finish signals instead); execute = signal_tree::select +
-// 1 fetch_xor + 1 compare-exchange, one indirect call, no allocation.
+// Batches (what execute_next_contract() runs)
+//   One signal_tree::claim takes up to max_batch set bits of one leaf with one RMW (the slots
+//   of neighbouring contracts). The worker runs them in slot order; the contracts that go back
+//   into the tree are collected in a mask and published with one set_bits() RMW at the end of
+//   the batch, together with any claimed contract left unrun because a callback threw. A batch
+//   lives inside one call, so no thread ever keeps work that another could run once it returns;
+//   the bound keeps the wait of a contract claimed last short (see README for the cost with
+//   long bodies).
+//
+// Memory orders (and their pairs)
+//   * schedule()/release() CAS: release — the caller's writes reach the run it causes, through
+//     the claim's acquire load (directly, or via the finish that reads S and republishes).
+//   * claim load / S-clearing fetch_and: acquire — pairs with the above and with publish()'s
+//     release store.
+//   * finish CAS to idle: release — the run's writes reach the next run: the scheduler's CAS is
+//     an RMW, so it continues this release sequence up to the next claim's acquire load.
+//   * a contract that goes back into the tree carries its run's writes through set_bits()'s
+//     release and the next claimer's acquire fetch_and.
+//
+// Costs per execution: self-rescheduling contract (the steady state of a busy group): one plain
+// load of the state word, the indirect call, 2/batch leaf RMWs — no locked operation per
+// contract. Scheduled from another thread: schedule = 1 CAS + tree set; run = load + 1 CAS.
 
 #include <atomic>
+#include <bit>
 #include <cassert>
 #include <chrono>
 #include <condition_variable>
@@ -53,10 +82,12 @@
 namespace signet::detail {
 
 inline constexpr std::uint64_t scheduled_flag = 1;
-inline constexpr std::uint64_t executing_flag = 2;
+inline constexpr std::uint64_t busy_flag = 2;
 inline constexpr std::uint64_t release_flag = 4;
 inline constexpr unsigned generation_shift = 8;
 inline constexpr std::uint32_t no_slot = ~std::uint32_t{0};
+/// Most contracts one execute_next_contract() call claims and runs (one leaf RMW claims them).
+inline constexpr unsigned max_batch = 16;
 
 inline constexpr contract_id make_contract_id(std::uint32_t slot, std::uint64_t generation) {
     return (generation << 32) | slot;
@@ -162,12 +193,12 @@ public:
     /// Any thread; a snapshot: the contract exists and release was not requested.
     [[nodiscard]] bool is_current(std::uint32_t slot, std::uint64_t generation) const noexcept;
 
-    /// Worker thread. Selects one scheduled contract (preferring `preferred`) and runs its work
-    /// or its release; false if none was scheduled.
-    bool execute_next(lane preferred);
+    /// Worker thread. Claims a batch of scheduled contracts (preferring `preferred`) and runs
+    /// each one's work or release once; returns how many ran (0: none was scheduled).
+    std::size_t execute_next(lane preferred);
     /// Worker thread (blocking groups). As execute_next, but waits for work until `deadline`
-    /// (forever if empty) or stop(); false on timeout or when stopped with nothing scheduled.
-    bool execute_next_waiting(std::optional<std::chrono::steady_clock::time_point> deadline);
+    /// (forever if empty) or stop(); 0 on timeout or when stopped with nothing scheduled.
+    std::size_t execute_next_waiting(std::optional<std::chrono::steady_clock::time_point> deadline);
 
     void stop() noexcept;
     [[nodiscard]] bool stopped() const noexcept {
@@ -175,21 +206,45 @@ public:
         return stopped_.load(std::memory_order_acquire);
     }
 
+    /// External waiters (blocking groups): a thread that sleeps elsewhere (in an io_uring or
+    /// epoll_wait) announces itself like a waiter; signal() then calls the waker set here.
+    /// set_external_waker: setup only, before any thread waits.
+    void set_external_waker(void (*waker)(void*), void* context) noexcept {
+        external_waker_ = waker;
+        external_context_ = context;
+    }
+    /// Announces an external waiter; false (and nothing announced) when work is scheduled or
+    /// the group is stopped: then do not sleep.
+    bool begin_external_wait() noexcept;
+    void end_external_wait() noexcept;
+
+    /// Test hook: threads currently asleep (or about to sleep) in execute_next_waiting().
+    [[nodiscard]] std::uint32_t waiters() const noexcept {
+        // relaxed: a snapshot for tests that wait until a worker sleeps.
+        return waiters_.load(std::memory_order_relaxed);
+    }
+
     /// Group destructor only: destroys the callables of live contracts without running any
     /// callback, and invalidates every handle (bumps each live slot's generation).
     void close() noexcept;
 
 private:
+    enum class after_run { idle, again, release };
+    struct batch;
+
     std::uint32_t acquire_slot(lane where) noexcept;
     void free_slot(std::uint32_t slot) noexcept;
     void publish(std::uint32_t slot, std::uint64_t generation, initial_state initial) noexcept;
-    void execute_slot(std::uint32_t slot);
-    void finish_run(std::uint32_t slot, bool rescheduled) noexcept;
+    void run_claimed(std::uint32_t slot, std::uint64_t& again, std::uint64_t bit);
+    after_run finish_run(std::uint32_t slot, bool rescheduled) noexcept;
     void run_release(std::uint32_t slot, std::uint64_t generation);
     void recycle(std::uint32_t slot, std::uint64_t generation) noexcept;
     void signal(std::size_t slot) noexcept;
+    void republish(std::size_t leaf, std::uint64_t bits) noexcept;
     void wake_one() noexcept;
     std::size_t& thread_cursor() noexcept;
+    std::size_t home_cursor() noexcept;
+    std::size_t random_leaf() noexcept;
 
     signal_tree tree_;
     std::unique_ptr<contract_slot[]> slots_;
@@ -198,10 +253,15 @@ private:
     std::uint64_t const id_; // unique per group, keys the per-thread bias cursor
     bool const blocking_;
     bool closed_ = false;
+    std::atomic<std::uint32_t> threads_seen_{0}; // numbers the threads' home cursors
+    std::atomic<std::size_t> free_hint_{0};      // free_ word where the last creation found a slot
     // alignas: waiters_ is read by every signal() of a blocking group; keep it off the lines
     // written by creators and the fields above.
     alignas(destructive_interference_size) std::atomic<std::uint32_t> waiters_{0};
+    std::atomic<std::uint32_t> external_waiters_{0}; // part of waiters_ sleeping elsewhere
     std::atomic<bool> stopped_{false};
+    void (*external_waker_)(void*) = nullptr;
+    void* external_context_ = nullptr;
     std::mutex mutex_;
     std::condition_variable cv_;
 };
@@ -253,18 +313,21 @@ inline bool group_state::schedule(std::uint32_t slot, std::uint64_t generation) 
     // relaxed: only seeds the compare-exchange, which re-validates the whole word.
     std::uint64_t expected = state.load(std::memory_order_relaxed);
     // The loop repeats only when another thread changed this contract's word in between (a
-    // claim, a finish, a release or another schedule), so it is lock-free.
+    // finish, a claim clearing S, a release or another schedule), so it is lock-free.
     for (;;) {
         if ((expected >> generation_shift) != generation || (expected & release_flag) != 0) {
             return false;
         }
-        // release: pairs with the acquire fetch_xor in execute_slot(), so what the caller wrote
-        // before schedule() is visible to the run it causes. When S is already set this is a
-        // same-value exchange that still joins the release sequence the claim reads from.
-        if (state.compare_exchange_weak(expected, expected | scheduled_flag,
-                                        std::memory_order_release, std::memory_order_relaxed)) {
-            if ((expected & (scheduled_flag | executing_flag)) == 0) {
-                signal(slot);
+        std::uint64_t const desired =
+            (expected & busy_flag) != 0 ? expected | scheduled_flag : expected | busy_flag;
+        // release: pairs with the claim's acquire load in run_claimed() (or the finish's, which
+        // then republishes), so what the caller wrote before schedule() is visible to the run
+        // it causes. When S is already set this is a same-value exchange that still joins the
+        // release sequence the claim reads from.
+        if (state.compare_exchange_weak(expected, desired, std::memory_order_release,
+                                        std::memory_order_relaxed)) {
+            if ((expected & busy_flag) == 0) {
+                signal(slot); // idle -> busy: the run is owed through the tree
             }
             return true;
         }
@@ -279,11 +342,11 @@ inline bool group_state::release(std::uint32_t slot, std::uint64_t generation) n
         if ((expected >> generation_shift) != generation || (expected & release_flag) != 0) {
             return false;
         }
-        // release: pairs with the acquire fetch_xor in execute_slot(); the release callback sees
+        // release: pairs with the claim's or finish's acquire load; the release callback sees
         // what the caller wrote before release().
-        if (state.compare_exchange_weak(expected, expected | release_flag,
+        if (state.compare_exchange_weak(expected, expected | release_flag | busy_flag,
                                         std::memory_order_release, std::memory_order_relaxed)) {
-            if ((expected & (scheduled_flag | executing_flag)) == 0) {
+            if ((expected & busy_flag) == 0) {
                 signal(slot); // idle: owe a run of the release callback
             }
             return true;
@@ -298,11 +361,19 @@ inline bool group_state::is_current(std::uint32_t slot, std::uint64_t generation
 }
 
 inline void group_state::signal(std::size_t slot) noexcept {
-    // tree_.set() ends with a seq_cst RMW on the root and waiters_ is read seq_cst: Dekker-style
-    // pairing with execute_next_waiting(), which increments waiters_ (seq_cst) before it reads
-    // the root. Either the waiter sees the signal or we see the waiter. Non-blocking groups never
-    // read waiters_.
+    // The tree's leaf fetch_or is seq_cst and waiters_ is read seq_cst: Dekker-style pairing
+    // with execute_next_waiting(), which increments waiters_ (seq_cst) before it reads the root
+    // (seq_cst). Either the waiter sees the signal or we see the waiter (signal_tree.hpp argues
+    // why a set leaf is visible at the root). Non-blocking groups never read waiters_.
     if (tree_.set(slot) && blocking_ && waiters_.load(std::memory_order_seq_cst) != 0) {
+        wake_one();
+    }
+}
+
+inline void group_state::republish(std::size_t leaf, std::uint64_t bits) noexcept {
+    // As signal(), for the contracts of a batch that go back into the tree (one RMW).
+    if (tree_.set_bits(leaf, bits) != 0 && blocking_ &&
+        waiters_.load(std::memory_order_seq_cst) != 0) {
         wake_one();
     }
 }
@@ -322,31 +393,83 @@ inline std::size_t& group_state::thread_cursor() noexcept {
         }
     }
     entry& e = cache[victim++ % 4];
-    e = {id_, 0};
+    e = {id_, home_cursor()};
     return e.cursor;
 }
 
-inline bool group_state::execute_next(lane preferred) {
-    std::size_t& cursor = thread_cursor();
-    std::size_t const slot = tree_.select(cursor, preferred);
-    if (slot == signal_tree::npos) {
-        return false;
-    }
-    // Advance the bias past the slot taken: the next selection starts at its neighbour, so
-    // every scheduled contract runs within one sweep (fairness).
-    cursor = slot + 1 == tree_.capacity() ? 0 : slot + 1;
-    execute_slot(static_cast<std::uint32_t>(slot));
-    return true;
+inline std::size_t group_state::random_leaf() noexcept {
+    // xorshift64, per thread: spreads the jumps of workers that collided (no need for quality).
+    thread_local std::uint64_t x = 0x9E3779B97F4A7C15ULL ^ reinterpret_cast<std::uintptr_t>(&x);
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return static_cast<std::size_t>(x % (tree_.capacity() / signal_tree::bits_per_leaf / 4));
 }
 
-inline void group_state::execute_slot(std::uint32_t slot) {
+/// The contracts of one claim: runs them, and on every exit (also when a callback throws)
+/// puts the ones that go back into the tree, and the ones left unrun, back with one RMW.
+struct group_state::batch {
+    group_state& group;
+    std::size_t leaf;
+    std::uint64_t remaining; // claimed, not yet run
+    std::uint64_t again = 0; // ran, and go back into the tree
+    ~batch() {
+        if ((again | remaining) != 0) {
+            group.republish(leaf, again | remaining);
+        }
+    }
+};
+
+inline std::size_t group_state::execute_next(lane preferred) {
+    std::size_t& cursor = thread_cursor();
+    // Batches only while one thread serves the group: with more, a contract claimed behind a
+    // long (or blocking) run would wait although another worker could run it (hoarding).
+    // relaxed: a thread's first call counts it before it claims anything.
+    unsigned const most = threads_seen_.load(std::memory_order_relaxed) <= 1 ? max_batch : 1;
+    std::size_t const bias = cursor;
+    signal_tree::claimed const c = tree_.claim(bias, preferred, most);
+    if (c.bits == 0) {
+        return 0;
+    }
+    batch b{*this, c.leaf, c.bits};
+    std::size_t const leaf_first = c.leaf * signal_tree::bits_per_leaf;
+    std::size_t ran = 0;
+    while (b.remaining != 0) {
+        auto const bit_index = static_cast<std::size_t>(std::countr_zero(b.remaining));
+        std::uint64_t const bit = std::uint64_t{1} << bit_index;
+        b.remaining ^= bit;
+        std::size_t const slot = leaf_first + bit_index;
+        // Advance the bias past the slot taken: the next claim starts at its neighbour, so
+        // every scheduled contract runs within one sweep (fairness).
+        cursor = slot + 1 == tree_.capacity() ? 0 : slot + 1;
+        if (most == 1 && slot > bias && slot - bias < signal_tree::bits_per_leaf &&
+            tree_.capacity() >= 4 * signal_tree::bits_per_leaf) {
+            // The slots just ahead of our bias were taken: another worker sweeps right in
+            // front of us, and following it would make both write the same leaf on every
+            // claim. Continue the sweep from a random leaf in the other half instead.
+            cursor = (slot + tree_.capacity() / 2 + random_leaf() * signal_tree::bits_per_leaf) %
+                     tree_.capacity();
+        }
+        ++ran;
+        run_claimed(static_cast<std::uint32_t>(slot), b.again, bit);
+    }
+    return ran;
+}
+
+/// Runs a claimed (busy) contract's work or release; adds `bit` to `again` when the contract
+/// goes back into the tree. When a callback throws, the finish still happens (a release owed
+/// then runs at the next claim) and the exception propagates.
+inline void group_state::run_claimed(std::uint32_t slot, std::uint64_t& again, std::uint64_t bit) {
     contract_slot& s = slots_[slot];
-    // acquire: pairs with the release in publish(), schedule(), release() and finish_run():
-    // the stored callables and the schedulers' writes are visible to this run. One RMW clears
-    // S and sets E (only the selector of the slot flips them; others only add S or R).
-    std::uint64_t const state =
-        s.state.fetch_xor(scheduled_flag | executing_flag, std::memory_order_acquire);
-    assert((state & executing_flag) == 0 && "signal_tree handed out a running contract");
+    // acquire: pairs with the release in publish(), schedule(), release() and set_bits():
+    // the stored callables and the schedulers' writes are visible to this run.
+    std::uint64_t state = s.state.load(std::memory_order_acquire);
+    assert((state & busy_flag) != 0 && "signal_tree handed out an idle contract");
+    if ((state & scheduled_flag) != 0) {
+        // Schedules that arrived while the contract waited: this run serves them all.
+        // acquire: as the load above, for the schedulers that set S.
+        state = s.state.fetch_and(~scheduled_flag, std::memory_order_acquire);
+    }
     std::uint64_t const generation = state >> generation_shift;
     if ((state & release_flag) != 0) {
         run_release(slot, generation);
@@ -356,18 +479,25 @@ inline void group_state::execute_slot(std::uint32_t slot) {
     struct run_scope {
         group_state& group;
         std::uint32_t slot;
+        std::uint64_t& again;
+        std::uint64_t bit;
         work_contract_token* previous;
         bool previous_rescheduled;
         bool finished = false;
         ~run_scope() {
             current_token = previous;
             bool const rescheduled = std::exchange(current_rescheduled, previous_rescheduled);
-            if (!finished) {
-                // on exceptions too: the group stays consistent
-                group.finish_run(slot, rescheduled);
+            if (!finished && group.finish_run(slot, rescheduled) != after_run::idle) {
+                // on exceptions too the group stays consistent: a contract owed another run or
+                // its release goes back into the tree with the batch
+                again |= bit;
             }
         }
-    } scope{*this, slot, std::exchange(current_token, &token),
+    } scope{*this,
+            slot,
+            again,
+            bit,
+            std::exchange(current_token, &token),
             std::exchange(current_rescheduled, false)};
     try {
         s.ops->work(s.storage, token);
@@ -380,33 +510,40 @@ inline void group_state::execute_slot(std::uint32_t slot) {
     scope.finished = true;
     current_token = scope.previous;
     bool const rescheduled = std::exchange(current_rescheduled, scope.previous_rescheduled);
-    // Released during the run (the one-shot pattern): run the release right here. E is still
-    // set and R is sticky, so no other thread can signal or claim the slot meanwhile. A
-    // self-schedule of this run is dropped, as schedule() after release always is.
-    // acquire: pairs with the release compare-exchange in release().
-    if ((s.state.load(std::memory_order_acquire) & release_flag) != 0) {
+    switch (finish_run(slot, rescheduled)) {
+    case after_run::idle:
+        break;
+    case after_run::again:
+        again |= bit;
+        break;
+    case after_run::release:
+        // Released during the run (the one-shot pattern): run the release right here. The
+        // contract is busy and R is sticky, so no other thread can claim the slot meanwhile.
+        // A self-schedule of this run is dropped, as schedule() after release always is.
         run_release(slot, generation);
-        return;
+        break;
     }
-    finish_run(slot, rescheduled);
 }
 
-inline void group_state::finish_run(std::uint32_t slot, bool rescheduled) noexcept {
+inline group_state::after_run group_state::finish_run(std::uint32_t slot,
+                                                      bool rescheduled) noexcept {
     auto& state = slots_[slot].state;
-    // E:=0, and S:=1 when the run scheduled itself. One compare-exchange either way (a
-    // fetch_and whose result is used compiles to the same loop on x86); it repeats only when a
-    // scheduler or releaser changed the word in between, so it is lock-free.
-    std::uint64_t const self = rescheduled ? scheduled_flag : 0;
-    // relaxed: only seeds the compare-exchange.
-    std::uint64_t expected = state.load(std::memory_order_relaxed);
-    // release: this run's writes (including those before a self-schedule) reach the next run,
-    // whose claim (acquire fetch_xor) reads this value or a later one (schedulers' exchanges in
-    // between continue the release sequence).
-    while (!state.compare_exchange_weak(expected, (expected & ~executing_flag) | self,
-                                        std::memory_order_release, std::memory_order_relaxed)) {
-    }
-    if (((expected | self) & (scheduled_flag | release_flag)) != 0) {
-        signal(slot); // scheduled or released during the run: exactly one follow-up
+    // acquire: pairs with the release CAS of release() / schedule() during the run: the release
+    // callback, or the follow-up run this thread republishes, sees the requester's writes.
+    std::uint64_t expected = state.load(std::memory_order_acquire);
+    for (;;) {
+        if ((expected & release_flag) != 0) {
+            return after_run::release;
+        }
+        if (rescheduled || (expected & scheduled_flag) != 0) {
+            return after_run::again; // stays busy; an S left set is cleared by the next claim
+        }
+        // release: this run's writes reach the next run (the next schedule's CAS continues the
+        // release sequence up to that run's acquire claim). acquire on failure: as above.
+        if (state.compare_exchange_weak(expected, expected & ~busy_flag, std::memory_order_release,
+                                        std::memory_order_acquire)) {
+            return after_run::idle;
+        }
     }
 }
 

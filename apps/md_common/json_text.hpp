@@ -1,0 +1,38 @@
+#pragma once
+
+// JSON output of the apps (nlohmann-json). Wire bytes (symbols, type letters, session names)
+// need not be UTF-8, and nlohmann's dump() throws on invalid UTF-8, so they go in as
+// wire_text(): every byte becomes the code point of the same value (Latin-1), and dump_json()
+// writes every non-ASCII code point as \u00XX. The output is ASCII, hence valid UTF-8, and no
+// byte is lost: a reader gets the bytes back as the code points of the decoded string.
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace signet::apps {
+
+/// Arbitrary bytes as UTF-8 text: bytes below 0x80 as they are, others as U+0080..U+00FF.
+inline std::string wire_text(std::string_view bytes) {
+    std::string out;
+    out.reserve(bytes.size());
+    for (char const c : bytes) {
+        auto const b = static_cast<unsigned char>(c);
+        if (b < 0x80) {
+            out += c;
+        } else {
+            out += static_cast<char>(0xC0 | (b >> 6));
+            out += static_cast<char>(0x80 | (b & 0x3F));
+        }
+    }
+    return out;
+}
+
+/// One line of ASCII JSON. Strings must be UTF-8 (config text is; wire bytes go through
+/// wire_text()); a stray invalid byte becomes U+FFFD instead of an exception.
+inline std::string dump_json(nlohmann::ordered_json const& j) {
+    return j.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+} // namespace signet::apps

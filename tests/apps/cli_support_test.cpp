@@ -1,0 +1,88 @@
+// cli_support: the apps' command-line checks and error text.
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cli_support.hpp"
+
+namespace {
+
+using signet::apps::parse_command_line;
+
+struct parsed {
+    int code = -1; // -1: parse succeeded
+    std::string error;
+};
+
+parsed run(CLI::App& cli, std::vector<std::string> args, std::vector<CLI::Option*> required) {
+    std::vector<char*> argv;
+    std::string program = "prog";
+    argv.push_back(program.data());
+    for (auto& a : args) {
+        argv.push_back(a.data());
+    }
+    testing::internal::CaptureStderr();
+    auto const code =
+        parse_command_line(cli, static_cast<int>(argv.size()), argv.data(), "prog", required);
+    return {code.value_or(-1), testing::internal::GetCapturedStderr()};
+}
+
+TEST(CliSupport, DurationErrorsAreShort) {
+    for (char const* bad : {"-1", "1e10", "inf", "abc"}) {
+        CLI::App cli;
+        double duration = 0;
+        cli.add_option("--duration", duration)
+            ->check(signet::apps::number_in(0, signet::apps::max_duration_s, "s"));
+        auto const r = run(cli, {"--duration", bad}, {});
+        EXPECT_EQ(r.code, 2) << bad;
+        EXPECT_NE(r.error.find("--duration"), std::string::npos) << r.error;
+        EXPECT_NE(r.error.find("[0 - 31536000] s"), std::string::npos) << r.error;
+        EXPECT_LT(r.error.size(), 160U) << "no 300-digit range: " << r.error;
+    }
+    CLI::App cli;
+    double duration = 0;
+    cli.add_option("--duration", duration)
+        ->check(signet::apps::number_in(0, signet::apps::max_duration_s, "s"));
+    EXPECT_EQ(run(cli, {"--duration", "31536000"}, {}).code, -1);
+    EXPECT_DOUBLE_EQ(duration, 31536000.0);
+}
+
+TEST(CliSupport, UnsignedOptionsRejectNegativeNumbers) {
+    CLI::App cli;
+    std::uint64_t count = 0;
+    cli.add_option("--count", count)->check(signet::apps::whole_number());
+    auto const r = run(cli, {"--count", "-1"}, {});
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.error.find("--count: expected a whole number >= 0, got -1"), std::string::npos)
+        << r.error;
+    EXPECT_EQ(count, 0U) << "not wrapped to 2^64 - 1";
+}
+
+TEST(CliSupport, UnknownOptionIsReportedBeforeAMissingRequiredOne) {
+    CLI::App cli;
+    std::string config;
+    auto* option = cli.add_option("--config", config);
+    auto const r = run(cli, {"--confg", "x.toml"}, {option});
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.error.find("unknown option --confg"), std::string::npos) << r.error;
+    EXPECT_EQ(r.error.find("required"), std::string::npos) << r.error;
+
+    CLI::App missing;
+    auto* required = missing.add_option("--config", config);
+    auto const m = run(missing, {}, {required});
+    EXPECT_EQ(m.code, 2);
+    EXPECT_NE(m.error.find("--config is required"), std::string::npos) << m.error;
+}
+
+TEST(CliSupport, DescribeDropsARepeatedErrnoText) {
+    std::string const message = std::system_category().message(EADDRINUSE);
+    std::system_error const twice(EADDRINUSE, std::system_category(),
+                                  "bind failed: " + message + " (port taken)");
+    EXPECT_EQ(signet::apps::describe(twice), "bind failed: " + message + " (port taken)");
+    std::system_error const once(EADDRINUSE, std::system_category(), "bind");
+    EXPECT_EQ(signet::apps::describe(once), "bind: " + message);
+}
+
+} // namespace
