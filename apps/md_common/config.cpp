@@ -193,7 +193,7 @@ receiver_config parse(toml::table const& root, std::string const& file) {
         if (t == nullptr) {
             fail(file, *node, "runtime", "expected a table [runtime]");
         }
-        reject_unknown_keys(file, *t, "runtime", {"backend", "workers", "cpus", "idle"});
+        reject_unknown_keys(file, *t, "runtime", {"backend", "workers", "cpus", "idle", "poller"});
         c.backend = get_enum(file, *t, "backend", net::backend_kind::automatic,
                              {{"auto", net::backend_kind::automatic},
                               {"io_uring", net::backend_kind::io_uring},
@@ -223,6 +223,9 @@ receiver_config parse(toml::table const& root, std::string const& file) {
                           {{"spin", idle_strategy::spin},
                            {"backoff", idle_strategy::backoff},
                            {"block", idle_strategy::block}});
+        c.poller = get_enum(
+            file, *t, "poller", net::poller_mode::contract,
+            {{"contract", net::poller_mode::contract}, {"thread", net::poller_mode::thread}});
     }
     if (auto const* node = root.get("stats")) {
         auto const* t = node->as_table();

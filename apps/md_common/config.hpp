@@ -48,6 +48,7 @@ struct receiver_config {
     std::size_t workers = 1;
     std::vector<int> cpus{};
     idle_strategy idle = idle_strategy::backoff;
+    net::poller_mode poller = net::poller_mode::contract; ///< [runtime] poller
     double stats_interval_s = 1.0;
     double silent_warning_s = 5.0; ///< warn when a feed received nothing this long; 0 = never
     std::size_t max_orders = default_max_orders; ///< [book]: live orders per itch50 feed

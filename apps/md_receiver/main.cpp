@@ -291,6 +291,7 @@ int main(int argc, char** argv) {
                                  .cpus = config.cpus,
                                  .poller_cpu = -1,
                                  .idle = config.idle,
+                                 .poller = config.poller,
                                  .contract_capacity = 64 + 4 * config.feeds.size(),
                                  .drain_timeout = std::chrono::milliseconds(5000)});
         for (auto const& feed : config.feeds) {

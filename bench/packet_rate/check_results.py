@@ -15,7 +15,7 @@ import math
 import subprocess
 import sys
 
-DESIGNS = ["signet", "queue", "asio", "raw"]
+DESIGNS = ["signet", "signet_poller", "queue", "asio", "raw"]
 MODES = ["paced", "drain", "latency", "memory"]
 NUMBER = (int, float)
 FIELDS = {"design": str, "backend": str, "feeds": int, "workers": int, "rate": NUMBER,
@@ -23,7 +23,8 @@ FIELDS = {"design": str, "backend": str, "feeds": int, "workers": int, "rate": N
           "cpu_ns_per_packet": NUMBER, "p50_ns": int, "p99_ns": int, "p999_ns": int,
           "feed_cv": NUMBER}
 # signet runs each of its backends; raw both of its loops.
-BACKENDS = {"signet": {"io_uring", "epoll", "asio"}, "raw": {"io_uring", "recvmmsg"}}
+BACKENDS = {"signet": {"io_uring", "epoll", "asio"}, "signet_poller": {"io_uring", "epoll", "asio"},
+            "raw": {"io_uring", "recvmmsg"}}
 
 
 def reject_constant(name):

@@ -163,6 +163,7 @@ struct receiver_config {
     std::vector<int> cpus;                 ///< receiver CPUs (first: poller/receive thread)
     std::size_t receive_buffer = 4u << 20; ///< SO_RCVBUF(FORCE) request per socket
     std::size_t queue_capacity = 1024;     ///< packets in flight per feed (signet, queue)
+    bool dedicated_poller = false;         ///< signet: poller thread instead of the reactor
 };
 
 std::unique_ptr<receiver> make_signet_receiver(receiver_config const& config, sink_set& sinks);

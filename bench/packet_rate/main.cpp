@@ -189,7 +189,7 @@ using pipeline_factory =
     std::function<std::unique_ptr<pipeline>(pipeline_config const&, sink_set&)>;
 
 receiver_factory receiver_for(point_spec const& s) {
-    if (s.design == "signet") {
+    if (s.design == "signet" || s.design == "signet_poller") {
         return &make_signet_receiver;
     }
     if (s.design == "queue") {
@@ -205,7 +205,7 @@ receiver_factory receiver_for(point_spec const& s) {
 }
 
 pipeline_factory pipeline_for(point_spec const& s) {
-    if (s.design == "signet") {
+    if (s.design == "signet" || s.design == "signet_poller") {
         return &make_signet_pipeline;
     }
     if (s.design == "queue") {
@@ -259,6 +259,7 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
     config.feeds = spec.feeds;
     config.workers = spec.workers;
     config.idle = spec.idle;
+    config.dedicated_poller = spec.design == "signet_poller";
     config.cpus = settings.receiver_cpus;
     config.queue_capacity = settings.queue_capacity != 0 ? settings.queue_capacity : 1024;
     std::size_t per_feed_fill = 0;
@@ -583,7 +584,10 @@ int main(int argc, char** argv) {
     std::size_t retries = 3;
     double max_other = 10;
     run_settings settings;
-    app.add_option("--design", designs, "designs: signet,queue,asio,raw (default: all)")
+    app.add_option(
+           "--design", designs,
+           "designs: signet (reactor contract on the workers, the default runtime), signet_poller "
+           "(dedicated poller thread), queue, asio, raw (default: all)")
         ->delimiter(',');
     app.add_option("--backend", backends,
                    "backends: signet io_uring,epoll,asio; raw io_uring,recvmmsg (default: all)")
@@ -628,13 +632,13 @@ int main(int argc, char** argv) {
     app.add_option("--json", json_path, "write the results as a JSON array to this file");
     CLI11_PARSE(app, argc, argv);
 
-    std::vector<std::string> const all_designs{"signet", "queue", "asio", "raw"};
+    std::vector<std::string> const all_designs{"signet", "signet_poller", "queue", "asio", "raw"};
     if (designs.empty()) {
         designs = all_designs;
     }
     for (auto const& d : designs) {
         if (!contains(all_designs, d)) {
-            std::cerr << "unknown design '" << d << "' (signet, queue, asio, raw)\n";
+            std::cerr << "unknown design '" << d << "' (signet, signet_poller, queue, asio, raw)\n";
             return 2;
         }
     }
@@ -686,7 +690,7 @@ int main(int argc, char** argv) {
     for (auto const& mode : modes) {
         for (auto const& design : designs) {
             std::vector<std::string> design_backends;
-            if (design == "signet") {
+            if (design == "signet" || design == "signet_poller") {
                 for (auto const& b : {"io_uring", "epoll", "asio"}) {
                     if (backends.empty() || contains(backends, b)) {
                         design_backends.emplace_back(b);

@@ -3,8 +3,9 @@
 // Sockets: signet::net::runtime with the chosen backend (io_uring / epoll / asio), W workers of a
 // blocking work-contract group; one feed (one line) per socket, its parser contract calling the
 // feed's sink. Kernel timestamps and the SO_RXQ_OVFL counter are off (no design here asks the
-// kernel for control messages). The poller thread goes to the first receiver CPU, the workers
-// to the others (cycling).
+// kernel for control messages). Design `signet`: the runtime's default poller mode (a reactor
+// contract on the workers; workers start on the first receiver CPU). Design `signet_poller`: the
+// dedicated poller thread on the first receiver CPU, the workers on the others (cycling).
 //
 // Memory mode: the runtime's own per-feed path without sockets — net::detail::feed_state and
 // line_state (packet pool, spsc_fixed_queue<packet>), the parser contract running
@@ -51,13 +52,16 @@ std::vector<int> worker_cpus(std::vector<int> const& cpus) {
 class signet_receiver final : public receiver {
 public:
     signet_receiver(receiver_config const& config, sink_set& sinks)
-        : runtime_(net::runtime_options{.backend = net::parse_backend_kind(config.backend),
-                                        .workers = config.workers,
-                                        .cpus = worker_cpus(config.cpus),
-                                        .poller_cpu = cpu_at(config.cpus, 0),
-                                        .idle = to_strategy(config.idle),
-                                        .contract_capacity = 2 * config.feeds + 64,
-                                        .drain_timeout = std::chrono::milliseconds(5000)}) {
+        : runtime_(net::runtime_options{
+              .backend = net::parse_backend_kind(config.backend),
+              .workers = config.workers,
+              .cpus = config.dedicated_poller ? worker_cpus(config.cpus) : config.cpus,
+              .poller_cpu = cpu_at(config.cpus, 0),
+              .idle = to_strategy(config.idle),
+              .poller =
+                  config.dedicated_poller ? net::poller_mode::thread : net::poller_mode::contract,
+              .contract_capacity = 2 * config.feeds + 64,
+              .drain_timeout = std::chrono::milliseconds(5000)}) {
         for (std::size_t f = 0; f < config.feeds; ++f) {
             net::feed_options feed;
             feed.name = "feed" + std::to_string(f);

@@ -25,6 +25,7 @@ backend = "epoll"
 workers = 3
 cpus = [0]
 idle = "spin"
+poller = "thread"
 [stats]
 interval_s = 0.25
 silent_warning_s = 2.5
@@ -56,6 +57,7 @@ bind = "127.0.0.1:30003"
     EXPECT_DOUBLE_EQ(c.silent_warning_s, 2.5);
     EXPECT_EQ(c.max_orders, 4096U);
     EXPECT_EQ(c.idle, signet::idle_strategy::spin);
+    EXPECT_EQ(c.poller, signet::net::poller_mode::thread);
     EXPECT_DOUBLE_EQ(c.stats_interval_s, 0.25);
     ASSERT_EQ(c.feeds.size(), 2U);
     auto const& a = c.feeds[0];

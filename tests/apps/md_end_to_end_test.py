@@ -46,12 +46,31 @@ STATS_LINE = re.compile(r"stats (\S+) \| last [0-9.]+ s: (\d+) pkts/s, (\d+) msg
                         r"(\d+) kernel drops")
 
 
+# A backend spec is "NAME" or "NAME+MODE": the mode sets the runtime's poller and idle keys, so
+# every case also runs with the reactor on one blocking or spinning worker and with the
+# dedicated poller thread.
+MODES = {
+    "": None,
+    "block1": 'workers = 1\nidle = "block"\npoller = "contract"',
+    "spin1": 'workers = 1\nidle = "spin"\npoller = "contract"',
+    "thread": 'workers = 2\npoller = "thread"',
+}
+
+
+def runtime_mode(config_text, backend):
+    name, _, mode = backend.partition("+")
+    text = config_text.replace("@BACKEND@", name)
+    if MODES[mode] is not None:
+        text = text.replace("workers = 2", MODES[mode], 1)
+    return text
+
+
 class Receiver:
     def __init__(self, binary, config_text, workdir, backend="auto", extra_args=()):
         self.config = os.path.join(workdir, "receiver.toml")
         self.summary = os.path.join(workdir, "summary.json")
         with open(self.config, "w") as f:
-            f.write(config_text.replace("@BACKEND@", backend))
+            f.write(runtime_mode(config_text, backend))
         self.process = subprocess.Popen(
             [binary, "--config", self.config, "--summary-json", self.summary, "--log-level", "info",
              *extra_args],
@@ -590,7 +609,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--receiver", required=True)
     parser.add_argument("--feed", required=True)
-    parser.add_argument("--backends", default="auto,epoll,asio")
+    parser.add_argument("--backends",
+                        default="auto,epoll,asio,auto+block1,auto+spin1,epoll+block1,epoll+thread")
     parser.add_argument("--verdict", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "md-verdict"))
     parser.add_argument("--only", default="", help="run the cases whose name contains this")

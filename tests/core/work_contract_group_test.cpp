@@ -219,10 +219,41 @@ TEST(WorkContractGroup, ThreadsStartTheirSweepsInDifferentHomeRegions) {
     // Two threads' sweeps start half the group apart, so they do not write the same leaves.
     EXPECT_EQ(first_of[0], 0U);
     EXPECT_EQ(first_of[1], 256U);
-    // A batch while one thread serves the group; single claims once a second thread does, so
-    // no claimed contract waits behind another's run while a worker could take it.
-    EXPECT_EQ(ran[0], signet::detail::max_batch);
-    EXPECT_EQ(ran[1], 1U);
+    EXPECT_EQ(ran[0], signet::detail::max_batch); // a batch claimed at once
+    EXPECT_EQ(ran[1], signet::detail::max_batch); // a chain, claimed one by one
+}
+
+// With several threads serving a group, a worker never holds a claimed contract while it runs
+// another: a long (here: blocking) run cannot keep its neighbours from an idle worker.
+TEST(WorkContractGroup, NoContractWaitsBehindAnotherRunWhileAThreadCouldRunIt) {
+    work_contract_group group(64);
+    std::atomic<bool> a_started{false};
+    std::atomic<bool> b_ran{false};
+    auto a = group.create_contract([&] {
+        // release / acquire: pair with the test thread and with b's store.
+        a_started.store(true, std::memory_order_release);
+        while (!b_ran.load(std::memory_order_acquire)) {
+            std::this_thread::yield();
+        }
+    });
+    auto b = group.create_contract([&] { b_ran.store(true, std::memory_order_release); });
+    std::thread first([&] {
+        EXPECT_FALSE(group.execute_next_contract()); // registers a second serving thread
+    });
+    first.join();
+    EXPECT_FALSE(group.execute_next_contract()); // and this one
+    a.schedule();
+    b.schedule();
+    std::thread runner([&] { EXPECT_TRUE(group.execute_next_contract()); }); // claims a
+    while (!a_started.load(std::memory_order_acquire)) {
+        std::this_thread::yield();
+    }
+    bool const b_available = group.execute_next_contract(); // b must not be held by runner
+    if (!b_available) {
+        b_ran.store(true, std::memory_order_release); // unblock a so the test can fail cleanly
+    }
+    runner.join();
+    EXPECT_TRUE(b_available);
 }
 
 TEST(WorkContractGroup, ReleaseRunsExactlyOnceAndIsFinal) {

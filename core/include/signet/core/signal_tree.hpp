@@ -145,6 +145,13 @@ public:
     /// non-empty subtree), preferring `preferred`; bits == 0 when the tree is empty.
     [[nodiscard]] claimed claim(std::size_t bias, lane preferred, unsigned max) noexcept;
 
+    /// Any thread; lock-free. Puts `back` (bits of `leaf` the caller claimed earlier; may be 0)
+    /// into the leaf and claims the first set bit at or after position `from` of the same leaf,
+    /// both in one RMW; returns that bit, or 0 when the leaf has none at or after `from` (then
+    /// only `back` was put, and the caller claims from the tree). Chains claims along a leaf.
+    [[nodiscard]] std::uint64_t swap_claim(std::size_t leaf, std::uint64_t back,
+                                           unsigned from) noexcept;
+
     /// Any thread; lock-free. claim() of a single slot; npos when the tree is empty.
     [[nodiscard]] std::size_t select(std::size_t bias) noexcept { return select(bias, lane{}); }
     [[nodiscard]] std::size_t select(std::size_t bias, lane preferred) noexcept {
@@ -227,6 +234,32 @@ inline std::uint64_t signal_tree::set_bits(std::size_t leaf, std::uint64_t bits)
         publish_up(levels_.size(), leaf);
     }
     return bits & ~before;
+}
+
+inline std::uint64_t signal_tree::swap_claim(std::size_t leaf, std::uint64_t back,
+                                             unsigned from) noexcept {
+    assert(leaf < leaf_count_ && "signal_tree::swap_claim: leaf out of range");
+    auto& word = leaves_[leaf].value;
+    std::uint64_t const at_or_after = from >= 64 ? 0 : ~std::uint64_t{0} << from;
+    // relaxed: seeds the compare-exchange, which decides.
+    std::uint64_t w = word.load(std::memory_order_relaxed);
+    for (;;) {
+        std::uint64_t const candidates = w & at_or_after & ~back;
+        if (candidates == 0) {
+            if (back != 0) {
+                set_bits(leaf, back); // nothing to chain to: a plain set (publishes upwards)
+            }
+            return 0;
+        }
+        std::uint64_t const want = candidates & (~candidates + 1); // the lowest one
+        // seq_cst: release for the run of the `back` contracts (pairs with the next claimer's
+        // acquire), acquire for the setter of `want` (pairs with set_bits()); the leaf holds a
+        // bit before and after, so no summary changes and the retraction argument is untouched.
+        if (word.compare_exchange_weak(w, (w | back) & ~want, std::memory_order_seq_cst,
+                                       std::memory_order_relaxed)) {
+            return want;
+        }
+    }
 }
 
 inline void signal_tree::publish_up(std::size_t depth, std::size_t index) noexcept {

@@ -37,14 +37,18 @@
 //              (retried only when S or R arrived in between).
 //   recycle:   destroy the callables, bump the generation, clear the flags, free the slot.
 //
-// Batches (what execute_next_contract() runs)
-//   One signal_tree::claim takes up to max_batch set bits of one leaf with one RMW (the slots
-//   of neighbouring contracts). The worker runs them in slot order; the contracts that go back
-//   into the tree are collected in a mask and published with one set_bits() RMW at the end of
-//   the batch, together with any claimed contract left unrun because a callback threw. A batch
-//   lives inside one call, so no thread ever keeps work that another could run once it returns;
-//   the bound keeps the wait of a contract claimed last short (see README for the cost with
-//   long bodies).
+// Batches (what execute_next_contract() runs: 1 to max_batch contracts of one leaf)
+//   A claimed contract is invisible to other workers until it runs, so a worker must never
+//   hold one while running another if some other thread could run it (a long or blocking run
+//   would delay it: hoarding). Hence two shapes, chosen per call:
+//   * one thread serves the group (threads_seen_ == 1): one signal_tree::claim takes up to
+//     max_batch set bits of a leaf with one RMW; the worker runs them in slot order, collects
+//     those that go back into the tree in a mask and publishes it with one set_bits() RMW at
+//     the end, together with any claimed contract left unrun because a callback threw.
+//   * several threads: a chain. Claim one contract; after its run, one swap_claim() RMW puts it
+//     back (if it goes again) and claims the next scheduled contract after it in the same leaf.
+//     Nothing is held unrun; one leaf RMW per execution instead of two.
+//   Either way the batch lives inside one call: no thread keeps anything once it returns.
 //
 // Memory orders (and their pairs)
 //   * schedule()/release() CAS: release — the caller's writes reach the run it causes, through
@@ -422,38 +426,70 @@ struct group_state::batch {
 
 inline std::size_t group_state::execute_next(lane preferred) {
     std::size_t& cursor = thread_cursor();
-    // Batches only while one thread serves the group: with more, a contract claimed behind a
-    // long (or blocking) run would wait although another worker could run it (hoarding).
+    // One thread serves the group: claim a batch with one RMW. Several: claim one at a time,
+    // each right before it runs (see "Batches" above: nothing waits unrun in a worker's hands).
     // relaxed: a thread's first call counts it before it claims anything.
-    unsigned const most = threads_seen_.load(std::memory_order_relaxed) <= 1 ? max_batch : 1;
+    bool const alone = threads_seen_.load(std::memory_order_relaxed) <= 1;
     std::size_t const bias = cursor;
-    signal_tree::claimed const c = tree_.claim(bias, preferred, most);
+    signal_tree::claimed const c = tree_.claim(bias, preferred, alone ? max_batch : 1);
     if (c.bits == 0) {
         return 0;
     }
     batch b{*this, c.leaf, c.bits};
     std::size_t const leaf_first = c.leaf * signal_tree::bits_per_leaf;
     std::size_t ran = 0;
-    while (b.remaining != 0) {
-        auto const bit_index = static_cast<std::size_t>(std::countr_zero(b.remaining));
-        std::uint64_t const bit = std::uint64_t{1} << bit_index;
-        b.remaining ^= bit;
-        std::size_t const slot = leaf_first + bit_index;
-        // Advance the bias past the slot taken: the next claim starts at its neighbour, so
-        // every scheduled contract runs within one sweep (fairness).
-        cursor = slot + 1 == tree_.capacity() ? 0 : slot + 1;
-        if (most == 1 && slot > bias && slot - bias < signal_tree::bits_per_leaf &&
-            tree_.capacity() >= 4 * signal_tree::bits_per_leaf) {
-            // The slots just ahead of our bias were taken: another worker sweeps right in
-            // front of us, and following it would make both write the same leaf on every
-            // claim. Continue the sweep from a random leaf in the other half instead.
-            cursor = (slot + tree_.capacity() / 2 + random_leaf() * signal_tree::bits_per_leaf) %
-                     tree_.capacity();
+    if (alone || preferred.count != 0) {
+        while (b.remaining != 0) {
+            auto const bit_index = static_cast<std::size_t>(std::countr_zero(b.remaining));
+            std::uint64_t const bit = std::uint64_t{1} << bit_index;
+            b.remaining ^= bit;
+            std::size_t const slot = leaf_first + bit_index;
+            // Advance the bias past the slot taken: the next claim starts at its neighbour,
+            // so every scheduled contract runs within one sweep (fairness).
+            cursor = slot + 1 == tree_.capacity() ? 0 : slot + 1;
+            ++ran;
+            run_claimed(static_cast<std::uint32_t>(slot), b.again, bit);
         }
-        ++ran;
-        run_claimed(static_cast<std::uint32_t>(slot), b.again, bit);
+        return ran;
     }
-    return ran;
+    // The chain: b.remaining holds the one contract claimed to run next.
+    auto bit_index = static_cast<unsigned>(std::countr_zero(b.remaining));
+    std::size_t const first = leaf_first + bit_index;
+    std::size_t next_cursor = first + 1 == tree_.capacity() ? 0 : first + 1;
+    bool const jump = first > bias && first - bias < signal_tree::bits_per_leaf &&
+                      tree_.capacity() >= 4 * signal_tree::bits_per_leaf;
+    if (jump) {
+        // The slots just ahead of our bias were taken: another worker sweeps right in front
+        // of us, and following it would make both write the same leaf on every claim.
+        // Continue the sweep from a random leaf in the other half instead.
+        next_cursor = (first + tree_.capacity() / 2 + random_leaf() * signal_tree::bits_per_leaf) %
+                      tree_.capacity();
+    }
+    cursor = next_cursor;
+    for (;;) {
+        std::uint64_t const bit = std::uint64_t{1} << bit_index;
+        b.remaining = 0;
+        ++ran;
+        run_claimed(static_cast<std::uint32_t>(leaf_first + bit_index), b.again, bit);
+        if (ran == max_batch) {
+            return ran; // b puts this one back if it goes again
+        }
+        // Put this contract back (if it goes again) and claim the next scheduled one after it
+        // in the same leaf, in one RMW.
+        std::uint64_t const back = std::exchange(b.again, 0);
+        b.remaining = tree_.swap_claim(c.leaf, back, bit_index + 1);
+        if (back != 0 && blocking_ && waiters_.load(std::memory_order_seq_cst) != 0) {
+            wake_one(); // as republish(): the contract is visible again
+        }
+        if (b.remaining == 0) {
+            return ran;
+        }
+        bit_index = static_cast<unsigned>(std::countr_zero(b.remaining));
+        std::size_t const slot = leaf_first + bit_index;
+        if (!jump) {
+            cursor = slot + 1 == tree_.capacity() ? 0 : slot + 1; // keep sweeping from here
+        }
+    }
 }
 
 /// Runs a claimed (busy) contract's work or release; adds `bit` to `again` when the contract
