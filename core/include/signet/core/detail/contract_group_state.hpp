@@ -248,7 +248,6 @@ private:
     void wake_one() noexcept;
     std::size_t& thread_cursor() noexcept;
     std::size_t home_cursor() noexcept;
-    std::size_t random_leaf() noexcept;
 
     signal_tree tree_;
     std::unique_ptr<contract_slot[]> slots_;
@@ -401,15 +400,6 @@ inline std::size_t& group_state::thread_cursor() noexcept {
     return e.cursor;
 }
 
-inline std::size_t group_state::random_leaf() noexcept {
-    // xorshift64, per thread: spreads the jumps of workers that collided (no need for quality).
-    thread_local std::uint64_t x = 0x9E3779B97F4A7C15ULL ^ reinterpret_cast<std::uintptr_t>(&x);
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return static_cast<std::size_t>(x % (tree_.capacity() / signal_tree::bits_per_leaf / 4));
-}
-
 /// The contracts of one claim: runs them, and on every exit (also when a callback throws)
 /// puts the ones that go back into the tree, and the ones left unrun, back with one RMW.
 struct group_state::batch {
@@ -461,9 +451,8 @@ inline std::size_t group_state::execute_next(lane preferred) {
     if (jump) {
         // The slots just ahead of our bias were taken: another worker sweeps right in front
         // of us, and following it would make both write the same leaf on every claim.
-        // Continue the sweep from a random leaf in the other half instead.
-        next_cursor = (first + tree_.capacity() / 2 + random_leaf() * signal_tree::bits_per_leaf) %
-                      tree_.capacity();
+        // Continue the sweep half the group away instead.
+        next_cursor = (first + tree_.capacity() / 2) % tree_.capacity();
     }
     cursor = next_cursor;
     for (;;) {
