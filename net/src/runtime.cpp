@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -121,6 +122,7 @@ void runtime::start_reactor() {
     group_.set_external_waker([](void* backend) { static_cast<receive_backend*>(backend)->wake(); },
                               backend_.get());
     poller_ = poller_mode::contract;
+    group_.set_batch_claims(options_.workers == 1); // one executing thread: batches are safe
     reactor_.schedule();
     for (std::size_t i = 0; i < options_.workers; ++i) {
         reactor_workers_.emplace_back([this, i] { reactor_worker(i); });
@@ -258,7 +260,9 @@ feed_stats runtime::stats(std::size_t feed) const {
         s.bytes += line->bytes.get();
         s.dropped += line->dropped.get();
         s.truncated += line->truncated.get();
-        s.kernel_drops += line->kernel_drops.get();
+        // The cmsg counter only moves with a received datagram; the socket's own counter also
+        // has the drops after the last one (a flood that ends while the queue is full).
+        s.kernel_drops += std::max(line->kernel_drops.get(), line->socket.kernel_drops());
         s.rearms += line->rearms.get();
     }
     s.parsed = f.parsed.get();

@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -87,6 +88,19 @@ void udp_socket::close() noexcept {
         ::close(fd_);
         fd_ = -1;
     }
+}
+
+std::uint64_t udp_socket::kernel_drops() const noexcept {
+    if (fd_ < 0) {
+        return 0;
+    }
+    std::uint32_t info[SK_MEMINFO_VARS] = {};
+    socklen_t length = sizeof(info);
+    if (::getsockopt(fd_, SOL_SOCKET, SO_MEMINFO, info, &length) != 0 ||
+        length <= SK_MEMINFO_DROPS * sizeof(std::uint32_t)) {
+        return 0;
+    }
+    return info[SK_MEMINFO_DROPS];
 }
 
 udp_endpoint udp_socket::local_endpoint() const {

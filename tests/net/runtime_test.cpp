@@ -210,6 +210,33 @@ TEST_P(RuntimeTest, DropPolicyCountsExactly) {
     EXPECT_EQ(stats.parsed, parsed.load(std::memory_order_relaxed));
 }
 
+// A burst that overflows the socket's receive queue before anything reads it: what the kernel
+// dropped is counted, also after the last datagram received, so nothing is lost silently.
+TEST_P(RuntimeTest, KernelDropsAreCountedUpToTheLastDatagram) {
+    signet::test::watchdog dog(60s, "KernelDropsAreCountedUpToTheLastDatagram");
+    runtime rt(options());
+    std::atomic<std::uint64_t> parsed{0};
+    auto options = loopback_feed("overflow");
+    options.lines[0].receive_buffer = 4096; // the kernel's minimum: a few datagrams fit
+    auto feed = rt.add_feed(options,
+                            [&](packet const&) { parsed.fetch_add(1, std::memory_order_relaxed); });
+    udp_sender sender;
+    constexpr std::uint64_t n = 400; // below the loopback backlog: drops happen at the socket
+    for (std::uint64_t i = 0; i < n; ++i) {
+        sender.send_sequence(rt.local_endpoint(feed), i); // nothing reads the socket yet
+    }
+    rt.start();
+    ASSERT_TRUE(eventually([&] {
+        auto const s = rt.stats(feed);
+        return s.packets + s.kernel_drops == n;
+    }));
+    rt.stop();
+    auto const stats = rt.stats(feed);
+    EXPECT_GT(stats.kernel_drops, 0U);
+    EXPECT_EQ(stats.packets + stats.kernel_drops, n);
+    EXPECT_EQ(stats.parsed, stats.packets);
+}
+
 TEST_P(RuntimeTest, BackpressureLosesNothing) {
     signet::test::watchdog dog(60s, "BackpressureLosesNothing");
     runtime rt(options(2));

@@ -98,9 +98,9 @@ public:
                     std::forward<Handler>(handler), initial);
     }
 
-    /// Worker thread. Runs the next scheduled contracts' work (or release): one claim of the
-    /// signal tree takes between 1 and detail::max_batch (16) neighbouring scheduled contracts
-    /// and runs each once, in slot order; true if any ran. Non-blocking group: never waits.
+    /// Worker thread. Runs the next scheduled contracts' work (or release): between 1 and
+    /// detail::max_batch (16) neighbouring scheduled contracts, each once, in slot order (see
+    /// set_batch_claims()); true if any ran. Non-blocking group: never waits.
     /// Blocking group: waits until something is scheduled or stop() was called (then returns
     /// false once nothing is scheduled).
     bool execute_next_contract() {
@@ -119,6 +119,16 @@ public:
     bool execute_next_contract(std::chrono::nanoseconds timeout) requires(
         Mode == synchronization_mode::blocking) {
         return state_->execute_next_waiting(std::chrono::steady_clock::now() + timeout) != 0;
+    }
+
+    /// Setup, before the executing threads start. true: only one thread will execute this
+    /// group, so one claim may take up to detail::max_batch (16) scheduled contracts at once
+    /// (one RMW for all; fastest). With more executing threads leave it false (the default):
+    /// a claimed contract is invisible to the others, so a batch-mate of a long or blocking run
+    /// would wait although another thread could run it; the default claims each contract right
+    /// before it runs (one RMW per execution), and no contract ever waits that way.
+    void set_batch_claims(bool single_executor) noexcept {
+        state_->set_batch_claims(single_executor);
     }
 
     /// Worker thread. As execute_next_contract(lane), returning how many contracts ran (for

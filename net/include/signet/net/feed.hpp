@@ -38,7 +38,8 @@ struct feed_stats {
     std::uint64_t parsed = 0;        ///< packets handed to the parser
     std::uint64_t dropped = 0;       ///< queue full under full_policy::drop
     std::uint64_t truncated = 0;     ///< larger than buffer_size (delivered with truncated set)
-    std::uint64_t kernel_drops = 0;  ///< SO_RXQ_OVFL: the kernel's own drops (socket buffer full)
+    std::uint64_t kernel_drops = 0;  ///< the kernel's own drops (socket buffer full), also those
+                                     ///< after the last datagram received (SO_MEMINFO)
     std::uint64_t rearms = 0;        ///< io_uring multishot receives re-armed after ending
     std::uint64_t parser_errors = 0; ///< exceptions thrown by the parser (caught and counted)
 };

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -56,6 +57,10 @@ public:
     [[nodiscard]] std::size_t receive_buffer() const noexcept { return granted_rcvbuf_; }
     /// True when the kernel granted less than requested (raise net.core.rmem_max).
     [[nodiscard]] bool receive_buffer_capped() const noexcept { return rcvbuf_capped_; }
+    /// Datagrams the kernel dropped for this socket so far (its receive queue was full): the
+    /// counter SO_RXQ_OVFL reports with each datagram, read directly (SO_MEMINFO), so drops
+    /// after the last datagram received are counted too. Any thread; one syscall; 0 if closed.
+    [[nodiscard]] std::uint64_t kernel_drops() const noexcept;
     void close() noexcept;
 
 private:

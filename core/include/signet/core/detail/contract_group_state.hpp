@@ -41,11 +41,14 @@
 //   A claimed contract is invisible to other workers until it runs, so a worker must never
 //   hold one while running another if some other thread could run it (a long or blocking run
 //   would delay it: hoarding). Hence two shapes, chosen per call:
-//   * one thread serves the group (threads_seen_ == 1): one signal_tree::claim takes up to
+//   * one thread serves the group, as its owner declared (set_batch_claims(true): the net
+//     runtime with one worker, a worker_pool of one thread): one signal_tree::claim takes up to
 //     max_batch set bits of a leaf with one RMW; the worker runs them in slot order, collects
 //     those that go back into the tree in a mask and publishes it with one set_bits() RMW at
 //     the end, together with any claimed contract left unrun because a callback threw.
-//   * several threads: a chain. Claim one contract; after its run, one swap_claim() RMW puts it
+//     (Deciding this from the threads seen so far would race with a worker that starts late.)
+//   * otherwise (the default): a chain. Claim one contract; after its run, one swap_claim() RMW
+//   puts it
 //     back (if it goes again) and claims the next scheduled contract after it in the same leaf.
 //     Nothing is held unrun; one leaf RMW per execution instead of two.
 //   Either way the batch lives inside one call: no thread keeps anything once it returns.
@@ -222,6 +225,12 @@ public:
     bool begin_external_wait() noexcept;
     void end_external_wait() noexcept;
 
+    /// Setup: allow a claim to take up to max_batch contracts (see "Batches").
+    void set_batch_claims(bool on) noexcept {
+        // relaxed: set before the executing threads start (their start orders it).
+        batch_claims_.store(on, std::memory_order_relaxed);
+    }
+
     /// Test hook: threads currently asleep (or about to sleep) in execute_next_waiting().
     [[nodiscard]] std::uint32_t waiters() const noexcept {
         // relaxed: a snapshot for tests that wait until a worker sleeps.
@@ -257,7 +266,8 @@ private:
     bool const blocking_;
     bool closed_ = false;
     std::atomic<std::uint32_t> threads_seen_{0}; // numbers the threads' home cursors
-    std::atomic<std::size_t> free_hint_{0};      // free_ word where the last creation found a slot
+    std::atomic<std::size_t> free_hint_{0};
+    std::atomic<bool> batch_claims_{false}; // free_ word where the last creation found a slot
     // alignas: waiters_ is read by every signal() of a blocking group; keep it off the lines
     // written by creators and the fields above.
     alignas(destructive_interference_size) std::atomic<std::uint32_t> waiters_{0};
@@ -416,10 +426,10 @@ struct group_state::batch {
 
 inline std::size_t group_state::execute_next(lane preferred) {
     std::size_t& cursor = thread_cursor();
-    // One thread serves the group: claim a batch with one RMW. Several: claim one at a time,
-    // each right before it runs (see "Batches" above: nothing waits unrun in a worker's hands).
-    // relaxed: a thread's first call counts it before it claims anything.
-    bool const alone = threads_seen_.load(std::memory_order_relaxed) <= 1;
+    // Declared single executor: claim a batch with one RMW. Otherwise claim one at a time, each
+    // right before it runs (see "Batches" above: nothing waits unrun in a worker's hands).
+    // relaxed: a setting made before the executing thread started (see set_batch_claims()).
+    bool const alone = batch_claims_.load(std::memory_order_relaxed);
     std::size_t const bias = cursor;
     signal_tree::claimed const c = tree_.claim(bias, preferred, alone ? max_batch : 1);
     if (c.bits == 0) {
