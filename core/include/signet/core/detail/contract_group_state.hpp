@@ -42,7 +42,7 @@
 //   hold one while running another if some other thread could run it (a long or blocking run
 //   would delay it: hoarding). Hence two shapes, chosen per call:
 //   * one thread serves the group, as its owner declared (set_batch_claims(true): the net
-//     runtime with one worker, a worker_pool of one thread): one signal_tree::claim takes up to
+//     runtime with one worker, the 1-thread benchmark): one signal_tree::claim takes up to
 //     max_batch set bits of a leaf with one RMW; the worker runs them in slot order, collects
 //     those that go back into the tree in a mask and publishes it with one set_bits() RMW at
 //     the end, together with any claimed contract left unrun because a callback threw.
