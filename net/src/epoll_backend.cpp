@@ -100,7 +100,7 @@ public:
         }
     }
 
-    bool poll() override { return dispatch(0) != 0; }
+    bool poll() override { return dispatch(0) > 0; }
 
     bool wait(std::chrono::nanoseconds timeout) override {
         auto const ms = std::chrono::ceil<std::chrono::milliseconds>(timeout).count();
@@ -114,12 +114,16 @@ public:
     }
 
 private:
-    // One epoll_wait (timeout_ms 0: a poll); schedules the ready lines' receive contracts and
-    // consumes a wake-up. Returns the number of ready lines.
+    // One epoll_wait (timeout_ms 0: a poll; -1: until an event); schedules the ready lines'
+    // receive contracts and consumes a wake-up. Returns the number of ready lines, or -1 with
+    // errno set when epoll_wait failed.
     int dispatch(int timeout_ms) noexcept {
         std::array<epoll_event, 64> events{};
         int const n =
             ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);
+        if (n < 0) {
+            return -1;
+        }
         int lines = 0;
         for (int i = 0; i < n; ++i) {
             auto* line = static_cast<line_state*>(events[static_cast<std::size_t>(i)].data.ptr);
@@ -135,30 +139,15 @@ private:
     }
 
     void run() {
-        std::array<epoll_event, 64> events{};
         for (;;) {
-            int const n =
-                ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), -1);
-            if (n < 0) {
-                if (errno == EINTR) {
-                    continue;
-                }
+            if (dispatch(-1) < 0 && errno != EINTR) {
                 SPDLOG_LOGGER_ERROR(logger(), "epoll backend: epoll_wait failed: {}",
                                     std::strerror(errno));
                 return;
             }
-            for (int i = 0; i < n; ++i) {
-                auto* line = static_cast<line_state*>(events[static_cast<std::size_t>(i)].data.ptr);
-                if (line == nullptr) {
-                    std::uint64_t count = 0;
-                    [[maybe_unused]] auto const got = ::read(wake_fd_, &count, sizeof(count));
-                    // acquire: pairs with the release store in stop().
-                    if (stop_requested_.load(std::memory_order_acquire)) {
-                        return;
-                    }
-                    continue;
-                }
-                line->receive.schedule();
+            // acquire: pairs with the release store in stop() (which then writes the eventfd).
+            if (stop_requested_.load(std::memory_order_acquire)) {
+                return;
             }
         }
     }

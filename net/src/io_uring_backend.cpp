@@ -56,8 +56,8 @@ namespace {
 constexpr std::uint64_t cancel_tag = std::uint64_t{1} << 63;
 constexpr std::uint64_t wake_tag = std::uint64_t{1} << 62;
 constexpr unsigned completion_queue_entries = 16384;
-constexpr auto stop_deadline = std::chrono::seconds(5); // bound on reaping in-flight data
-constexpr long long idle_sleep_ns = 100'000'000;        // thread mode: bounds a missed wake
+constexpr auto stop_deadline = std::chrono::seconds(5);     // bound on reaping in-flight data
+constexpr std::chrono::nanoseconds idle_sleep{100'000'000}; // thread mode: bounds a lost wake
 constexpr std::size_t max_ring_entries = 32768;
 
 // The kernel lays out header, name, control data, payload back to back in the buffer; a name
@@ -512,13 +512,8 @@ private:
         if (may_sleep) {
             // Completions, returned-buffer notices (resume_line) and stop() all wake us through
             // the ring; the timeout only bounds a wake lost to an error path.
-            __kernel_timespec timeout{};
-            timeout.tv_nsec = stopping ? 1'000'000 : idle_sleep_ns;
-            io_uring_cqe* first = nullptr;
-            int const rc = io_uring_submit_and_wait_timeout(&ring_, &first, 1, &timeout, nullptr);
-            if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EBUSY) {
-                log_error_once("io_uring_submit_and_wait_timeout", rc);
-            }
+            (void)wait(stopping ? std::chrono::nanoseconds(std::chrono::milliseconds(1))
+                                : idle_sleep);
         } else if (io_uring_cq_ready(&ring_) == 0 || io_uring_sq_ready(&ring_) != 0) {
             // Reactor: never sleep. With DEFER_TASKRUN completions are posted only when the
             // issuer enters the kernel, so a poll that finds the queue empty asks for them.

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <signet/core/cpu_relax.hpp>
 #include <signet/net/detail/backends.hpp>
 #include <signet/net/log.hpp>
 #include <signet/net/runtime.hpp>
@@ -182,9 +183,7 @@ void runtime::reactor_worker(std::size_t /*index*/) {
         ++streak;
         if (options_.idle == idle_strategy::spin ||
             (options_.idle == idle_strategy::backoff && streak < reactor_backoff_polls)) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
+            cpu_relax();
             continue;
         }
         // One worker sleeps in the backend (a packet wakes it); any others in the group.

@@ -397,7 +397,7 @@ TEST_P(RuntimeTest, ForeignScheduleWakesAWorkerAsleepInTheBackend) {
         }
     }
     rt.stop();
-    EXPECT_EQ(runs.load(), 500U);
+    EXPECT_EQ(runs.load(std::memory_order_acquire), 500U); // pairs with the runs' increments
 }
 
 TEST(Runtime, AutoPicksABackendAndSaysWhy) {

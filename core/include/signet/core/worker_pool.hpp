@@ -30,6 +30,7 @@
 #include <sched.h>
 
 #include <signet/core/cache_line.hpp>
+#include <signet/core/cpu_relax.hpp>
 #include <signet/core/work_contract_group.hpp>
 
 namespace signet {
@@ -88,21 +89,12 @@ private:
         // relaxed load + store: only the owning worker writes; readers want a snapshot.
         counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
-    static void pause() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#else
-        std::this_thread::yield();
-#endif
-    }
 
     bool execute_once(lane preferred);
     void idle(unsigned streak) const;
     void run(std::size_t index);
 
-    static constexpr bool blocking_group = requires(Group & g) {
-        g.stop();
-    };
+    static constexpr bool blocking_group = requires(Group & g) { g.stop(); };
     static constexpr std::chrono::milliseconds block_slice{20}; // bounds stop() latency
 
     Group& group_;
@@ -186,11 +178,11 @@ template <typename Group>
 void worker_pool<Group>::idle(unsigned streak) const {
     switch (options_.idle) {
     case idle_strategy::spin:
-        pause();
+        cpu_relax();
         break;
     case idle_strategy::backoff:
         if (streak < 64) {
-            pause();
+            cpu_relax();
         } else if (streak < 256) {
             std::this_thread::yield();
         } else {

@@ -254,6 +254,7 @@ private:
     void recycle(std::uint32_t slot, std::uint64_t generation) noexcept;
     void signal(std::size_t slot) noexcept;
     void republish(std::size_t leaf, std::uint64_t bits) noexcept;
+    void wake_if_waiting() noexcept;
     void wake_one() noexcept;
     std::size_t& thread_cursor() noexcept;
     std::size_t home_cursor() noexcept;
@@ -373,21 +374,27 @@ inline bool group_state::is_current(std::uint32_t slot, std::uint64_t generation
     return (state >> generation_shift) == generation && (state & release_flag) == 0;
 }
 
-inline void group_state::signal(std::size_t slot) noexcept {
-    // The tree's leaf fetch_or is seq_cst and waiters_ is read seq_cst: Dekker-style pairing
-    // with execute_next_waiting(), which increments waiters_ (seq_cst) before it reads the root
-    // (seq_cst). Either the waiter sees the signal or we see the waiter (signal_tree.hpp argues
-    // why a set leaf is visible at the root). Non-blocking groups never read waiters_.
-    if (tree_.set(slot) && blocking_ && waiters_.load(std::memory_order_seq_cst) != 0) {
+inline void group_state::wake_if_waiting() noexcept {
+    // Called right after a seq_cst RMW on the tree published a contract; waiters_ is read
+    // seq_cst: Dekker-style pairing with execute_next_waiting() / begin_external_wait(), which
+    // increment waiters_ (seq_cst) before they read the root (seq_cst). Either the waiter sees
+    // the signal or we see the waiter (signal_tree.hpp argues why a set leaf is visible at the
+    // root). Non-blocking groups never read waiters_.
+    if (blocking_ && waiters_.load(std::memory_order_seq_cst) != 0) {
         wake_one();
+    }
+}
+
+inline void group_state::signal(std::size_t slot) noexcept {
+    if (tree_.set(slot)) {
+        wake_if_waiting();
     }
 }
 
 inline void group_state::republish(std::size_t leaf, std::uint64_t bits) noexcept {
     // As signal(), for the contracts of a batch that go back into the tree (one RMW).
-    if (tree_.set_bits(leaf, bits) != 0 && blocking_ &&
-        waiters_.load(std::memory_order_seq_cst) != 0) {
-        wake_one();
+    if (tree_.set_bits(leaf, bits) != 0) {
+        wake_if_waiting();
     }
 }
 
@@ -477,8 +484,8 @@ inline std::size_t group_state::execute_next(lane preferred) {
         // in the same leaf, in one RMW.
         std::uint64_t const back = std::exchange(b.again, 0);
         b.remaining = tree_.swap_claim(c.leaf, back, bit_index + 1);
-        if (back != 0 && blocking_ && waiters_.load(std::memory_order_seq_cst) != 0) {
-            wake_one(); // as republish(): the contract is visible again
+        if (back != 0) {
+            wake_if_waiting(); // as republish(): the contract is visible again
         }
         if (b.remaining == 0) {
             return ran;
