@@ -253,8 +253,9 @@ inline std::uint64_t signal_tree::swap_claim(std::size_t leaf, std::uint64_t bac
         }
         std::uint64_t const want = candidates & (~candidates + 1); // the lowest one
         // seq_cst: release for the run of the `back` contracts (pairs with the next claimer's
-        // acquire), acquire for the setter of `want` (pairs with set_bits()); the leaf holds a
-        // bit before and after, so no summary changes and the retraction argument is untouched.
+        // acquire), acquire for the setter of `want` (pairs with set_bits()), and the first half
+        // of a blocking group's Dekker pair (the caller then reads its waiter count, as after
+        // set_bits()). The leaf holds a bit before and after, so no summary bit changes.
         if (word.compare_exchange_weak(w, (w | back) & ~want, std::memory_order_seq_cst,
                                        std::memory_order_relaxed)) {
             return want;
