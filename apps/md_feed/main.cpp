@@ -11,6 +11,7 @@
 //
 // Exit codes: 0 ok, 1 runtime error (also: unreadable --replay, unwritable --report-json),
 // 2 bad command line.
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -20,7 +21,9 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <netinet/in.h>
@@ -77,9 +80,14 @@ nlohmann::ordered_json types_json(type_counts const& by_type) {
     return j;
 }
 
+/// One UDP socket for every line. Multicast: TTL, loopback and (with --interface) the outgoing
+/// interface are set for the targets' family. With --source the socket is bound to that local
+/// address first, so datagrams carry it: a source-specific (SSM, 232.0.0.0/8) receiver accepts
+/// nothing else, and an unbound socket on a `dev lo` route without `src` sends from 0.0.0.0.
 class sender {
 public:
-    sender(std::vector<net::udp_endpoint> targets, int ttl, bool loop, std::string const& interface)
+    sender(std::vector<net::udp_endpoint> targets, std::optional<net::udp_endpoint> const& source,
+           int ttl, bool loop, std::string const& interface)
         : targets_(std::move(targets)) {
         fd_ = ::socket(targets_.front().family(), SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd_ < 0) {
@@ -87,19 +95,21 @@ public:
         }
         int sndbuf = 4 << 20;
         ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-        if (targets_.front().is_multicast() && !targets_.front().is_v6()) {
-            ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof(ttl));
-            int const on = loop ? 1 : 0;
-            ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_LOOP, &on, sizeof(on));
-            if (!interface.empty()) {
-                ip_mreqn request{};
-                request.imr_ifindex = static_cast<int>(if_nametoindex(interface.c_str()));
-                if (request.imr_ifindex == 0 || ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_IF,
-                                                             &request, sizeof(request)) != 0) {
-                    throw std::system_error(errno, std::generic_category(),
-                                            "multicast interface '" + interface + "'");
-                }
+        if (source && ::bind(fd_, source->data(), source->size()) != 0) {
+            int const error = errno;
+            std::string text = source->to_string();
+            if (source->port() == 0) {
+                text.erase(text.rfind(':')); // "127.0.0.1", as the user wrote it
             }
+            throw std::system_error(error, std::generic_category(),
+                                    "--source " + text +
+                                        ": cannot bind the sending socket (it takes an address "
+                                        "of this host, e.g. 127.0.0.1)");
+        }
+        bool const multicast = std::any_of(targets_.begin(), targets_.end(),
+                                           [](auto const& t) { return t.is_multicast(); });
+        if (multicast) {
+            set_multicast_options(ttl, loop, interface);
         }
     }
     sender(sender const&) = delete;
@@ -123,6 +133,41 @@ public:
     }
 
 private:
+    void set(int level, int name, int value, std::string const& what) {
+        if (::setsockopt(fd_, level, name, &value, sizeof(value)) != 0) {
+            throw std::system_error(errno, std::generic_category(), what);
+        }
+    }
+
+    void set_multicast_options(int ttl, bool loop, std::string const& interface) {
+        int index = 0;
+        if (!interface.empty()) {
+            index = static_cast<int>(::if_nametoindex(interface.c_str()));
+            if (index == 0) {
+                throw std::system_error(errno, std::generic_category(),
+                                        "--interface '" + interface + "'");
+            }
+        }
+        if (targets_.front().is_v6()) {
+            set(IPPROTO_IPV6, IPV6_MULTICAST_HOPS, ttl, "multicast hop limit (--ttl)");
+            set(IPPROTO_IPV6, IPV6_MULTICAST_LOOP, loop ? 1 : 0, "multicast loopback (--loop)");
+            if (index != 0) {
+                set(IPPROTO_IPV6, IPV6_MULTICAST_IF, index, "--interface '" + interface + "'");
+            }
+            return;
+        }
+        set(IPPROTO_IP, IP_MULTICAST_TTL, ttl, "multicast TTL (--ttl)");
+        set(IPPROTO_IP, IP_MULTICAST_LOOP, loop ? 1 : 0, "multicast loopback (--loop)");
+        if (index != 0) {
+            ip_mreqn request{};
+            request.imr_ifindex = index;
+            if (::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_IF, &request, sizeof(request)) != 0) {
+                throw std::system_error(errno, std::generic_category(),
+                                        "--interface '" + interface + "'");
+            }
+        }
+    }
+
     std::vector<net::udp_endpoint> targets_;
     int fd_ = -1;
 };
@@ -144,6 +189,7 @@ int main(int argc, char** argv) {
     int ttl = 1;
     bool loop = true;
     std::string interface;
+    std::string source;
     double heartbeat_s = 1.0;
     std::uint64_t drop_every = 0;
     std::uint64_t dup_every = 0;
@@ -169,7 +215,13 @@ int main(int argc, char** argv) {
     cli.add_option("--symbols", symbols, "stocks in the directory")->check(CLI::Range(1, 65535));
     cli.add_option("--ttl", ttl, "multicast TTL")->check(CLI::Range(0, 255));
     cli.add_option("--loop", loop, "multicast loopback (true/false)");
-    cli.add_option("--interface", interface, "multicast interface name");
+    cli.add_option("--interface", interface, "multicast interface name")->default_str("none");
+    cli.add_option("--source", source,
+                   "local IP to send from (the socket binds to it): a source-specific (232/8) "
+                   "receiver accepts only its configured source; none = the route's source "
+                   "address (0.0.0.0 on a `dev lo` route without `src`)")
+        ->type_name("IP")
+        ->default_str("none");
     cli.add_option("--heartbeat", heartbeat_s,
                    "MoldUDP64 heartbeat interval: a heartbeat after this much silence, and no "
                    "message waits longer than this for its packet")
@@ -197,6 +249,25 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "md_feed: --to/--to-b must be ip:port, e.g. 127.0.0.1:30001\n");
         return 2;
     }
+    std::optional<net::udp_endpoint> source_address;
+    if (!source.empty()) {
+        source_address = net::udp_endpoint::try_parse_address(source);
+        if (!source_address) {
+            source_address = net::udp_endpoint::try_parse(source);
+        }
+        if (!source_address) {
+            std::fprintf(stderr, "md_feed: --source must be an IP address (or ip:port), e.g. "
+                                 "127.0.0.1\n");
+            return 2;
+        }
+    }
+    for (auto const& [name, other] :
+         {std::pair{"--to-b", target_b}, {"--source", source_address}}) {
+        if (other && other->family() != target_a->family()) {
+            std::fprintf(stderr, "md_feed: %s and --to are different address families\n", name);
+            return 2;
+        }
+    }
     if (drop_line != "both" && !target_b) {
         std::fprintf(stderr, "md_feed: --drop-line %s needs --to-b\n", drop_line.c_str());
         return 2;
@@ -220,7 +291,7 @@ int main(int argc, char** argv) {
         if (target_b) {
             targets.push_back(*target_b);
         }
-        sender out(targets, ttl, loop, interface);
+        sender out(targets, source_address, ttl, loop, interface);
 
         std::optional<md::itch_generator> generator;
         std::optional<md::binary_file_reader> reader;

@@ -14,6 +14,7 @@
 
 #include <signet/net/detail/backends.hpp>
 #include <signet/net/detail/feed_state.hpp>
+#include <signet/net/detail/socket_receive.hpp>
 #include <signet/net/log.hpp>
 
 namespace signet::net::detail {

@@ -18,13 +18,13 @@
 #include <vector>
 
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
 #include <signet/net/detail/backends.hpp>
 #include <signet/net/detail/feed_state.hpp>
+#include <signet/net/detail/socket_receive.hpp>
+#include <signet/net/detail/unique_fd.hpp>
 #include <signet/net/log.hpp>
 
 namespace signet::net::detail {
@@ -34,22 +34,21 @@ namespace {
 class epoll_backend final : public receive_backend {
 public:
     explicit epoll_backend(blocking_work_contract_group& group)
-        : group_(group) {
-        epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-        wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (epoll_fd_ < 0 || wake_fd_ < 0) {
-            throw std::system_error(errno, std::generic_category(), "epoll backend: setup");
+        : group_(group)
+        , epoll_fd_(::epoll_create1(EPOLL_CLOEXEC))
+        , wake_("epoll backend") {
+        if (!epoll_fd_.is_open()) {
+            throw std::system_error(errno, std::generic_category(), "epoll backend: epoll_create1");
         }
         epoll_event event{};
         event.events = EPOLLIN;
-        event.data.ptr = nullptr; // the stop wake-up
-        ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event);
+        event.data.ptr = nullptr; // the wake-up
+        if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, wake_.get(), &event) != 0) {
+            throw std::system_error(errno, std::generic_category(),
+                                    "epoll backend: epoll_ctl (eventfd)");
+        }
     }
-    ~epoll_backend() override {
-        stop();
-        ::close(epoll_fd_);
-        ::close(wake_fd_);
-    }
+    ~epoll_backend() override { stop(); }
 
     backend_kind kind() const noexcept override { return backend_kind::epoll; }
 
@@ -68,7 +67,7 @@ public:
         epoll_event event{};
         event.events = EPOLLIN | EPOLLET;
         event.data.ptr = &line;
-        if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, line.socket.native_handle(), &event) != 0) {
+        if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, line.socket.native_handle(), &event) != 0) {
             throw std::system_error(errno, std::generic_category(), "epoll backend: epoll_ctl");
         }
         lines_.push_back(&line);
@@ -108,10 +107,7 @@ public:
         return false; // the ready lines' receive contracts are scheduled already
     }
 
-    void wake() noexcept override {
-        std::uint64_t const one = 1;
-        [[maybe_unused]] auto const written = ::write(wake_fd_, &one, sizeof(one));
-    }
+    void wake() noexcept override { wake_.signal(); }
 
 private:
     // One epoll_wait (timeout_ms 0: a poll; -1: until an event); schedules the ready lines'
@@ -119,8 +115,8 @@ private:
     // errno set when epoll_wait failed.
     int dispatch(int timeout_ms) noexcept {
         std::array<epoll_event, 64> events{};
-        int const n =
-            ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);
+        int const n = ::epoll_wait(epoll_fd_.get(), events.data(), static_cast<int>(events.size()),
+                                   timeout_ms);
         if (n < 0) {
             return -1;
         }
@@ -128,8 +124,7 @@ private:
         for (int i = 0; i < n; ++i) {
             auto* line = static_cast<line_state*>(events[static_cast<std::size_t>(i)].data.ptr);
             if (line == nullptr) {
-                std::uint64_t count = 0;
-                [[maybe_unused]] auto const got = ::read(wake_fd_, &count, sizeof(count));
+                wake_.drain();
                 continue;
             }
             line->receive.schedule();
@@ -153,8 +148,8 @@ private:
     }
 
     blocking_work_contract_group& group_;
-    int epoll_fd_ = -1;
-    int wake_fd_ = -1;
+    unique_fd epoll_fd_;
+    event_fd wake_;
     std::vector<line_state*> lines_;
     std::thread thread_;
     std::atomic<bool> stop_requested_{false};

@@ -36,7 +36,6 @@
 #include <vector>
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -45,8 +44,9 @@
 #include <spdlog/spdlog.h>
 
 #include <signet/net/detail/backends.hpp>
-#include <signet/net/detail/control_messages.hpp>
+#include <signet/net/detail/delivery.hpp>
 #include <signet/net/detail/feed_state.hpp>
+#include <signet/net/detail/unique_fd.hpp>
 #include <signet/net/log.hpp>
 
 namespace signet::net::detail {
@@ -70,16 +70,11 @@ std::size_t headroom() noexcept {
 
 class io_uring_backend final : public receive_backend {
 public:
-    explicit io_uring_backend(blocking_work_contract_group&) {
-        wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (wake_fd_ < 0) {
-            throw std::system_error(errno, std::generic_category(), "io_uring backend: eventfd");
-        }
-    }
+    explicit io_uring_backend(blocking_work_contract_group&)
+        : wake_("io_uring backend") {}
     ~io_uring_backend() override {
         stop();
         teardown();
-        ::close(wake_fd_);
     }
 
     backend_kind kind() const noexcept override { return backend_kind::io_uring; }
@@ -144,10 +139,7 @@ public:
         return true;
     }
 
-    void wake() noexcept override {
-        std::uint64_t const one = 1;
-        [[maybe_unused]] auto const written = ::write(wake_fd_, &one, sizeof(one));
-    }
+    void wake() noexcept override { wake_.signal(); }
 
     void stop() override {
         // release: pairs with the acquire load in poll_step().
@@ -252,7 +244,10 @@ private:
 
     void add_buffer(uring_line& ul, std::uint32_t index) noexcept {
         packet_pool& pool = ul.line->pool;
-        io_uring_buf_ring_add(ul.buffers, pool.buffer(index), static_cast<unsigned>(pool.stride()),
+        // Header + name + control + exactly buffer_size payload bytes: the stride's padding to a
+        // cache line is not receive space, so every backend truncates at buffer_size.
+        io_uring_buf_ring_add(ul.buffers, pool.buffer(index),
+                              static_cast<unsigned>(headroom() + pool.buffer_size()),
                               static_cast<unsigned short>(index),
                               io_uring_buf_ring_mask(ul.entries), ul.pending_adds++);
         ++ul.in_ring;
@@ -315,8 +310,7 @@ private:
     void complete(io_uring_cqe const& cqe, std::uint64_t now) {
         std::uint64_t const data = io_uring_cqe_get_data64(&cqe);
         if (data == wake_tag) {
-            std::uint64_t count = 0;
-            [[maybe_unused]] auto const got = ::read(wake_fd_, &count, sizeof(count)); // re-arm
+            wake_.drain(); // readable again on the next signal
             if ((cqe.flags & IORING_CQE_F_MORE) == 0) {
                 wake_armed_ = false;
             }
@@ -363,19 +357,15 @@ private:
              c = io_uring_recvmsg_cmsg_nexthdr(out, &ul.message, c)) {
             read_control_message(*c, p, line);
         }
-        line.packets.add(1);
-        line.bytes.add(p.size);
-        if (p.truncated) {
-            line.truncated.add(1);
-        }
-        if (ul.held.empty() && line.ready.push(p)) {
+        switch (deliver(line, p, !ul.held.empty())) {
+        case delivery::queued:
             ul.delivered = true;
             return;
-        }
-        if (line.feed.on_full == full_policy::drop) {
-            line.dropped.add(1);
+        case delivery::dropped:
             add_buffer(ul, buffer);
             return;
+        case delivery::full:
+            break;
         }
         ul.held.push_back(p); // backpressure: park it, stop receiving until there is room
         if (!ul.paused) {
@@ -435,7 +425,7 @@ private:
         if (sqe == nullptr) {
             return; // retried by the next step
         }
-        io_uring_prep_poll_multishot(sqe, wake_fd_, POLLIN);
+        io_uring_prep_poll_multishot(sqe, wake_.get(), POLLIN);
         io_uring_sqe_set_data64(sqe, wake_tag);
         wake_armed_ = true;
     }
@@ -569,7 +559,7 @@ private:
     bool cancels_sent_ = false;
     bool finished_ = false;
     std::chrono::steady_clock::time_point stop_deadline_{};
-    int wake_fd_ = -1;
+    event_fd wake_;
     work_contract* reactor_ = nullptr; // reactor mode: the runtime's reactor contract
     std::vector<std::unique_ptr<uring_line>> lines_;
     std::thread thread_;

@@ -21,19 +21,21 @@ std::string_view to_string(backend_kind kind) noexcept {
         return "epoll";
     case backend_kind::asio:
         return "asio";
+    case backend_kind::memory:
+        return "memory";
     }
     return "?";
 }
 
 backend_kind parse_backend_kind(std::string_view text) {
     for (auto kind : {backend_kind::automatic, backend_kind::io_uring, backend_kind::epoll,
-                      backend_kind::asio}) {
+                      backend_kind::asio, backend_kind::memory}) {
         if (text == to_string(kind)) {
             return kind;
         }
     }
     throw std::invalid_argument("unknown backend '" + std::string(text) +
-                                "' (expected auto, io_uring, epoll or asio)");
+                                "' (expected auto, io_uring, epoll, asio or memory)");
 }
 
 std::string_view to_string(poller_mode mode) noexcept {
@@ -78,6 +80,9 @@ make_receive_backend(backend_kind kind, blocking_work_contract_group& group, std
     case backend_kind::asio:
         reason = "requested";
         return detail::make_asio_backend(group);
+    case backend_kind::memory:
+        reason = "requested: lines written in-process";
+        return detail::make_memory_backend();
     }
     throw std::invalid_argument("make_receive_backend: bad backend kind");
 }

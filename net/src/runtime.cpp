@@ -37,7 +37,8 @@ detail::feed_state& runtime::open_feed(feed_options const& options) {
     if (started_) {
         throw std::logic_error("runtime::add_feed: add feeds before start()");
     }
-    if (options.lines.empty()) {
+    bool const in_memory = backend_->kind() == backend_kind::memory;
+    if (options.lines.empty() && !in_memory) {
         throw std::invalid_argument("feed '" + options.name + "': needs at least one line");
     }
     if (options.queue_capacity == 0 || options.buffer_size == 0) {
@@ -50,20 +51,21 @@ detail::feed_state& runtime::open_feed(feed_options const& options) {
     feed->stopping = &stopping_;
     std::size_t const headroom =
         backend_->kind() == backend_kind::io_uring ? detail::io_uring_headroom() : 0;
-    for (std::size_t i = 0; i < options.lines.size(); ++i) {
-        std::error_code error;
-        std::string what;
-        udp_socket socket = udp_socket::open(options.lines[i], error, what);
-        if (error) {
-            throw std::system_error(error, "feed '" + options.name + "' line " + std::to_string(i) +
-                                               ": " + what);
+    std::size_t const lines = std::max<std::size_t>(options.lines.size(), in_memory ? 1 : 0);
+    for (std::size_t i = 0; i < lines; ++i) {
+        udp_socket socket;
+        if (!in_memory) {
+            std::error_code error;
+            std::string what;
+            socket = udp_socket::open(options.lines[i], error, what);
+            if (error) {
+                throw std::system_error(error, "feed '" + options.name + "' line " +
+                                                   std::to_string(i) + ": " + what);
+            }
         }
         feed->lines.push_back(std::make_unique<detail::line_state>(
             *feed, static_cast<std::uint16_t>(i), std::move(socket), options.queue_capacity,
             options.buffer_size, headroom));
-        for (std::uint32_t b = 0; b < feed->lines.back()->pool.count(); ++b) {
-            feed->lines.back()->stash.push_back(b); // all buffers start on the receive side
-        }
     }
     feeds_.push_back(std::move(feed));
     return *feeds_.back();
@@ -263,10 +265,20 @@ feed_stats runtime::stats(std::size_t feed) const {
         // has the drops after the last one (a flood that ends while the queue is full).
         s.kernel_drops += std::max(line->kernel_drops.get(), line->socket.kernel_drops());
         s.rearms += line->rearms.get();
+        s.hardware_timestamps += line->hardware_timestamps.get();
     }
     s.parsed = f.parsed.get();
     s.parser_errors = f.parser_errors.get();
     return s;
+}
+
+memory_line runtime::memory_line(std::size_t feed, std::size_t line) {
+    if (backend_->kind() != backend_kind::memory) {
+        throw std::logic_error("runtime::memory_line: the backend is " +
+                               std::string(to_string(backend_->kind())) +
+                               ", not memory (runtime_options::backend)");
+    }
+    return net::memory_line(*feeds_.at(feed)->lines.at(line));
 }
 
 udp_endpoint runtime::local_endpoint(std::size_t feed, std::size_t line) const {

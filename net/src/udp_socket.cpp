@@ -1,11 +1,16 @@
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 #include <utility>
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/net_tstamp.h>
 #include <linux/sock_diag.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -53,7 +58,54 @@ bool set_int(int fd, int level, int name, int value) noexcept {
     return ::setsockopt(fd, level, name, &value, sizeof(value)) == 0;
 }
 
+// Whether `interface` stamps received packets in hardware: its driver supports it and its
+// receive filter is on (SIOCGHWTSTAMP). Enabling the filter changes the device for every user,
+// so that stays with the operator (hwstamp_ctl, ptp4l); `note` says what is missing.
+bool hardware_receive_stamping(int fd, std::string const& interface, std::string& note) {
+    if (interface.empty()) {
+        note = "hardware timestamps need the interface named (`interface`); using software";
+        return false;
+    }
+    hwtstamp_config config{};
+    ifreq request{};
+    std::strncpy(request.ifr_name, interface.c_str(), IFNAMSIZ - 1);
+    request.ifr_data = reinterpret_cast<char*>(&config);
+    if (::ioctl(fd, SIOCGHWTSTAMP, &request) != 0) {
+        note = interface + " has no hardware timestamping (SIOCGHWTSTAMP: " +
+               std::strerror(errno) + "); using software";
+        return false;
+    }
+    if (config.rx_filter == HWTSTAMP_FILTER_NONE) {
+        note = interface + "'s hardware receive timestamping is off (enable it with `hwstamp_ctl -i " +
+               interface + " -r 1` or ptp4l); using software";
+        return false;
+    }
+    return true;
+}
+
 } // namespace
+
+std::string_view to_string(timestamping mode) noexcept {
+    switch (mode) {
+    case timestamping::off:
+        return "off";
+    case timestamping::software:
+        return "software";
+    case timestamping::hardware:
+        return "hardware";
+    }
+    return "?";
+}
+
+timestamping parse_timestamping(std::string_view text) {
+    for (auto mode : {timestamping::off, timestamping::software, timestamping::hardware}) {
+        if (text == to_string(mode)) {
+            return mode;
+        }
+    }
+    throw std::invalid_argument("unknown timestamping '" + std::string(text) +
+                                "' (expected off, software or hardware)");
+}
 
 udp_socket::udp_socket(udp_socket_options const& options) {
     std::error_code error;
@@ -67,7 +119,9 @@ udp_socket::udp_socket(udp_socket_options const& options) {
 udp_socket::udp_socket(udp_socket&& other) noexcept
     : fd_(std::exchange(other.fd_, -1))
     , granted_rcvbuf_(other.granted_rcvbuf_)
-    , rcvbuf_capped_(other.rcvbuf_capped_) {}
+    , rcvbuf_capped_(other.rcvbuf_capped_)
+    , timestamps_(other.timestamps_)
+    , timestamp_note_(std::move(other.timestamp_note_)) {}
 
 udp_socket& udp_socket::operator=(udp_socket&& other) noexcept {
     if (this != &other) {
@@ -75,6 +129,8 @@ udp_socket& udp_socket::operator=(udp_socket&& other) noexcept {
         fd_ = std::exchange(other.fd_, -1);
         granted_rcvbuf_ = other.granted_rcvbuf_;
         rcvbuf_capped_ = other.rcvbuf_capped_;
+        timestamps_ = other.timestamps_;
+        timestamp_note_ = std::move(other.timestamp_note_);
     }
     return *this;
 }
@@ -169,8 +225,32 @@ udp_socket udp_socket::open(udp_socket_options const& o, std::error_code& error,
                                o.bind.to_string(), granted / 2, requested, requested);
         }
     }
-    if (o.kernel_timestamps && !set_int(s.fd_, SOL_SOCKET, SO_TIMESTAMPNS, 1)) {
-        return fail("SO_TIMESTAMPNS", last_error());
+    if (o.timestamps != timestamping::off) {
+        // Software stamps always; hardware ones too where asked (the NIC's, when it makes them,
+        // take precedence per packet: packet::hardware_timestamp).
+        unsigned flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+        s.timestamps_ = timestamping::software;
+        if (o.timestamps == timestamping::hardware) {
+            flags |= SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RAW_HARDWARE;
+            try {
+                if (hardware_receive_stamping(s.fd_, o.interface, s.timestamp_note_)) {
+                    s.timestamps_ = timestamping::hardware;
+                }
+            } catch (...) { // a note that could not be written: software, without a note
+            }
+        }
+        if (!set_int(s.fd_, SOL_SOCKET, SO_TIMESTAMPING, static_cast<int>(flags))) {
+            return fail("SO_TIMESTAMPING", last_error());
+        }
+    }
+    if (o.busy_poll_us > 0) {
+        int const us = static_cast<int>(std::min<unsigned>(o.busy_poll_us, 1'000'000));
+        if (!set_int(s.fd_, SOL_SOCKET, SO_BUSY_POLL, us)) {
+            return fail("SO_BUSY_POLL", last_error());
+        }
+        if (!set_int(s.fd_, SOL_SOCKET, SO_PREFER_BUSY_POLL, 1)) {
+            return fail("SO_PREFER_BUSY_POLL", last_error());
+        }
     }
     if (o.kernel_drop_counter && !set_int(s.fd_, SOL_SOCKET, SO_RXQ_OVFL, 1)) {
         return fail("SO_RXQ_OVFL", last_error());

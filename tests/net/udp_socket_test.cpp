@@ -2,6 +2,8 @@
 #include <string>
 #include <system_error>
 
+#include <sys/socket.h>
+
 #include <gtest/gtest.h>
 
 #include <signet/net/udp_socket.hpp>
@@ -107,6 +109,55 @@ TEST(UdpSocket, ReceiveBufferIsReadBack) {
     } else {
         EXPECT_LT(s.receive_buffer() / 2, 1u << 20);
     }
+}
+
+TEST(UdpSocket, SoftwareTimestampsAreTheDefault) {
+    udp_socket s({.bind = udp_endpoint::parse("127.0.0.1:0")});
+    EXPECT_EQ(s.timestamps(), signet::net::timestamping::software);
+    EXPECT_TRUE(s.timestamp_note().empty());
+    udp_socket off({.bind = udp_endpoint::parse("127.0.0.1:0"),
+                    .timestamps = signet::net::timestamping::off});
+    EXPECT_EQ(off.timestamps(), signet::net::timestamping::off);
+}
+
+TEST(UdpSocket, HardwareTimestampsFallBackToSoftwareAndSayWhy) {
+    // Loopback cannot stamp in hardware: software is in effect and the note names the reason.
+    udp_socket lo({.bind = udp_endpoint::parse("127.0.0.1:0"),
+                   .interface = "lo",
+                   .timestamps = signet::net::timestamping::hardware});
+    EXPECT_EQ(lo.timestamps(), signet::net::timestamping::software);
+    EXPECT_NE(lo.timestamp_note().find("lo"), std::string::npos) << lo.timestamp_note();
+    udp_socket unnamed({.bind = udp_endpoint::parse("127.0.0.1:0"),
+                        .timestamps = signet::net::timestamping::hardware});
+    EXPECT_EQ(unnamed.timestamps(), signet::net::timestamping::software);
+    EXPECT_NE(unnamed.timestamp_note().find("interface"), std::string::npos)
+        << unnamed.timestamp_note();
+}
+
+TEST(UdpSocket, TimestampingNamesRoundTrip) {
+    for (auto mode : {signet::net::timestamping::off, signet::net::timestamping::software,
+                      signet::net::timestamping::hardware}) {
+        EXPECT_EQ(signet::net::parse_timestamping(signet::net::to_string(mode)), mode);
+    }
+    EXPECT_THROW((void)signet::net::parse_timestamping("nic"), std::invalid_argument);
+}
+
+TEST(UdpSocket, BusyPollIsSetOnTheSocket) {
+    std::error_code error;
+    std::string what;
+    auto s = udp_socket::open({.bind = udp_endpoint::parse("127.0.0.1:0"), .busy_poll_us = 50},
+                              error, what);
+    if (error == std::errc::operation_not_permitted) {
+        GTEST_SKIP() << "SO_BUSY_POLL above net.core.busy_read needs CAP_NET_ADMIN: " << what;
+    }
+    ASSERT_FALSE(error) << what;
+    int value = 0;
+    socklen_t length = sizeof(value);
+    ASSERT_EQ(::getsockopt(s.native_handle(), SOL_SOCKET, SO_BUSY_POLL, &value, &length), 0);
+    EXPECT_EQ(value, 50);
+    ASSERT_EQ(::getsockopt(s.native_handle(), SOL_SOCKET, SO_PREFER_BUSY_POLL, &value, &length),
+              0);
+    EXPECT_EQ(value, 1);
 }
 
 } // namespace

@@ -41,6 +41,7 @@ struct feed_stats {
     std::uint64_t kernel_drops = 0;  ///< the kernel's own drops (socket buffer full), also those
                                      ///< after the last datagram received (SO_MEMINFO)
     std::uint64_t rearms = 0;        ///< io_uring multishot receives re-armed after ending
+    std::uint64_t hardware_timestamps = 0; ///< packets stamped by the NIC (the rest: software)
     std::uint64_t parser_errors = 0; ///< exceptions thrown by the parser (caught and counted)
 };
 

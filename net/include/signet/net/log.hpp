@@ -6,8 +6,10 @@
 
 namespace signet::net {
 
-/// The logger net/ uses for setup and error paths (never per packet). spdlog's default logger
-/// unless set_logger() chose another.
+/// The logger net/ uses for setup and error paths (never per packet). Until set_logger() names
+/// another, a logger called "signet" on the sinks of spdlog's default logger, at level warn:
+/// setup lines (backend chosen, feeds started) are info, so a program that wants them routes
+/// the library to its own logger, e.g. `signet::net::set_logger(spdlog::default_logger())`.
 std::shared_ptr<spdlog::logger> logger();
 void set_logger(std::shared_ptr<spdlog::logger> logger);
 

@@ -10,6 +10,7 @@
 //              line's receive contract                    (recvmmsg batches)
 //   asio       asio::io_context, async_wait(wait_read);   the line's receive contract
 //              schedules the line's receive contract      (recvmmsg batches)
+//   memory     nothing: no sockets                        your writer thread (memory_line)
 //
 // The poller never parses. Calls here are per setup or per batch, never per packet, so a virtual
 // interface costs nothing that matters; the per-packet loops are concrete code in each backend.
@@ -24,10 +25,16 @@
 
 namespace signet::net {
 
-enum class backend_kind { automatic, io_uring, epoll, asio };
+enum class backend_kind {
+    automatic,
+    io_uring,
+    epoll,
+    asio,
+    memory, ///< no sockets: lines are written in-process (memory_line): tests, benches, replay
+};
 
 std::string_view to_string(backend_kind kind) noexcept;
-/// "auto", "io_uring", "epoll", "asio"; throws std::invalid_argument otherwise.
+/// "auto", "io_uring", "epoll", "asio", "memory"; throws std::invalid_argument otherwise.
 backend_kind parse_backend_kind(std::string_view text);
 
 namespace detail {

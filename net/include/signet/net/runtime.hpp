@@ -35,7 +35,9 @@
 #include <signet/core/work_contract_group.hpp>
 #include <signet/core/worker_pool.hpp>
 #include <signet/net/detail/feed_state.hpp>
+#include <signet/net/detail/parser_contract.hpp>
 #include <signet/net/feed.hpp>
+#include <signet/net/memory_line.hpp>
 #include <signet/net/receive_backend.hpp>
 
 namespace signet::net {
@@ -82,6 +84,10 @@ public:
     [[nodiscard]] feed_stats stats(std::size_t feed) const;
     /// The bound address of a feed's line (the kernel's port choice for port 0).
     [[nodiscard]] udp_endpoint local_endpoint(std::size_t feed, std::size_t line = 0) const;
+    /// backend_kind::memory: the writer's end of a feed's line (feed_options::lines gives the
+    /// number of lines, at least one; their socket options are unused). Throws
+    /// std::logic_error on another backend.
+    [[nodiscard]] net::memory_line memory_line(std::size_t feed, std::size_t line = 0);
     /// The group the runtime runs: add your own contracts to it.
     blocking_work_contract_group& group() noexcept { return group_; }
 

@@ -4,11 +4,23 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include <signet/net/udp_endpoint.hpp>
 
 namespace signet::net {
+
+/// Receive timestamps per datagram (SO_TIMESTAMPING), in packet::kernel_rx_ns.
+enum class timestamping {
+    off,
+    software, ///< the kernel's receive time (CLOCK_REALTIME)
+    hardware, ///< the NIC's, where the interface stamps received packets; software otherwise
+};
+
+std::string_view to_string(timestamping mode) noexcept;
+/// "off", "software", "hardware"; throws std::invalid_argument otherwise.
+timestamping parse_timestamping(std::string_view text);
 
 struct udp_socket_options {
     /// Local address and port. For multicast: the port to receive on; the address is usually
@@ -24,8 +36,12 @@ struct udp_socket_options {
     bool reuse_port = false;
     /// Requested kernel receive buffer; the granted size is read back (see receive_buffer()).
     std::size_t receive_buffer = 8u << 20;
-    bool kernel_timestamps = true;   ///< SO_TIMESTAMPNS: kernel receive time per datagram
+    timestamping timestamps = timestamping::software;
     bool kernel_drop_counter = true; ///< SO_RXQ_OVFL: datagrams the kernel dropped (queue full)
+    /// SO_BUSY_POLL + SO_PREFER_BUSY_POLL: a blocking receive or epoll_wait that finds the queue
+    /// empty busy-polls the device's NAPI queue this long (µs) before sleeping. 0: off. Needs a
+    /// NAPI driver (a real NIC, not loopback); above net.core.busy_read it needs CAP_NET_ADMIN.
+    unsigned busy_poll_us = 0;
 };
 
 /// A non-blocking UDP socket, bound (and joined to a multicast group) on construction.
@@ -55,6 +71,11 @@ public:
     /// The receive buffer the kernel granted (Linux reports twice the usable size; this is the
     /// value getsockopt returns).
     [[nodiscard]] std::size_t receive_buffer() const noexcept { return granted_rcvbuf_; }
+    /// The receive timestamps in effect: hardware only where the interface stamps received
+    /// packets (checked with SIOCGHWTSTAMP; see timestamp_note()).
+    [[nodiscard]] timestamping timestamps() const noexcept { return timestamps_; }
+    /// Why the timestamps in effect differ from those requested (empty when they do not).
+    [[nodiscard]] std::string const& timestamp_note() const noexcept { return timestamp_note_; }
     /// True when the kernel granted less than requested (raise net.core.rmem_max).
     [[nodiscard]] bool receive_buffer_capped() const noexcept { return rcvbuf_capped_; }
     /// Datagrams the kernel dropped for this socket so far (its receive queue was full): the
@@ -67,6 +88,8 @@ private:
     int fd_ = -1;
     std::size_t granted_rcvbuf_ = 0;
     bool rcvbuf_capped_ = false;
+    timestamping timestamps_ = timestamping::off;
+    std::string timestamp_note_{};
 };
 
 } // namespace signet::net

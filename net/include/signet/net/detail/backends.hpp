@@ -13,6 +13,7 @@ namespace signet::net::detail {
 std::unique_ptr<receive_backend> make_epoll_backend(blocking_work_contract_group& group);
 std::unique_ptr<receive_backend> make_asio_backend(blocking_work_contract_group& group);
 std::unique_ptr<receive_backend> make_io_uring_backend(blocking_work_contract_group& group);
+std::unique_ptr<receive_backend> make_memory_backend();
 
 /// Pins `thread` to `cpu` (no-op for cpu < 0); throws std::system_error naming `what`.
 void pin_thread(std::thread& thread, int cpu, char const* what);

@@ -3,7 +3,8 @@
 // Internal state of a feed and its lines, shared by the runtime, the backends and the parser
 // contract. Threading:
 //   line_state::ready          producer: the line's receive side (receive contract for epoll and
-//                              Asio, the poller thread for io_uring); consumer: parser contract
+//                              Asio, the io_uring driver, a memory_line's writer); consumer:
+//                              the parser contract (parser_contract.hpp)
 //   packet_pool::returns()     producer: parser contract; consumer: the line's receive side
 //   line_state::stash          receive side only
 //   line_state::paused         both sides, with acq_rel exchanges (see pause protocol below)
@@ -57,7 +58,7 @@ struct line_state {
     packet_pool pool;
     spsc_fixed_queue<packet> ready;
     std::vector<std::uint32_t> stash;      // receive side's free buffers
-    work_contract receive;                 // epoll and Asio backends
+    work_contract receive;                 // epoll and Asio backends (socket_receive.hpp)
     void (*resume)(line_state&) = nullptr; // backend hook, called by the parser side
     void* backend = nullptr;               // backend's per-line data
 
@@ -68,6 +69,7 @@ struct line_state {
     counter truncated;
     counter kernel_drops;
     counter rearms;
+    counter hardware_timestamps; // packets stamped by the NIC (timestamping::hardware)
     // alignas: the pause flag is touched by both sides.
     alignas(destructive_interference_size) std::atomic<bool> paused{false};
 };
@@ -83,48 +85,5 @@ struct feed_state {
     counter parser_errors;
     bool parser_error_logged = false; // parser contract only
 };
-
-/// Receive side, shared by the readiness backends (epoll, Asio): drains the socket with
-/// recvmmsg into pool buffers and pushes them into `ready`, applying the full-queue policy.
-enum class receive_result { drained, budget_spent, paused, stopping };
-receive_result receive_from_socket(line_state& line) noexcept;
-
-/// Parser side: called once per parser contract run after its batch.
-void after_parse_batch(feed_state& feed) noexcept;
-
-/// Logs a parser exception once per feed (error path), counted by the caller.
-void report_parser_error(feed_state& feed, std::exception_ptr error) noexcept;
-
-/// The parser contract's work: up to `batch` packets, merged by arrival time across lines.
-template <typename Parser>
-void run_parser(feed_state& feed, Parser& parser) {
-    constexpr int batch = 64;
-    for (int n = 0; n < batch; ++n) {
-        line_state* from = nullptr;
-        packet* next = nullptr;
-        for (auto& line : feed.lines) {
-            if (packet* p = line->ready.front(); p != nullptr) {
-                if (next == nullptr || p->user_rx_ns < next->user_rx_ns) {
-                    next = p;
-                    from = line.get();
-                }
-            }
-        }
-        if (next == nullptr) {
-            break;
-        }
-        try {
-            parser(static_cast<packet const&>(*next));
-        } catch (...) {
-            feed.parser_errors.add(1);
-            report_parser_error(feed, std::current_exception());
-        }
-        // Never full: the returns queue holds every buffer of the pool.
-        [[maybe_unused]] bool const returned = from->pool.returns().push(next->buffer);
-        from->ready.pop_front();
-        feed.parsed.add(1);
-    }
-    after_parse_batch(feed);
-}
 
 } // namespace signet::net::detail

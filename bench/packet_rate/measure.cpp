@@ -1,0 +1,450 @@
+// Running and verifying one point of signet_packet_rate; see measure.hpp. The socket point
+// and the memory point share the window bookkeeping (parsed per feed, CPU and switches of the
+// design's threads, other processes' CPU) and end with verify().
+
+#include "measure.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include <linux/sock_diag.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "sender.hpp"
+
+namespace signet::bench {
+
+namespace {
+
+void sleep_seconds(double s) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(s));
+}
+
+std::vector<pid_t> new_threads(std::vector<pid_t> const& before) {
+    std::vector<pid_t> now = thread_ids();
+    std::vector<pid_t> added;
+    std::set_difference(now.begin(), now.end(), before.begin(), before.end(),
+                        std::back_inserter(added));
+    return added;
+}
+
+std::uint64_t cpu_of(std::vector<pid_t> const& threads) {
+    std::uint64_t sum = 0;
+    for (pid_t t : threads) {
+        sum += thread_cpu_ns(t);
+    }
+    return sum;
+}
+
+std::uint64_t switches_of(std::vector<pid_t> const& threads) {
+    std::uint64_t sum = 0;
+    for (pid_t t : threads) {
+        sum += thread_switches(t);
+    }
+    return sum;
+}
+
+std::vector<std::uint64_t> parsed_per_feed(sink_set const& sinks) {
+    std::vector<std::uint64_t> counts;
+    counts.reserve(sinks.size());
+    for (auto const& s : sinks) {
+        counts.push_back(s->parsed());
+    }
+    return counts;
+}
+
+std::uint64_t sum(std::vector<std::uint64_t> const& values) {
+    std::uint64_t total = 0;
+    for (auto v : values) {
+        total += v;
+    }
+    return total;
+}
+
+double feed_cv_between(std::vector<std::uint64_t> const& a, std::vector<std::uint64_t> const& b) {
+    std::vector<double> delta(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        delta[i] = static_cast<double>(b[i] - a[i]);
+    }
+    return coefficient_of_variation(delta);
+}
+
+/// Waits until the sinks parsed `target` packets, or until nothing moved for `quiet` seconds.
+void wait_parsed(sink_set const& sinks, std::uint64_t target, double quiet) {
+    std::uint64_t last = 0;
+    auto last_change = std::chrono::steady_clock::now();
+    for (;;) {
+        std::uint64_t const now = sum(parsed_per_feed(sinks));
+        if (now >= target) {
+            return;
+        }
+        if (now != last) {
+            last = now;
+            last_change = std::chrono::steady_clock::now();
+        } else if (std::chrono::steady_clock::now() - last_change >
+                   std::chrono::duration<double>(quiet)) {
+            return;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+}
+
+/// Checks every feed: the handler saw exactly what was sent, in order, nothing malformed.
+void verify(point_result& r, sink_set const& sinks, std::vector<feed_cursor> const& sent) {
+    for (std::size_t f = 0; f < sinks.size(); ++f) {
+        auto const& session = sinks[f]->handler().session_stats();
+        auto const& itch = sinks[f]->handler().itch_stats();
+        std::ostringstream problem;
+        if (sinks[f]->parsed() != sent[f].packets) {
+            problem << "parsed " << sinks[f]->parsed() << " of " << sent[f].packets << " packets";
+        } else if (session.messages != sent[f].messages) {
+            problem << "delivered " << session.messages << " of " << sent[f].messages
+                    << " messages";
+        } else if (session.gaps != 0 || session.malformed_packets != 0 ||
+                   session.duplicate_packets != 0 || itch.malformed_messages != 0) {
+            problem << "gaps " << session.gaps << ", malformed " << session.malformed_packets
+                    << ", duplicates " << session.duplicate_packets << ", malformed messages "
+                    << itch.malformed_messages;
+        }
+        if (!problem.str().empty()) {
+            r.problems.push_back("feed " + std::to_string(f) + ": " + problem.str());
+        }
+    }
+}
+
+using receiver_factory =
+    std::function<std::unique_ptr<receiver>(receiver_config const&, sink_set&)>;
+using pipeline_factory =
+    std::function<std::unique_ptr<pipeline>(pipeline_config const&, sink_set&)>;
+
+receiver_factory receiver_for(point_spec const& s) {
+    if (s.design == "signet" || s.design == "signet_poller") {
+        return &make_signet_receiver;
+    }
+    if (s.design == "queue") {
+        return &make_queue_receiver;
+    }
+    if (s.design == "asio") {
+        return &make_asio_receiver;
+    }
+    if (s.backend == "io_uring") {
+        return &make_raw_uring_receiver;
+    }
+    return &make_raw_recvmmsg_receiver;
+}
+
+pipeline_factory pipeline_for(point_spec const& s) {
+    if (s.design == "signet" || s.design == "signet_poller") {
+        return &make_signet_pipeline;
+    }
+    if (s.design == "queue") {
+        return &make_queue_pipeline;
+    }
+    if (s.design == "asio") {
+        return &make_asio_pipeline;
+    }
+    return &make_raw_pipeline;
+}
+
+/// Kernel memory one datagram of this workload takes in a receive queue (skb truesize).
+std::size_t datagram_truesize(packet_templates const& templates, std::size_t request,
+                              std::size_t& granted) {
+    int const probe = open_udp_socket(request);
+    int value = 0;
+    socklen_t length = sizeof(value);
+    ::getsockopt(probe, SOL_SOCKET, SO_RCVBUF, &value, &length);
+    granted = static_cast<std::size_t>(value);
+    {
+        sender_options o;
+        o.ports = {local_port(probe)};
+        o.templates = &templates;
+        o.limit = 256;
+        sender s(o);
+        s.start();
+        s.wait();
+    }
+    std::array<std::uint32_t, SK_MEMINFO_VARS> info{};
+    socklen_t info_length = sizeof(info);
+    ::getsockopt(probe, SOL_SOCKET, SO_MEMINFO, info.data(), &info_length);
+    ::close(probe);
+    return std::max<std::size_t>(info[SK_MEMINFO_RMEM_ALLOC] / 256, 256);
+}
+
+point_result run_socket_point(point_spec const& spec, packet_templates const& templates,
+                              run_settings const& settings) {
+    point_result r;
+    r.spec = spec;
+    bool const drain = spec.mode == "drain";
+    bool const latency = spec.mode == "latency";
+    std::atomic<bool> recording{false};
+    sink_set sinks;
+    for (std::size_t f = 0; f < spec.feeds; ++f) {
+        sinks.push_back(std::make_unique<feed_sink>(
+            drain ? sink_timing::drain : (latency ? sink_timing::latency : sink_timing::none),
+            &recording));
+    }
+    receiver_config config;
+    config.backend = spec.backend;
+    config.feeds = spec.feeds;
+    config.workers = spec.workers;
+    config.idle = spec.idle;
+    config.dedicated_poller = spec.design == "signet_poller";
+    config.cpus = settings.receiver_cpus;
+    config.queue_capacity = settings.queue_capacity != 0 ? settings.queue_capacity : 1024;
+    std::size_t per_feed_fill = 0;
+    if (drain) {
+        // The sender is done before the receiver starts: the receiver may use its CPU too.
+        if (settings.sender_cpu >= 0 && std::find(config.cpus.begin(), config.cpus.end(),
+                                                  settings.sender_cpu) == config.cpus.end()) {
+            config.cpus.push_back(settings.sender_cpu);
+        }
+        // Kernel doubles the request; fill to 85% of the granted buffer.
+        config.receive_buffer =
+            std::clamp<std::size_t>(settings.drain_budget / spec.feeds / 2, 1u << 20, 512u << 20);
+        std::size_t granted = 0;
+        std::size_t const truesize = datagram_truesize(templates, config.receive_buffer, granted);
+        per_feed_fill = granted * 85 / 100 / truesize;
+    } else {
+        config.receive_buffer = 4u << 20;
+    }
+
+    std::vector<pid_t> const before = thread_ids();
+    std::unique_ptr<receiver> rx = receiver_for(spec)(config, sinks);
+    sender_options so;
+    so.ports = rx->ports();
+    so.templates = &templates;
+    so.cpu = settings.sender_cpu;
+
+    if (drain) {
+        so.rate = 0;
+        so.batch = 32;
+        so.limit = per_feed_fill * spec.feeds;
+        // The interference check spans the fill too: the drain alone is too short for the
+        // clock-tick resolution of /proc/stat.
+        cpu_ticks const ticks_a = read_cpu_ticks();
+        std::uint64_t const t_a = monotonic_ns();
+        sender tx(so);
+        tx.start();
+        tx.wait();
+        r.sent = tx.sent();
+        r.tx_pps = static_cast<double>(r.sent) / tx.seconds();
+        sleep_seconds(0.02);
+        rx->start();
+        std::vector<pid_t> threads = new_threads(before);
+        std::vector<std::uint64_t> half;
+        std::uint64_t last = 0;
+        auto last_change = std::chrono::steady_clock::now();
+        for (;;) {
+            auto const counts = parsed_per_feed(sinks);
+            std::uint64_t const total = sum(counts);
+            if (half.empty() && total * 2 >= r.sent) {
+                half = counts;
+            }
+            if (total >= r.sent) {
+                break;
+            }
+            if (total != last) {
+                last = total;
+                last_change = std::chrono::steady_clock::now();
+            } else if (std::chrono::steady_clock::now() - last_change > std::chrono::seconds(1)) {
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        std::uint64_t const cpu = cpu_of(threads);
+        std::uint64_t const switches = switches_of(threads);
+        r.other_cpus =
+            other_cpus(ticks_a, read_cpu_ticks(), static_cast<double>(monotonic_ns() - t_a) * 1e-9);
+        rx->stop();
+        auto const counts = parsed_per_feed(sinks);
+        r.parsed = sum(counts);
+        std::uint64_t first = ~std::uint64_t{0};
+        std::uint64_t final_ns = 0;
+        for (auto const& s : sinks) {
+            if (s->parsed() != 0) {
+                first = std::min(first, s->first_ns());
+                final_ns = std::max(final_ns, s->last_ns());
+            }
+        }
+        if (r.parsed > 1 && final_ns > first) {
+            r.pps = static_cast<double>(r.parsed - 1) * 1e9 / static_cast<double>(final_ns - first);
+            r.cpu_share = static_cast<double>(cpu) / static_cast<double>(final_ns - first);
+        }
+        r.cpu_ns_per_packet =
+            r.parsed != 0 ? static_cast<double>(cpu) / static_cast<double>(r.parsed) : 0;
+        r.switches_per_packet =
+            r.parsed != 0 ? static_cast<double>(switches) / static_cast<double>(r.parsed) : 0;
+        std::vector<double> shares;
+        for (auto v : half.empty() ? counts : half) {
+            shares.push_back(static_cast<double>(v));
+        }
+        r.feed_cv = coefficient_of_variation(shares);
+        r.loss_pct = r.sent != 0
+                         ? 100.0 * static_cast<double>(r.sent - std::min(r.sent, r.parsed)) /
+                               static_cast<double>(r.sent)
+                         : 0;
+        verify(r, sinks, tx.cursors());
+        return r;
+    }
+
+    so.rate = spec.rate;
+    so.batch = latency ? 1 : 32;
+    rx->start();
+    sleep_seconds(0.05);
+    std::vector<pid_t> const threads = new_threads(before);
+    sender tx(so);
+    tx.start();
+    sleep_seconds(settings.warmup);
+    auto const counts_a = parsed_per_feed(sinks);
+    std::uint64_t const cpu_a = cpu_of(threads);
+    std::uint64_t const switches_a = switches_of(threads);
+    std::uint64_t const sent_a = tx.sent();
+    cpu_ticks const ticks_a = read_cpu_ticks();
+    std::uint64_t const t_a = monotonic_ns();
+    recording.store(true, std::memory_order_relaxed); // relaxed: selects the window only
+    sleep_seconds(settings.duration);
+    recording.store(false, std::memory_order_relaxed);
+    auto const counts_b = parsed_per_feed(sinks);
+    std::uint64_t const cpu_b = cpu_of(threads);
+    std::uint64_t const switches_b = switches_of(threads);
+    std::uint64_t const sent_b = tx.sent();
+    cpu_ticks const ticks_b = read_cpu_ticks();
+    std::uint64_t const t_b = monotonic_ns();
+    tx.stop();
+    r.sent = tx.sent();
+    wait_parsed(sinks, r.sent, 0.5);
+    rx->stop();
+    r.parsed = sum(parsed_per_feed(sinks));
+
+    double const window = static_cast<double>(t_b - t_a) * 1e-9;
+    r.other_cpus = other_cpus(ticks_a, ticks_b, window);
+    std::uint64_t const packets = sum(counts_b) - sum(counts_a);
+    r.pps = static_cast<double>(packets) / window;
+    r.tx_pps = static_cast<double>(sent_b - sent_a) / window;
+    r.cpu_ns_per_packet =
+        packets != 0 ? static_cast<double>(cpu_b - cpu_a) / static_cast<double>(packets) : 0;
+    r.cpu_share = static_cast<double>(cpu_b - cpu_a) * 1e-9 / window;
+    r.switches_per_packet =
+        packets != 0 ? static_cast<double>(switches_b - switches_a) / static_cast<double>(packets)
+                     : 0;
+    r.feed_cv = feed_cv_between(counts_a, counts_b);
+    r.loss_pct = r.sent != 0 ? 100.0 * static_cast<double>(r.sent - std::min(r.sent, r.parsed)) /
+                                   static_cast<double>(r.sent)
+                             : 0;
+    if (latency) {
+        latency_histogram all;
+        for (auto const& s : sinks) {
+            all.merge(s->latency());
+        }
+        r.p50 = all.percentile(0.50);
+        r.p99 = all.percentile(0.99);
+        r.p999 = all.percentile(0.999);
+    }
+    verify(r, sinks, tx.cursors());
+    return r;
+}
+
+point_result run_memory_point(point_spec const& spec, packet_templates const& templates,
+                              run_settings const& settings) {
+    point_result r;
+    r.spec = spec;
+    sink_set sinks;
+    for (std::size_t f = 0; f < spec.feeds; ++f) {
+        sinks.push_back(std::make_unique<feed_sink>(sink_timing::none, nullptr));
+    }
+    pipeline_config config;
+    config.feeds = spec.feeds;
+    config.workers = spec.workers;
+    config.idle = spec.idle;
+    config.injector_cpu = settings.sender_cpu;
+    config.worker_cpus = settings.receiver_cpus;
+    if (settings.sender_cpu >= 0 && std::find(config.worker_cpus.begin(), config.worker_cpus.end(),
+                                              settings.sender_cpu) == config.worker_cpus.end()) {
+        config.worker_cpus.push_back(settings.sender_cpu);
+    }
+    config.queue_capacity = settings.queue_capacity != 0
+                                ? settings.queue_capacity
+                                : std::clamp<std::size_t>(65536 / spec.feeds, 64, 1024);
+    config.templates = &templates;
+
+    std::vector<pid_t> const before = thread_ids();
+    std::unique_ptr<pipeline> p = pipeline_for(spec)(config, sinks);
+    p->start();
+    sleep_seconds(0.05);
+    std::vector<pid_t> const threads = new_threads(before);
+    sleep_seconds(settings.warmup);
+    auto const counts_a = parsed_per_feed(sinks);
+    std::uint64_t const cpu_a = cpu_of(threads);
+    std::uint64_t const switches_a = switches_of(threads);
+    cpu_ticks const ticks_a = read_cpu_ticks();
+    std::uint64_t const t_a = monotonic_ns();
+    sleep_seconds(settings.duration);
+    auto const counts_b = parsed_per_feed(sinks);
+    std::uint64_t const cpu_b = cpu_of(threads);
+    std::uint64_t const switches_b = switches_of(threads);
+    cpu_ticks const ticks_b = read_cpu_ticks();
+    std::uint64_t const t_b = monotonic_ns();
+    p->stop();
+
+    double const window = static_cast<double>(t_b - t_a) * 1e-9;
+    r.other_cpus = other_cpus(ticks_a, ticks_b, window);
+    std::uint64_t const packets = sum(counts_b) - sum(counts_a);
+    r.pps = static_cast<double>(packets) / window;
+    r.tx_pps = r.pps;
+    r.cpu_ns_per_packet =
+        packets != 0 ? static_cast<double>(cpu_b - cpu_a) / static_cast<double>(packets) : 0;
+    r.cpu_share = static_cast<double>(cpu_b - cpu_a) * 1e-9 / window;
+    r.switches_per_packet =
+        packets != 0 ? static_cast<double>(switches_b - switches_a) / static_cast<double>(packets)
+                     : 0;
+    r.feed_cv = feed_cv_between(counts_a, counts_b);
+    r.parsed = sum(parsed_per_feed(sinks));
+    for (auto const& c : p->cursors()) {
+        r.sent += c.packets;
+    }
+    r.loss_pct = r.sent != 0 ? 100.0 * static_cast<double>(r.sent - std::min(r.sent, r.parsed)) /
+                                   static_cast<double>(r.sent)
+                             : 0;
+    verify(r, sinks, p->cursors());
+    return r;
+}
+
+} // namespace
+
+point_result run_point(point_spec const& spec, packet_templates const& templates,
+                       run_settings const& settings) {
+    return spec.mode == "memory" ? run_memory_point(spec, templates, settings)
+                                 : run_socket_point(spec, templates, settings);
+}
+
+point_result median_run(std::vector<point_result> runs) {
+    std::vector<std::string> problems;
+    for (auto const& r : runs) {
+        problems.insert(problems.end(), r.problems.begin(), r.problems.end());
+    }
+    std::string const& mode = runs.front().spec.mode;
+    auto const metric = [&mode](point_result const& r) {
+        if (mode == "paced") {
+            return r.cpu_ns_per_packet;
+        }
+        if (mode == "latency") {
+            return static_cast<double>(r.p50);
+        }
+        return r.pps;
+    };
+    std::sort(runs.begin(), runs.end(),
+              [&](point_result const& a, point_result const& b) { return metric(a) < metric(b); });
+    point_result r = std::move(runs[runs.size() / 2]);
+    r.problems = std::move(problems);
+    return r;
+}
+
+} // namespace signet::bench

@@ -1,0 +1,108 @@
+// The stdout text and the JSON of signet_packet_rate; see report.hpp for what goes where.
+
+#include "report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <sys/utsname.h>
+
+#include "machine_info.hpp"
+
+namespace signet::bench {
+
+namespace {
+
+/// JSON "backend": the point's backend; latency points carry "+spin"/"+block".
+std::string backend_label(point_spec const& spec) {
+    std::string label = spec.backend;
+    if (spec.mode == "latency") {
+        label += spec.idle == idle_mode::spin ? "+spin" : "+block";
+    }
+    return label;
+}
+
+std::string json_number(double value, int precision) {
+    if (!std::isfinite(value)) {
+        return "0";
+    }
+    std::ostringstream out;
+    out.precision(precision);
+    out << value;
+    return out.str();
+}
+
+} // namespace
+
+void print_setup(run_settings const& settings, std::string const& receiver_cpus) {
+    utsname uts{};
+    uname(&uts);
+    std::cout << "signet packet-rate benchmark\n  cpu: " << cpu_model() << " ("
+              << std::thread::hardware_concurrency() << " logical)\n  kernel: " << uts.release
+              << "\n  sender/injector cpu: " << settings.sender_cpu
+              << ", receiver cpus: " << receiver_cpus << "\n  measured " << settings.duration
+              << " s after " << settings.warmup << " s warm-up per point; drain buffers "
+              << (settings.drain_budget >> 20) << " MiB in total\n";
+}
+
+void print_templates(std::size_t payload, std::size_t count, packet_templates const& templates) {
+    std::printf("  payload %zu: %zu template packets, mean %.1f bytes, %.2f messages/packet\n",
+                payload, count, templates.mean_size(), templates.mean_messages());
+}
+
+void print_header() {
+    std::printf("%-7s %-15s %5s %3s %8s %4s %-7s %11s %8s %9s %8s %8s %8s %7s %11s %5s %6s %6s\n",
+                "design", "backend", "feeds", "w", "rate", "B", "mode", "pps", "loss%", "cpu_ns/p",
+                "p50_ns", "p99_ns", "p999_ns", "feed_cv", "tx_pps", "cpu%", "cs/p", "other%");
+}
+
+void print_row(point_result const& r) {
+    std::string const backend = backend_label(r.spec);
+    std::printf("%-7s %-15s %5zu %3zu %8.0f %4zu %-7s %11.0f %8.4f %9.1f %8llu %8llu %8llu %7.4f "
+                "%11.0f %5.1f %6.3f %6.1f\n",
+                r.spec.design.c_str(), backend.c_str(), r.spec.feeds, r.spec.workers, r.spec.rate,
+                r.spec.payload, r.spec.mode.c_str(), r.pps, r.loss_pct, r.cpu_ns_per_packet,
+                static_cast<unsigned long long>(r.p50), static_cast<unsigned long long>(r.p99),
+                static_cast<unsigned long long>(r.p999), r.feed_cv, r.tx_pps, 100 * r.cpu_share,
+                r.switches_per_packet, 100 * r.other_cpus);
+    for (auto const& p : r.problems) {
+        std::printf("        ! %s\n", p.c_str());
+    }
+    std::fflush(stdout);
+}
+
+void print_retry(double other_cpus) {
+    std::printf("        (other processes used %.0f%% of a CPU: again)\n", 100 * other_cpus);
+}
+
+void write_json(std::string const& path, std::vector<point_result> const& rows) {
+    std::ofstream out(path);
+    if (!out) {
+        throw std::runtime_error("cannot open " + path + " for writing");
+    }
+    out << "[\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        auto const& r = rows[i];
+        out << "  {\"design\": \"" << r.spec.design << "\", \"backend\": \""
+            << backend_label(r.spec) << "\", \"feeds\": " << r.spec.feeds
+            << ", \"workers\": " << r.spec.workers << ", \"rate\": " << json_number(r.spec.rate, 12)
+            << ", \"payload\": " << r.spec.payload << ", \"mode\": \"" << r.spec.mode
+            << "\", \"pps\": " << json_number(std::round(r.pps), 15)
+            << ", \"loss_pct\": " << json_number(r.loss_pct, 6)
+            << ", \"cpu_ns_per_packet\": " << json_number(r.cpu_ns_per_packet, 6)
+            << ", \"p50_ns\": " << r.p50 << ", \"p99_ns\": " << r.p99 << ", \"p999_ns\": " << r.p999
+            << ", \"feed_cv\": " << json_number(r.feed_cv, 6) << "}"
+            << (i + 1 < rows.size() ? "," : "") << "\n";
+    }
+    out << "]\n";
+    if (!out) {
+        throw std::runtime_error("cannot write " + path);
+    }
+}
+
+} // namespace signet::bench

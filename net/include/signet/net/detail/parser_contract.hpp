@@ -1,0 +1,53 @@
+#pragma once
+
+// The parser contract's work: takes packets from the feed's line queues (merged by arrival time
+// across A/B lines), calls the parser, hands each buffer back to its pool, then resumes paused
+// lines and re-schedules itself while packets remain. Runs as a contract, so never concurrently
+// with itself: the single consumer of every line queue and single producer of every returns
+// queue of its feed.
+
+#include <exception>
+
+#include <signet/net/detail/feed_state.hpp>
+
+namespace signet::net::detail {
+
+/// Called once per parser contract run after its batch.
+void after_parse_batch(feed_state& feed) noexcept;
+
+/// Logs a parser exception once per feed (error path), counted by the caller.
+void report_parser_error(feed_state& feed, std::exception_ptr error) noexcept;
+
+/// Up to `batch` packets, merged by arrival time across lines.
+template <typename Parser>
+void run_parser(feed_state& feed, Parser& parser) {
+    constexpr int batch = 64;
+    for (int n = 0; n < batch; ++n) {
+        line_state* from = nullptr;
+        packet* next = nullptr;
+        for (auto& line : feed.lines) {
+            if (packet* p = line->ready.front(); p != nullptr) {
+                if (next == nullptr || p->user_rx_ns < next->user_rx_ns) {
+                    next = p;
+                    from = line.get();
+                }
+            }
+        }
+        if (next == nullptr) {
+            break;
+        }
+        try {
+            parser(static_cast<packet const&>(*next));
+        } catch (...) {
+            feed.parser_errors.add(1);
+            report_parser_error(feed, std::current_exception());
+        }
+        // Never full: the returns queue holds every buffer of the pool.
+        [[maybe_unused]] bool const returned = from->pool.returns().push(next->buffer);
+        from->ready.pop_front();
+        feed.parsed.add(1);
+    }
+    after_parse_batch(feed);
+}
+
+} // namespace signet::net::detail

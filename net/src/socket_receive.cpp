@@ -1,0 +1,106 @@
+#include <algorithm>
+#include <array>
+#include <cerrno>
+
+#include <sys/socket.h>
+
+#include <signet/net/detail/delivery.hpp>
+#include <signet/net/detail/socket_receive.hpp>
+
+namespace signet::net::detail {
+
+receive_result receive_from_socket(line_state& line) noexcept {
+    constexpr int budget = 16; // recvmmsg batches per run, then yield the worker (fairness)
+    feed_state& feed = line.feed;
+    std::array<mmsghdr, receive_batch> messages{};
+    std::array<iovec, receive_batch> vectors{};
+    std::array<sockaddr_in6, receive_batch> names{};
+    alignas(cmsghdr) std::array<std::array<char, control_buffer_size>, receive_batch> control{};
+    std::array<std::uint32_t, receive_batch> taken{};
+    for (int round = 0; round < budget; ++round) {
+        // acquire: pairs with the release store of the runtime's stop flag.
+        if (feed.stopping->load(std::memory_order_acquire)) {
+            return receive_result::stopping;
+        }
+        std::uint32_t index = 0;
+        while (line.stash.size() < receive_batch && line.pool.returns().pop(index)) {
+            line.stash.push_back(index);
+        }
+        std::size_t want = std::min<std::size_t>(receive_batch, line.stash.size());
+        if (feed.on_full == full_policy::backpressure) {
+            want = std::min(want, line.ready.capacity() - line.ready.size());
+        }
+        if (want == 0) {
+            // Backpressure, or every buffer is in flight: leave the data in the kernel until the
+            // parser frees space (see the pause protocol in feed_state.hpp).
+            line.paused.exchange(true, std::memory_order_acq_rel);
+            bool const space =
+                line.ready.size() < line.ready.capacity() && !line.pool.returns().empty();
+            if (space && line.paused.exchange(false, std::memory_order_acq_rel)) {
+                continue; // space appeared and nobody resumed us yet: carry on
+            }
+            return receive_result::paused;
+        }
+        for (std::size_t i = 0; i < want; ++i) {
+            taken[i] = line.stash.back();
+            line.stash.pop_back();
+            vectors[i] = {line.pool.buffer(taken[i]), line.pool.buffer_size()};
+            messages[i].msg_hdr = {};
+            messages[i].msg_hdr.msg_name = &names[i];
+            messages[i].msg_hdr.msg_namelen = sizeof(sockaddr_in6);
+            messages[i].msg_hdr.msg_iov = &vectors[i];
+            messages[i].msg_hdr.msg_iovlen = 1;
+            messages[i].msg_hdr.msg_control = control[i].data();
+            messages[i].msg_hdr.msg_controllen = control[i].size();
+        }
+        int const n = ::recvmmsg(line.socket.native_handle(), messages.data(),
+                                 static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);
+        if (n < 0) {
+            for (std::size_t i = 0; i < want; ++i) {
+                line.stash.push_back(taken[i]);
+            }
+            if (errno == EINTR) {
+                continue;
+            }
+            return receive_result::drained; // EAGAIN: empty (other errors: see next readiness)
+        }
+        std::uint64_t const now = realtime_ns();
+        bool pushed = false;
+        for (std::size_t i = 0; i < want; ++i) {
+            if (i >= static_cast<std::size_t>(n)) {
+                line.stash.push_back(taken[i]);
+                continue;
+            }
+            packet p;
+            p.data = line.pool.buffer(taken[i]);
+            p.size = std::min<std::uint32_t>(messages[i].msg_len,
+                                             static_cast<std::uint32_t>(line.pool.buffer_size()));
+            p.buffer = taken[i];
+            p.user_rx_ns = now;
+            p.line = line.index;
+            p.truncated = (messages[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+            store_source(p, &names[i], messages[i].msg_hdr.msg_namelen);
+            apply_control_messages(messages[i].msg_hdr, p, line);
+            switch (deliver(line, p)) {
+            case delivery::queued:
+                pushed = true;
+                break;
+            case delivery::full: // cannot happen: `want` fits the free space of the queue
+                line.dropped.add(1);
+                [[fallthrough]];
+            case delivery::dropped:
+                line.stash.push_back(taken[i]); // reuse the buffer
+                break;
+            }
+        }
+        if (pushed) {
+            feed.parser.schedule();
+        }
+        if (static_cast<std::size_t>(n) < want) {
+            return receive_result::drained; // the kernel had no more
+        }
+    }
+    return receive_result::budget_spent;
+}
+
+} // namespace signet::net::detail
