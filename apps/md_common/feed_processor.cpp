@@ -8,7 +8,7 @@ feed_processor::feed_processor(feed_config const& config)
     : config_(config) {
     if (config.protocol == protocol_kind::moldudp64) {
         if (config.parser == parser_kind::itch50) {
-            itch_.emplace(md::itch_feed_handler_options{.first_sequence = 1,
+            itch_.emplace(md::itch_feed_handler_options{.session = {.first_sequence = 1},
                                                         .book = {.max_orders = config.max_orders}});
         } else {
             session_.emplace();

@@ -150,7 +150,7 @@ std::uint64_t latency_histogram::percentile(double q) const noexcept {
 
 feed_sink::feed_sink(sink_timing timing, std::atomic<bool> const* recording)
     : handler_(md::itch_feed_handler_options{
-          .first_sequence = 1,
+          .session = {.first_sequence = 1},
           .book = md::order_book_options{.max_orders = 4096, .level_reserve = 32}})
     , timing_(timing)
     , recording_(recording) {}

@@ -18,7 +18,7 @@ namespace t = signet::md::test;
 using t::view;
 
 TEST(ItchFeedHandler, DatagramsDriveSessionParserAndBook) {
-    itch_feed_handler handler({.first_sequence = 1, .book = {.max_orders = 64}});
+    itch_feed_handler handler({.session = {.first_sequence = 1}, .book = {.max_orders = 64}});
     handler.on_datagram(view(t::mold_packet(
         "FEED", 1, {t::directory(5, "MSFT"), t::add(5, 1, 'B', 100, 300'0000, "MSFT")})));
     handler(view(t::mold_packet("FEED", 3, {t::add(5, 2, 'S', 50, 301'0000, "MSFT")})));

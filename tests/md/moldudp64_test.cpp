@@ -226,19 +226,134 @@ INSTANTIATE_TEST_SUITE_P(
         std::pair{"SequenceOverflows", packet(0xFFFFFFFFFFFFFFFFULL, {"a", "b"})}),
     [](auto const& test_case) { return std::string(test_case.param.first); });
 
-TEST(MoldUdp64Session, OtherSessionIdIsMalformed) {
+TEST(MoldUdp64Session, OtherSessionIsIgnoredOnceTheSessionIsConfirmed) {
     moldudp64_session session;
     recorder r;
     (void)session.on_packet(view(packet(1, {"a"}, "SESSION01")), r);
-    packet_result const res = session.on_packet(view(packet(2, {"b"}, "SESSION02")), r);
-    EXPECT_EQ(res.kind, packet_kind::malformed);
-    EXPECT_EQ(session.stats().malformed_packets, 1U);
-    EXPECT_EQ(session.next_sequence(), 2U);
-    EXPECT_EQ(r.got, (delivery{{1, "a"}}));
+    (void)session.on_packet(view(packet(2, {"b"}, "SESSION01")), r); // confirms SESSION01
+    packet_result const res = session.on_packet(view(packet(3, {"c"}, "SESSION02")), r);
+    EXPECT_EQ(res.kind, packet_kind::ignored);
+    EXPECT_EQ(session.stats().foreign_session_packets, 1U);
+    EXPECT_EQ(session.stats().malformed_packets, 0U);
+    EXPECT_EQ(session.next_sequence(), 3U);
     EXPECT_EQ(session.on_packet(view(mold_header("SESSION02", 9, 0)), r).kind,
-              packet_kind::malformed);
+              packet_kind::ignored);
     EXPECT_EQ(session.stats().heartbeats, 0U);
     EXPECT_EQ(session.stats().gaps, 0U);
+    (void)session.on_packet(view(packet(3, {"c"}, "SESSION01")), r);
+    EXPECT_EQ(r.got, (delivery{{1, "a"}, {2, "b"}, {3, "c"}}));
+    EXPECT_EQ(session.stats().resyncs, 0U);
+}
+
+// The real stream: packets 1..n of SESSION01, one message each.
+void feed_real_stream(moldudp64_session& session, recorder& r, std::uint64_t n) {
+    for (std::uint64_t q = 1; q <= n; ++q) {
+        (void)session.on_packet(view(packet(q, {"m" + std::to_string(q)})), r);
+    }
+}
+
+void expect_real_stream(recorder const& r, std::uint64_t n, std::size_t from = 0) {
+    ASSERT_EQ(r.got.size(), from + n);
+    for (std::uint64_t q = 1; q <= n; ++q) {
+        EXPECT_EQ(r.got[from + q - 1], (std::pair{q, "m" + std::to_string(q)}));
+    }
+}
+
+TEST(MoldUdp64Session, ForgedFirstPacketOfAnotherSessionDoesNotBlindTheFeed) {
+    moldudp64_session session;
+    recorder r;
+    (void)session.on_packet(view(packet(1, {"forged"}, "EVIL000001")), r);
+    r.got.clear(); // the first packet cannot be told apart: it was delivered
+    feed_real_stream(session, r, 100);
+    expect_real_stream(r, 100);
+    EXPECT_EQ(session.session(), "SESSION01 ");
+    EXPECT_EQ(session.stats().resyncs, 1U);
+    EXPECT_EQ(session.stats().duplicate_packets, 0U);
+    EXPECT_EQ(session.stats().malformed_packets, 0U);
+}
+
+TEST(MoldUdp64Session, FarForwardHeartbeatDoesNotMoveTheExpectedSequence) {
+    moldudp64_session session;
+    recorder r;
+    packet_result const res = session.on_packet(view(mold_header("SESSION01", 1'000'000, 0)), r);
+    EXPECT_EQ(res.kind, packet_kind::ignored);
+    EXPECT_EQ(session.next_sequence(), 1U);
+    feed_real_stream(session, r, 100);
+    expect_real_stream(r, 100);
+    EXPECT_EQ(session.stats().implausible_packets, 1U);
+    EXPECT_EQ(session.stats().gaps, 0U);
+    EXPECT_EQ(session.stats().duplicate_packets, 0U);
+}
+
+TEST(MoldUdp64Session, LateJoinOnAForgedFarSequenceReanchorsOnTheRealStream) {
+    moldudp64_session session(moldudp64_session::late_join);
+    recorder r;
+    (void)session.on_packet(view(mold_header("SESSION01", 0xFFFF'FFFF'FFFF'FFFEULL, 0)), r);
+    feed_real_stream(session, r, 100);
+    expect_real_stream(r, 100);
+    EXPECT_EQ(session.stats().resyncs, 1U);
+    EXPECT_EQ(session.stats().duplicate_packets, 0U);
+    EXPECT_EQ(session.next_sequence(), 101U);
+}
+
+TEST(MoldUdp64Session, AJumpConfirmedByContiguousPacketsIsFollowed) {
+    moldudp64_session session(moldudp64_session_options{.max_sequence_jump = 1000});
+    recorder r;
+    feed_real_stream(session, r, 10);
+    // The stream moves 500k ahead (an outage): two packets are ignored, the third resyncs.
+    for (std::uint64_t q = 500'000; q < 500'005; ++q) {
+        (void)session.on_packet(view(packet(q, {"j" + std::to_string(q)})), r);
+    }
+    ASSERT_EQ(r.got.size(), 13U);
+    EXPECT_EQ(r.got[10].first, 500'002U);
+    EXPECT_EQ(session.stats().implausible_packets, 2U);
+    EXPECT_EQ(session.stats().resyncs, 1U);
+    EXPECT_EQ(session.stats().gaps, 2U);
+    EXPECT_EQ(session.stats().missing_messages, (500'000U - 11U) + 2U);
+    EXPECT_EQ(session.next_sequence(), 500'005U);
+}
+
+TEST(MoldUdp64Session, InterleavedStaleHeartbeatsNeverMoveTheAnchor) {
+    moldudp64_session session;
+    recorder r;
+    for (std::uint64_t q = 1; q <= 50; ++q) {
+        (void)session.on_packet(view(packet(q, {"m" + std::to_string(q)})), r);
+        (void)session.on_packet(view(mold_header("STALE00001", 7'000'000, 0)), r);
+    }
+    expect_real_stream(r, 50);
+    EXPECT_EQ(session.stats().resyncs, 0U);
+    EXPECT_EQ(session.stats().foreign_session_packets + session.stats().implausible_packets, 50U);
+}
+
+TEST(MoldUdp64Session, PinnedSessionNeverAdoptsAnother) {
+    moldudp64_session session(moldudp64_session_options{.session = "SESSION01"});
+    recorder r;
+    for (std::uint64_t q = 1; q <= 5; ++q) { // contiguous, but of another session
+        EXPECT_EQ(session.on_packet(view(packet(q, {"x"}, "EVIL000001")), r).kind,
+                  packet_kind::ignored);
+    }
+    feed_real_stream(session, r, 20);
+    expect_real_stream(r, 20);
+    EXPECT_EQ(session.stats().foreign_session_packets, 5U);
+    EXPECT_EQ(session.stats().resyncs, 0U);
+}
+
+TEST(MoldUdp64Session, TheNextSessionIsAdoptedAfterEndOfSession) {
+    moldudp64_session session;
+    recorder r;
+    feed_real_stream(session, r, 5);
+    (void)session.on_packet(view(with_count(mold_header("SESSION01", 6, 0), 0xFFFF)), r);
+    (void)session.on_packet(view(packet(1, {"new"}, "SESSION02")), r);
+    EXPECT_EQ(session.session(), "SESSION02 ");
+    EXPECT_EQ(r.got.back(), (std::pair{std::uint64_t{1}, std::string("new")}));
+    EXPECT_EQ(session.stats().resyncs, 1U);
+}
+
+TEST(MoldUdp64Session, BadOptionsAreRejected) {
+    EXPECT_THROW(moldudp64_session(moldudp64_session_options{.session = "ELEVENCHARS"}),
+                 std::invalid_argument);
+    EXPECT_THROW(moldudp64_session(moldudp64_session_options{.resync_packets = 1}),
+                 std::invalid_argument);
 }
 
 TEST(MoldUdp64Session, LateJoinAdoptsFirstSequence) {

@@ -3,7 +3,7 @@
 namespace signet::md {
 
 itch_feed_handler::itch_feed_handler(itch_feed_handler_options options)
-    : session_(options.first_sequence)
+    : session_(options.session)
     , parser_(options.book) {}
 
 void itch_feed_handler::on_datagram(std::span<std::byte const> datagram) {

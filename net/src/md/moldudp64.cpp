@@ -64,6 +64,94 @@ moldudp64_session::moldudp64_session(std::uint64_t first_sequence) noexcept
     stats_.next_sequence = first_sequence;
 }
 
+moldudp64_session::moldudp64_session(moldudp64_session_options const& options)
+    : moldudp64_session(options.first_sequence) {
+    if (options.session.size() > moldudp64_session_size) {
+        throw std::invalid_argument("moldudp64_session: a session id has at most 10 characters");
+    }
+    if (options.resync_packets < 2) {
+        throw std::invalid_argument("moldudp64_session: resync_packets must be at least 2");
+    }
+    max_jump_ = options.max_sequence_jump;
+    resync_packets_ = options.resync_packets;
+    if (!options.session.empty()) {
+        session_ = make_session_id(options.session);
+        have_session_ = true;
+        pinned_ = true;
+    }
+}
+
+bool moldudp64_session::plausible(moldudp64_header const& header, std::uint16_t blocks,
+                                  packet_result& result) noexcept {
+    auto const consistent = [&] {
+        // Whether the packet agrees with the anchor.
+        if (have_session_ && header.session != session_) {
+            return false;
+        }
+        if (adopt_sequence_) {
+            return true; // a late join takes any sequence
+        }
+        std::uint64_t const next = stats_.next_sequence;
+        std::uint64_t const distance =
+            header.sequence > next ? header.sequence - next : next - header.sequence;
+        return distance <= max_jump_;
+    };
+    if (consistent()) {
+        candidate_.packets = 0;
+        return true;
+    }
+    bool const foreign = have_session_ && header.session != session_;
+    // 2a: the anchor rests on one packet: a data packet that agrees with what was known
+    // before it (the configured sequence; anything on a late join) replaces it. Heartbeats
+    // never do, so stale heartbeats interleaved with a young stream cannot flip it.
+    std::uint64_t const base = sequence_from_packet_ ? header.sequence : provisional_base_;
+    std::uint64_t const from_base =
+        header.sequence > base ? header.sequence - base : base - header.sequence;
+    if (provisional_ && !(foreign && pinned_) && blocks != 0 && from_base <= max_jump_) {
+        session_ = header.session;
+        if (sequence_from_packet_) {
+            adopt_sequence_ = true; // step 3 takes this packet's sequence
+        } else {
+            stats_.next_sequence = provisional_base_; // as configured, before that one packet
+        }
+        ++stats_.resyncs;
+        result.resynced = true;
+        if (consistent()) {
+            candidate_.packets = 0;
+            return true;
+        }
+    }
+    // 2b: ignored, unless it completes a contiguous run of ignored packets.
+    if (candidate_.packets != 0 && header.session == candidate_.session &&
+        header.sequence == candidate_.next) {
+        ++candidate_.packets;
+    } else {
+        candidate_ = {header.session, header.sequence, header.sequence, 1};
+    }
+    candidate_.next = header.sequence + blocks;
+    if (candidate_.packets >= resync_packets_ && !(pinned_ && candidate_.session != session_)) {
+        if (!adopt_sequence_ && candidate_.first > stats_.next_sequence) {
+            ++stats_.gaps; // the jump itself; the run's earlier packets are the next gap
+            stats_.missing_messages += candidate_.first - stats_.next_sequence;
+        }
+        session_ = candidate_.session;
+        have_session_ = true;
+        stats_.next_sequence = candidate_.first;
+        adopt_sequence_ = false;
+        provisional_ = false;
+        candidate_.packets = 0;
+        ++stats_.resyncs;
+        result.resynced = true;
+        return true;
+    }
+    if (foreign) {
+        ++stats_.foreign_session_packets;
+    } else {
+        ++stats_.implausible_packets;
+    }
+    return false;
+}
+
 std::string_view moldudp64_session::session() const noexcept {
     if (!have_session_) {
         return {};
@@ -84,20 +172,28 @@ moldudp64_session::plan_packet(std::span<std::byte const> datagram) noexcept {
     std::uint16_t const blocks = end ? 0 : header->count;
     bool const well_formed = blocks_fill(datagram, blocks) &&
                              header->sequence <= std::numeric_limits<std::uint64_t>::max() - blocks;
-    // A session id other than the one the first valid packet fixed is malformed: a stray
-    // sender or the next session on the same group; either way its sequence numbers are not ours.
-    bool const same_session = !have_session_ || header->session == session_;
-    if (!well_formed || !same_session) {
+    if (!well_formed) {
         ++stats_.malformed_packets;
         return p;
     }
-    if (!have_session_) {
-        session_ = header->session;
-        have_session_ = true;
+    if (!plausible(*header, blocks, p.result)) {
+        p.result.kind = packet_kind::ignored;
+        return p;
+    }
+    if (!p.result.resynced) {
+        provisional_ = false; // a consistent packet confirms a provisional anchor
+        if (!have_session_) {
+            session_ = header->session; // the first packet's, provisionally (step 2a)
+            have_session_ = true;
+            provisional_ = true;
+            provisional_base_ = stats_.next_sequence;
+        }
     }
     if (adopt_sequence_) {
         stats_.next_sequence = header->sequence;
         adopt_sequence_ = false;
+        sequence_from_packet_ = true;
+        provisional_ = true;
     }
     if (header->sequence > stats_.next_sequence) {
         p.result.missing = header->sequence - stats_.next_sequence;
@@ -108,6 +204,9 @@ moldudp64_session::plan_packet(std::span<std::byte const> datagram) noexcept {
     if (end) {
         p.result.kind = packet_kind::end_of_session;
         stats_.end_of_session = true;
+        // The next session may start anywhere: its first packet re-anchors (step 2a).
+        provisional_ = !pinned_;
+        sequence_from_packet_ = true;
         return p;
     }
     if (blocks == 0) {

@@ -18,9 +18,9 @@
 namespace signet::md {
 
 struct itch_feed_handler_options {
-    /// The first expected MoldUDP64 sequence; moldudp64_session::late_join (0) adopts the first
-    /// packet's.
-    std::uint64_t first_sequence = 1;
+    /// The MoldUDP64 session: first expected sequence (moldudp64_session::late_join adopts the
+    /// first packet's), plausibility bound, pinned session id.
+    moldudp64_session_options session{};
     order_book_options book{};
 };
 

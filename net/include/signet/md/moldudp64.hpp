@@ -15,13 +15,27 @@
 /// Algorithm (on_packet):
 ///   1. Validate the whole packet before delivering anything: header present, every block inside
 ///      the datagram, exactly `count` blocks that exactly fill it, sequence + count not
-///      overflowing, session id equal to the one fixed by the first valid packet. Otherwise the
-///      packet is malformed: counted, nothing delivered, no state change.
-///   2. Late join (first sequence 0): the first valid packet's sequence becomes next_sequence().
-///   3. sequence > next_sequence(): a gap of (sequence - next_sequence()) messages; counted, and
+///      overflowing. Otherwise the packet is malformed: counted, nothing delivered, no state
+///      change.
+///   2. Plausibility (MoldUDP64 has no authentication: one forged or stale datagram must not
+///      blind the feed). The *anchor* is the session id and next_sequence(). A packet of another
+///      session, or whose sequence is more than max_sequence_jump away from next_sequence()
+///      (ahead or behind), does not move the anchor: it is ignored and counted
+///      (foreign_session_packets, implausible_packets), unless
+///        a. the anchor is provisional — taken from a single packet (the first packet's session
+///           id when none is pinned, the first sequence of a late join, anything after an
+///           end-of-session) and not yet confirmed by a second consistent packet — and this is
+///           a data packet whose sequence is plausible against what was known before that one
+///           packet (the configured first sequence; anything on a late join): the anchor moves
+///           to this packet at once (a resync), or
+///        b. resync_packets ignored packets in a row form one contiguous stream (same session,
+///           each starting where the previous ended): the stream really moved; the anchor moves
+///           to the first of them (a resync) and the packets in between count as missing.
+///   3. Late join (first sequence 0): the first valid packet's sequence becomes next_sequence().
+///   4. sequence > next_sequence(): a gap of (sequence - next_sequence()) messages; counted, and
 ///      next_sequence() jumps forward (re-requesting the gap is the caller's business).
-///   4. Heartbeat / end of session: counted; nothing else.
-///   5. Data: messages below next_sequence() are skipped (duplicate packet if all are, partial
+///   5. Heartbeat / end of session: counted; nothing else.
+///   6. Data: messages below next_sequence() are skipped (duplicate packet if all are, partial
 ///      overlap if some are); the rest are delivered in order, each advancing next_sequence().
 ///
 /// Costs: two walks over the block headers (validate, then deliver), no allocation, no locks,
@@ -73,11 +87,20 @@ struct moldudp64_stats {
     std::uint64_t partial_overlaps = 0;  ///< data packets with some messages delivered before
     std::uint64_t heartbeats = 0;
     std::uint64_t malformed_packets = 0;
+    std::uint64_t foreign_session_packets = 0; ///< ignored: another session id (step 2)
+    std::uint64_t implausible_packets = 0;     ///< ignored: sequence beyond max_sequence_jump
+    std::uint64_t resyncs = 0;                 ///< anchor moves (step 2a, 2b)
     std::uint64_t next_sequence = 0; ///< 0 until a late-joining session saw its first packet
     bool end_of_session = false;
 };
 
-enum class packet_kind : std::uint8_t { data, heartbeat, end_of_session, malformed };
+enum class packet_kind : std::uint8_t {
+    data,
+    heartbeat,
+    end_of_session,
+    malformed,
+    ignored, ///< well formed but implausible: another session, or a sequence far away (step 2)
+};
 
 /// What one packet did.
 struct packet_result {
@@ -85,6 +108,7 @@ struct packet_result {
     std::uint16_t delivered = 0; ///< messages passed to deliver
     std::uint16_t skipped = 0;   ///< messages delivered before (duplicates)
     std::uint64_t missing = 0;   ///< gap revealed by this packet; 0 if none
+    bool resynced = false;       ///< this packet moved the anchor (step 2a, 2b)
 
     [[nodiscard]] bool gap() const noexcept { return missing != 0; }
     [[nodiscard]] bool duplicate() const noexcept { return skipped != 0 && delivered == 0; }
@@ -96,12 +120,26 @@ struct packet_result {
 template <typename Deliver>
 concept moldudp64_deliver = std::invocable<Deliver&, std::uint64_t, std::span<std::byte const>>;
 
+struct moldudp64_session_options {
+    /// The first expected sequence; 0 (moldudp64_session::late_join) adopts the first packet's.
+    std::uint64_t first_sequence = 1;
+    /// The farthest (in messages) a packet's sequence may be from next_sequence() and still be
+    /// taken at face value (step 2).
+    std::uint64_t max_sequence_jump = 100'000;
+    /// Contiguous implausible packets that prove the stream moved (step 2b); at least 2.
+    std::uint32_t resync_packets = 3;
+    /// Pins the session id (space padded to 10); empty: the first packet's, provisionally.
+    std::string_view session{};
+};
+
 class moldudp64_session {
 public:
     /// first_sequence 0 adopts the first valid packet's sequence (late join).
     static constexpr std::uint64_t late_join = 0;
 
     explicit moldudp64_session(std::uint64_t first_sequence = 1) noexcept;
+    /// Throws std::invalid_argument for a session id longer than 10 or resync_packets < 2.
+    explicit moldudp64_session(moldudp64_session_options const& options);
 
     /// Validates the whole datagram, then delivers its new messages in sequence order.
     template <moldudp64_deliver Deliver>
@@ -123,11 +161,29 @@ private:
         std::uint16_t skip = 0;  // leading blocks already delivered
     };
     plan plan_packet(std::span<std::byte const> datagram) noexcept;
+    // Step 2: whether `header` may move the anchor; may resync (and then fills `result`).
+    bool plausible(moldudp64_header const& header, std::uint16_t blocks,
+                   packet_result& result) noexcept;
+
+    // Step 2b: the latest run of contiguous implausible packets.
+    struct candidate_stream {
+        moldudp64_session_id session{};
+        std::uint64_t first = 0; // sequence of the run's first packet
+        std::uint64_t next = 0;  // where the run continues
+        std::uint32_t packets = 0;
+    };
 
     moldudp64_stats stats_{};
     moldudp64_session_id session_{};
     bool have_session_ = false;
     bool adopt_sequence_ = false;
+    bool pinned_ = false;                // session_ came from the options
+    bool provisional_ = false;           // the anchor rests on one packet (step 2a)
+    bool sequence_from_packet_ = false;  // next_sequence() was adopted, not configured
+    std::uint64_t provisional_base_ = 0; // next_sequence() before the provisional packet
+    std::uint64_t max_jump_ = 100'000;
+    std::uint32_t resync_packets_ = 3;
+    candidate_stream candidate_{};
 };
 
 struct moldudp64_packer_options {
