@@ -83,6 +83,18 @@ std::size_t get_size(std::string const& file, toml::table const& t, std::string_
     return static_cast<std::size_t>(*value);
 }
 
+bool get_bool(std::string const& file, toml::table const& t, std::string_view key, bool fallback) {
+    auto const* node = t.get(key);
+    if (node == nullptr) {
+        return fallback;
+    }
+    auto const value = node->value<bool>();
+    if (!node->is_boolean() || !value) {
+        fail(file, *node, key, "expected true or false");
+    }
+    return *value;
+}
+
 std::string format_number(double value) {
     std::ostringstream out;
     out << value;
@@ -140,7 +152,8 @@ std::optional<net::udp_endpoint> get_endpoint(std::string const& file, toml::tab
 feed_config parse_feed(std::string const& file, toml::table const& t, std::size_t index) {
     reject_unknown_keys(file, t, "[feed]",
                         {"name", "protocol", "parser", "bind", "bind_b", "group", "group_b",
-                         "source", "interface", "queue_capacity", "on_full", "rcvbuf"});
+                         "source", "interface", "queue_capacity", "on_full", "rcvbuf", "timestamps",
+                         "busy_poll_us", "reuse_port", "buffer_size"});
     feed_config f;
     f.name = get_string(file, t, "name");
     if (f.name.empty()) {
@@ -182,6 +195,15 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
         file, t, "on_full", net::full_policy::backpressure,
         {{"backpressure", net::full_policy::backpressure}, {"drop", net::full_policy::drop}});
     f.rcvbuf = get_size(file, t, "rcvbuf", f.rcvbuf, 0, std::size_t{1} << 30);
+    f.timestamps = get_enum(file, t, "timestamps", net::timestamping::software,
+                            {{"off", net::timestamping::off},
+                             {"software", net::timestamping::software},
+                             {"hardware", net::timestamping::hardware}});
+    f.busy_poll_us =
+        static_cast<unsigned>(get_size(file, t, "busy_poll_us", 0, 0, max_busy_poll_us));
+    f.reuse_port = get_bool(file, t, "reuse_port", f.reuse_port);
+    f.buffer_size =
+        get_size(file, t, "buffer_size", f.buffer_size, min_buffer_size, max_buffer_size);
     return f;
 }
 
@@ -194,6 +216,15 @@ receiver_config parse(toml::table const& root, std::string const& file) {
             fail(file, *node, "runtime", "expected a table [runtime]");
         }
         reject_unknown_keys(file, *t, "runtime", {"backend", "workers", "cpus", "idle", "poller"});
+        if (auto const* backend = t->get("backend");
+            backend != nullptr && backend->value<std::string>() == "memory") {
+            // The library accepts it (net::parse_backend_kind); it has no sockets, so it only
+            // serves programs that write the lines themselves (tests, benchmarks, replay).
+            fail(file, *backend, "backend",
+                 "\"memory\" is the in-process backend for tests and tools (no sockets): "
+                 "md_receiver has no writer for it; use \"auto\", \"io_uring\", \"epoll\" or "
+                 "\"asio\"");
+        }
         c.backend = get_enum(file, *t, "backend", net::backend_kind::automatic,
                              {{"auto", net::backend_kind::automatic},
                               {"io_uring", net::backend_kind::io_uring},
@@ -303,6 +334,9 @@ std::vector<net::udp_socket_options> line_options(feed_config const& feed) {
     a.interface = feed.interface;
     a.receive_buffer = feed.rcvbuf;
     a.reuse_address = feed.group.has_value();
+    a.reuse_port = feed.reuse_port;
+    a.timestamps = feed.timestamps;
+    a.busy_poll_us = feed.busy_poll_us;
     lines.push_back(a);
     if (feed.bind_b) {
         net::udp_socket_options b = a;

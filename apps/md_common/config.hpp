@@ -26,6 +26,11 @@ inline constexpr double max_interval_s = 86'400;
 /// Bounds of [book] max_orders (live orders per feed; the table takes 48 bytes per order).
 inline constexpr std::size_t default_max_orders = std::size_t{1} << 20;
 inline constexpr std::size_t max_max_orders = std::size_t{1} << 27;
+/// Bounds of [[feed]] buffer_size (payload bytes per packet buffer; 65507 is the largest UDP
+/// payload over IPv4) and busy_poll_us.
+inline constexpr std::size_t min_buffer_size = 64;
+inline constexpr std::size_t max_buffer_size = 65'507;
+inline constexpr std::size_t max_busy_poll_us = 1'000'000;
 
 struct feed_config {
     std::string name{};
@@ -40,6 +45,10 @@ struct feed_config {
     std::size_t queue_capacity = 4096;
     net::full_policy on_full = net::full_policy::backpressure;
     std::size_t rcvbuf = 8u << 20;
+    net::timestamping timestamps = net::timestamping::software;
+    unsigned busy_poll_us = 0;      ///< SO_BUSY_POLL; 0: off
+    bool reuse_port = false;        ///< SO_REUSEPORT on every line
+    std::size_t buffer_size = 1500; ///< payload bytes per packet buffer; longer ones truncated
     std::size_t max_orders = default_max_orders; ///< copied from [book] max_orders
 };
 

@@ -157,6 +157,7 @@ std::string summary_json(double elapsed_s, latency_histogram::snapshot const& la
         feed["queue_drops"] = net_stats.dropped;
         feed["kernel_drops"] = net_stats.kernel_drops;
         feed["truncated"] = net_stats.truncated;
+        feed["hardware_timestamps"] = net_stats.hardware_timestamps;
         feed["books"] = json::object();
         if (auto const* book = f.processor->book()) {
             book->for_each_stock([&](md::stock_view const& s) {
@@ -196,13 +197,13 @@ void log_stats(net::runtime const& rt, feed_entry& f, double seconds) {
                                   micros(window.percentile(0.99)) + " µs";
     spdlog::info("stats {} | last {:.2f} s: {:.0f} pkts/s, {:.0f} msgs/s, {} | totals: {} pkts, "
                  "{} msgs, {} gaps, {} missing msgs, {} dup pkts, {} malformed pkts, {} queue "
-                 "drops, {} kernel drops",
+                 "drops, {} kernel drops, {} truncated",
                  f.processor->config().name, seconds,
                  static_cast<double>(live.packets - f.last.packets) / seconds,
                  static_cast<double>(live.messages - f.last.messages) / seconds, latency_text,
                  live.packets, live.messages, live.gaps, live.missing_messages,
                  live.duplicate_packets, live.malformed_packets, net_stats.dropped,
-                 net_stats.kernel_drops);
+                 net_stats.kernel_drops, net_stats.truncated);
     f.last = live;
     f.last_latency = latency;
 }
@@ -300,6 +301,7 @@ int main(int argc, char** argv) {
             options.lines = apps::line_options(feed);
             options.queue_capacity = feed.queue_capacity;
             options.on_full = feed.on_full;
+            options.buffer_size = feed.buffer_size;
             auto processor = std::make_unique<feed_processor>(feed);
             auto* p = processor.get();
             std::size_t const id =
@@ -307,9 +309,17 @@ int main(int argc, char** argv) {
             std::string lines;
             for (std::size_t i = 0; i < options.lines.size(); ++i) {
                 lines += (i == 0 ? "" : "; ") +
-                         describe_line(i, options.lines[i], rt->local_endpoint(id, i));
+                         describe_line(i, options.lines[i], rt->local_endpoint(id, i)) +
+                         ", timestamps " + std::string(net::to_string(rt->timestamps(id, i)));
             }
             spdlog::info("feed {}: {}", feed.name, lines);
+            for (std::size_t i = 0; i < options.lines.size(); ++i) {
+                if (feed.timestamps == net::timestamping::hardware &&
+                    rt->timestamps(id, i) != net::timestamping::hardware) {
+                    spdlog::warn("feed {}: line {}: {}", feed.name, i == 0 ? "A" : "B",
+                                 rt->timestamp_note(id, i));
+                }
+            }
             feeds.push_back({.id = id, .processor = std::move(processor)});
         }
         starting = true;

@@ -16,10 +16,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -31,6 +29,7 @@
 #include <CLI/CLI.hpp>
 
 #include "harness.hpp"
+#include "json_array.hpp"
 #include "machine_info.hpp"
 #include "schedulers.hpp"
 
@@ -284,39 +283,24 @@ void print_comparison(std::vector<point_row> const& rows) {
     }
 }
 
-std::string json_number(double value, int precision) {
-    if (!std::isfinite(value)) {
-        return "0";
-    }
-    std::ostringstream out;
-    out.precision(precision);
-    out << value;
-    return out.str();
-}
-
 void write_json(std::string const& path, std::vector<point_row> const& rows) {
-    std::ofstream out(path);
-    if (!out) {
-        throw std::runtime_error("cannot open " + path + " for writing");
+    std::vector<nlohmann::ordered_json> objects;
+    objects.reserve(rows.size());
+    for (auto const& r : rows) {
+        objects.push_back({{"impl", r.impl},
+                           {"task", r.task},
+                           {"workload", r.workload},
+                           {"threads", r.threads},
+                           {"task_count", r.task_count},
+                           {"seconds", finite_or_zero(r.seconds)},
+                           {"tasks", r.tasks},
+                           {"tasks_per_sec", finite_or_zero(std::round(r.tasks_per_sec))},
+                           {"ns_per_task", finite_or_zero(r.ns_per_task)},
+                           {"task_cv", finite_or_zero(r.task_cv)},
+                           {"thread_cv", finite_or_zero(r.thread_cv)},
+                           {"never_run", r.never_run}});
     }
-    out << "[\n";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        auto const& r = rows[i];
-        out << "  {\"impl\": \"" << r.impl << "\", \"task\": \"" << r.task << "\", \"workload\": \""
-            << r.workload << "\", \"threads\": " << r.threads
-            << ", \"task_count\": " << r.task_count
-            << ", \"seconds\": " << json_number(r.seconds, 6) << ", \"tasks\": " << r.tasks
-            << ", \"tasks_per_sec\": " << json_number(std::round(r.tasks_per_sec), 15)
-            << ", \"ns_per_task\": " << json_number(r.ns_per_task, 6)
-            << ", \"task_cv\": " << json_number(r.task_cv, 6)
-            << ", \"thread_cv\": " << json_number(r.thread_cv, 6)
-            << ", \"never_run\": " << r.never_run << "}" << (i + 1 < rows.size() ? "," : "")
-            << "\n";
-    }
-    out << "]\n";
-    if (!out) {
-        throw std::runtime_error("cannot write " + path);
-    }
+    write_json_array(path, objects);
 }
 
 /// Drops repeated values, keeping the first of each.

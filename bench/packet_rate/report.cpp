@@ -4,14 +4,12 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
-#include <stdexcept>
 #include <thread>
 
 #include <sys/utsname.h>
 
+#include "json_array.hpp"
 #include "machine_info.hpp"
 
 namespace signet::bench {
@@ -25,16 +23,6 @@ std::string backend_label(point_spec const& spec) {
         label += spec.idle == idle_mode::spin ? "+spin" : "+block";
     }
     return label;
-}
-
-std::string json_number(double value, int precision) {
-    if (!std::isfinite(value)) {
-        return "0";
-    }
-    std::ostringstream out;
-    out.precision(precision);
-    out << value;
-    return out.str();
 }
 
 } // namespace
@@ -81,28 +69,26 @@ void print_retry(double other_cpus) {
 }
 
 void write_json(std::string const& path, std::vector<point_result> const& rows) {
-    std::ofstream out(path);
-    if (!out) {
-        throw std::runtime_error("cannot open " + path + " for writing");
+    std::vector<nlohmann::ordered_json> objects;
+    objects.reserve(rows.size());
+    for (auto const& r : rows) {
+        objects.push_back({{"design", r.spec.design},
+                           {"backend", backend_label(r.spec)},
+                           {"feeds", r.spec.feeds},
+                           {"workers", r.spec.workers},
+                           {"rate", finite_or_zero(r.spec.rate)},
+                           {"payload", r.spec.payload},
+                           {"mode", r.spec.mode},
+                           {"pps", finite_or_zero(std::round(r.pps))},
+                           {"loss_pct", finite_or_zero(r.loss_pct)},
+                           {"cpu_ns_per_packet", finite_or_zero(r.cpu_ns_per_packet)},
+                           {"p50_ns", r.p50},
+                           {"p99_ns", r.p99},
+                           {"p999_ns", r.p999},
+                           {"feed_cv", finite_or_zero(r.feed_cv)},
+                           {"switches_per_packet", finite_or_zero(r.switches_per_packet)}});
     }
-    out << "[\n";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        auto const& r = rows[i];
-        out << "  {\"design\": \"" << r.spec.design << "\", \"backend\": \""
-            << backend_label(r.spec) << "\", \"feeds\": " << r.spec.feeds
-            << ", \"workers\": " << r.spec.workers << ", \"rate\": " << json_number(r.spec.rate, 12)
-            << ", \"payload\": " << r.spec.payload << ", \"mode\": \"" << r.spec.mode
-            << "\", \"pps\": " << json_number(std::round(r.pps), 15)
-            << ", \"loss_pct\": " << json_number(r.loss_pct, 6)
-            << ", \"cpu_ns_per_packet\": " << json_number(r.cpu_ns_per_packet, 6)
-            << ", \"p50_ns\": " << r.p50 << ", \"p99_ns\": " << r.p99 << ", \"p999_ns\": " << r.p999
-            << ", \"feed_cv\": " << json_number(r.feed_cv, 6) << "}"
-            << (i + 1 < rows.size() ? "," : "") << "\n";
-    }
-    out << "]\n";
-    if (!out) {
-        throw std::runtime_error("cannot write " + path);
-    }
+    write_json_array(path, objects);
 }
 
 } // namespace signet::bench

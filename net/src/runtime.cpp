@@ -285,4 +285,12 @@ udp_endpoint runtime::local_endpoint(std::size_t feed, std::size_t line) const {
     return feeds_.at(feed)->lines.at(line)->socket.local_endpoint();
 }
 
+timestamping runtime::timestamps(std::size_t feed, std::size_t line) const {
+    return feeds_.at(feed)->lines.at(line)->socket.timestamps();
+}
+
+std::string const& runtime::timestamp_note(std::size_t feed, std::size_t line) const {
+    return feeds_.at(feed)->lines.at(line)->socket.timestamp_note();
+}
+
 } // namespace signet::net

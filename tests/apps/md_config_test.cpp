@@ -44,6 +44,10 @@ interface = "lo"
 queue_capacity = 128
 on_full = "drop"
 rcvbuf = 1048576
+timestamps = "hardware"
+busy_poll_us = 50
+reuse_port = true
+buffer_size = 9000
 [[feed]]
 name = "b"
 protocol = "raw"
@@ -72,6 +76,10 @@ bind = "127.0.0.1:30003"
     EXPECT_EQ(a.queue_capacity, 128U);
     EXPECT_EQ(a.on_full, signet::net::full_policy::drop);
     EXPECT_EQ(a.rcvbuf, 1048576U);
+    EXPECT_EQ(a.timestamps, signet::net::timestamping::hardware);
+    EXPECT_EQ(a.busy_poll_us, 50U);
+    EXPECT_TRUE(a.reuse_port);
+    EXPECT_EQ(a.buffer_size, 9000U);
     EXPECT_EQ(a.max_orders, 4096U);
     EXPECT_EQ(c.feeds[1].protocol, signet::apps::protocol_kind::raw);
     EXPECT_EQ(c.feeds[1].parser, signet::apps::parser_kind::count);
@@ -86,6 +94,10 @@ TEST(MdConfig, DefaultsApply) {
     EXPECT_EQ(c.workers, 1U);
     EXPECT_EQ(c.feeds[0].queue_capacity, 4096U);
     EXPECT_EQ(c.feeds[0].on_full, signet::net::full_policy::backpressure);
+    EXPECT_EQ(c.feeds[0].timestamps, signet::net::timestamping::software);
+    EXPECT_EQ(c.feeds[0].busy_poll_us, 0U);
+    EXPECT_FALSE(c.feeds[0].reuse_port);
+    EXPECT_EQ(c.feeds[0].buffer_size, 1500U);
 }
 
 TEST(MdConfig, ErrorsNameTheKeyAndLine) {
@@ -180,6 +192,117 @@ TEST(MdConfig, BookMaxOrdersIsBoundedAndReachesEveryFeed) {
     }
     EXPECT_NE(error_of("[book]\nmax_order = 5\n" + feed_text).find("key 'max_order'"),
               std::string::npos);
+}
+
+// The per-feed socket keys: each reaches every line's socket options (A and B).
+std::string const ab_feed_text = "[[feed]]\nname = \"a\"\nbind = \"*:1\"\nbind_b = \"*:2\"\n";
+
+TEST(MdConfig, TimestampsSetEveryLine) {
+    using signet::net::timestamping;
+    auto const defaults = parse_receiver_config(ab_feed_text, "t");
+    EXPECT_EQ(defaults.feeds[0].timestamps, timestamping::software);
+    for (auto const& line : signet::apps::line_options(defaults.feeds[0])) {
+        EXPECT_EQ(line.timestamps, timestamping::software);
+    }
+    for (auto [text, mode] :
+         {std::pair{"off", timestamping::off}, std::pair{"software", timestamping::software},
+          std::pair{"hardware", timestamping::hardware}}) {
+        auto const c = parse_receiver_config(
+            ab_feed_text + "timestamps = \"" + std::string(text) + "\"\n", "t");
+        EXPECT_EQ(c.feeds[0].timestamps, mode) << text;
+        auto const lines = signet::apps::line_options(c.feeds[0]);
+        ASSERT_EQ(lines.size(), 2U);
+        EXPECT_EQ(lines[0].timestamps, mode) << text;
+        EXPECT_EQ(lines[1].timestamps, mode) << text;
+    }
+    for (char const* bad : {"\"nic\"", "\"Hardware\"", "true", "1"}) {
+        std::string const error = error_of(feed_text + "timestamps = " + std::string(bad) + "\n");
+        EXPECT_EQ(error.rfind("test.toml:4: key 'timestamps': expected one of \"off\", "
+                              "\"software\", \"hardware\"",
+                              0),
+                  0U)
+            << bad << ": " << error;
+    }
+}
+
+TEST(MdConfig, BusyPollIsBoundedAndSetsEveryLine) {
+    auto const defaults = parse_receiver_config(ab_feed_text, "t");
+    EXPECT_EQ(defaults.feeds[0].busy_poll_us, 0U);
+    EXPECT_EQ(signet::apps::line_options(defaults.feeds[0])[0].busy_poll_us, 0U);
+    for (unsigned good : {0U, 50U, 1'000'000U}) {
+        auto const c = parse_receiver_config(
+            ab_feed_text + "busy_poll_us = " + std::to_string(good) + "\n", "t");
+        EXPECT_EQ(c.feeds[0].busy_poll_us, good);
+        auto const lines = signet::apps::line_options(c.feeds[0]);
+        ASSERT_EQ(lines.size(), 2U);
+        EXPECT_EQ(lines[0].busy_poll_us, good);
+        EXPECT_EQ(lines[1].busy_poll_us, good);
+    }
+    for (char const* bad : {"-1", "1000001", "4294967346", "1.5", "\"50\""}) {
+        std::string const error = error_of(feed_text + "busy_poll_us = " + std::string(bad) + "\n");
+        EXPECT_EQ(error.rfind(
+                      "test.toml:4: key 'busy_poll_us': expected an integer from 0 to 1000000", 0),
+                  0U)
+            << bad << ": " << error;
+    }
+}
+
+TEST(MdConfig, ReusePortIsABooleanForEveryLine) {
+    auto const defaults = parse_receiver_config(ab_feed_text, "t");
+    EXPECT_FALSE(defaults.feeds[0].reuse_port);
+    EXPECT_FALSE(signet::apps::line_options(defaults.feeds[0])[0].reuse_port);
+    for (bool good : {true, false}) {
+        auto const c = parse_receiver_config(
+            ab_feed_text + "reuse_port = " + (good ? "true" : "false") + "\n", "t");
+        EXPECT_EQ(c.feeds[0].reuse_port, good);
+        auto const lines = signet::apps::line_options(c.feeds[0]);
+        ASSERT_EQ(lines.size(), 2U);
+        EXPECT_EQ(lines[0].reuse_port, good);
+        EXPECT_EQ(lines[1].reuse_port, good);
+    }
+    for (char const* bad : {"1", "\"yes\"", "\"true\""}) {
+        std::string const error = error_of(feed_text + "reuse_port = " + std::string(bad) + "\n");
+        EXPECT_EQ(error.rfind("test.toml:4: key 'reuse_port': expected true or false", 0), 0U)
+            << bad << ": " << error;
+    }
+}
+
+TEST(MdConfig, BufferSizeIsBounded) {
+    EXPECT_EQ(parse_receiver_config(feed_text, "t").feeds[0].buffer_size, 1500U);
+    for (std::size_t good : {std::size_t{64}, std::size_t{9000}, std::size_t{65507}}) {
+        EXPECT_EQ(
+            parse_receiver_config(feed_text + "buffer_size = " + std::to_string(good) + "\n", "t")
+                .feeds[0]
+                .buffer_size,
+            good);
+    }
+    for (char const* bad : {"0", "63", "65508", "-1", "1500.0", "\"jumbo\""}) {
+        std::string const error = error_of(feed_text + "buffer_size = " + std::string(bad) + "\n");
+        EXPECT_EQ(
+            error.rfind("test.toml:4: key 'buffer_size': expected an integer from 64 to 65507", 0),
+            0U)
+            << bad << ": " << error;
+    }
+}
+
+TEST(MdConfig, MemoryBackendIsRejected) {
+    // The library accepts "memory" (in-process lines for tests and tools); md_receiver has no
+    // writer for it, so it would receive nothing.
+    std::string const error = error_of("[runtime]\nbackend = \"memory\"\n" + feed_text);
+    EXPECT_EQ(error.rfind("test.toml:2: key 'backend': \"memory\" is the in-process backend", 0),
+              0U)
+        << error;
+    EXPECT_NE(error.find("md_receiver has no writer for it"), std::string::npos) << error;
+    EXPECT_EQ(error_of("[runtime]\nbackend = \"ram\"\n" + feed_text)
+                  .rfind("test.toml:2: key 'backend': expected one of \"auto\", \"io_uring\", "
+                         "\"epoll\", \"asio\"",
+                         0),
+              0U);
+    for (char const* good : {"auto", "io_uring", "epoll", "asio"}) {
+        EXPECT_NO_THROW(parse_receiver_config(
+            "[runtime]\nbackend = \"" + std::string(good) + "\"\n" + feed_text, "t"))
+            << good;
+    }
 }
 
 TEST(MdConfig, CpusTheMachineDoesNotHaveAreConfigErrors) {

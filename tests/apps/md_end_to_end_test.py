@@ -493,6 +493,63 @@ bind = "127.0.0.1:{port_2}"
     receiver.terminate()
 
 
+def case_feed_socket_keys_reach_the_sockets(args, workdir, backend):
+    """buffer_size cuts longer datagrams on every backend (counted: stats line and summary),
+    reuse_port lets another socket share the port, and the startup line names the timestamps in
+    effect (hardware on lo: software, with a warning)."""
+    port, port_plain = free_port(), free_port()
+    config = f"""
+[runtime]
+backend = "@BACKEND@"
+workers = 2
+[stats]
+interval_s = 0.05
+[[feed]]
+name = "cut"
+protocol = "raw"
+parser = "count"
+bind = "127.0.0.1:{port}"
+interface = "lo"
+buffer_size = 64
+reuse_port = true
+timestamps = "hardware"
+busy_poll_us = 0
+[[feed]]
+name = "plain"
+protocol = "raw"
+parser = "count"
+bind = "127.0.0.1:{port_plain}"
+timestamps = "off"
+"""
+    receiver = Receiver(args.receiver, config, workdir, backend)
+    assert receiver.find(f"feed cut: line A on 127.0.0.1:{port} (unicast), timestamps software"), \
+        receiver.lines
+    assert receiver.find(
+        f"feed plain: line A on 127.0.0.1:{port_plain} (unicast), timestamps off"), receiver.lines
+    warnings = [l for l in receiver.find("feed cut: line A: ") if "warn" in l]
+    assert warnings and "using software" in warnings[0], receiver.lines
+    assert not receiver.find("feed plain: line A: "), receiver.lines
+    # SO_REUSEPORT on both: a second socket may bind the port (closed again before sending, so
+    # that the kernel does not share the datagrams between the two).
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as other:
+        other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        other.bind(("127.0.0.1", port))
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        for i in range(10):
+            sender.sendto(b"x" * (200 if i % 2 else 50), ("127.0.0.1", port))
+    wait_until(lambda: any(s[3]["packets"] >= 10 for s in receiver.stats(feed="cut")), 30,
+               "a stats line with the 10 packets")
+    wait_until(lambda: any(l.rstrip().endswith("kernel drops, 5 truncated")
+                           for l in receiver.find("stats cut |")), 30,
+               "a stats line with 5 truncated")
+    receiver.terminate()
+    feed = next(f for f in receiver.read_summary()["feeds"] if f["name"] == "cut")
+    expect_equal("packets", feed["packets"], 10)
+    expect_equal("truncated", feed["truncated"], 5)
+    expect_equal("bytes (cut at buffer_size)", feed["bytes"], 5 * 64 + 5 * 50)
+    expect_equal("hardware_timestamps", feed["hardware_timestamps"], 0)
+
+
 def run_app(binary, *args, timeout=30):
     return subprocess.run([binary, *args], capture_output=True, text=True, timeout=timeout)
 
@@ -628,6 +685,8 @@ def main():
     runs.append((case_port_in_use_is_one_clear_error, "auto"))
     runs.append((case_md_feed_replay_and_report_errors, "auto"))
     runs.append((case_low_rate_packets_leave_within_the_heartbeat, "auto"))
+    for backend in ("auto", "epoll", "asio"):
+        runs.append((case_feed_socket_keys_reach_the_sockets, backend))
     runs = [(case, backend) for case, backend in runs if args.only in case.__name__]
     passed = failed = 0
     for case, backend in runs:

@@ -84,6 +84,12 @@ public:
     [[nodiscard]] feed_stats stats(std::size_t feed) const;
     /// The bound address of a feed's line (the kernel's port choice for port 0).
     [[nodiscard]] udp_endpoint local_endpoint(std::size_t feed, std::size_t line = 0) const;
+    /// The receive timestamps in effect on a feed's line (udp_socket::timestamps(); off on the
+    /// memory backend).
+    [[nodiscard]] timestamping timestamps(std::size_t feed, std::size_t line = 0) const;
+    /// Why the line's timestamps differ from those requested (udp_socket::timestamp_note());
+    /// empty when they do not.
+    [[nodiscard]] std::string const& timestamp_note(std::size_t feed, std::size_t line = 0) const;
     /// backend_kind::memory: the writer's end of a feed's line (feed_options::lines gives the
     /// number of lines, at least one; their socket options are unused). Throws
     /// std::logic_error on another backend.
