@@ -10,6 +10,8 @@
 
 #include <toml++/toml.h>
 
+#include <signet/md/moldudp64.hpp>
+
 namespace signet::apps {
 
 namespace {
@@ -153,7 +155,8 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
     reject_unknown_keys(file, t, "[feed]",
                         {"name", "protocol", "parser", "bind", "bind_b", "group", "group_b",
                          "source", "interface", "queue_capacity", "on_full", "rcvbuf", "timestamps",
-                         "busy_poll_us", "reuse_port", "buffer_size"});
+                         "busy_poll_us", "reuse_port", "buffer_size", "session",
+                         "max_sequence_jump"});
     feed_config f;
     f.name = get_string(file, t, "name");
     if (f.name.empty()) {
@@ -204,6 +207,22 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
     f.reuse_port = get_bool(file, t, "reuse_port", f.reuse_port);
     f.buffer_size =
         get_size(file, t, "buffer_size", f.buffer_size, min_buffer_size, max_buffer_size);
+    f.session = get_string(file, t, "session");
+    if (f.session.size() > md::moldudp64_session_size ||
+        !std::all_of(f.session.begin(), f.session.end(),
+                     [](char c) { return c >= 0x20 && c <= 0x7e; })) {
+        fail(file, *t.get("session"), "session",
+             "expected a MoldUDP64 session id: at most 10 printable ASCII characters");
+    }
+    f.max_sequence_jump =
+        get_size(file, t, "max_sequence_jump", f.max_sequence_jump, 1, max_max_sequence_jump);
+    if (f.protocol != protocol_kind::moldudp64) {
+        for (char const* key : {"session", "max_sequence_jump"}) {
+            if (t.get(key) != nullptr) {
+                fail(file, *t.get(key), key, "applies to protocol \"moldudp64\" only");
+            }
+        }
+    }
     return f;
 }
 

@@ -31,6 +31,8 @@ inline constexpr std::size_t max_max_orders = std::size_t{1} << 27;
 inline constexpr std::size_t min_buffer_size = 64;
 inline constexpr std::size_t max_buffer_size = 65'507;
 inline constexpr std::size_t max_busy_poll_us = 1'000'000;
+/// Bound of [[feed]] max_sequence_jump (messages).
+inline constexpr std::size_t max_max_sequence_jump = std::size_t{1} << 40;
 
 struct feed_config {
     std::string name{};
@@ -49,6 +51,8 @@ struct feed_config {
     unsigned busy_poll_us = 0;      ///< SO_BUSY_POLL; 0: off
     bool reuse_port = false;        ///< SO_REUSEPORT on every line
     std::size_t buffer_size = 1500; ///< payload bytes per packet buffer; longer ones truncated
+    std::string session{};          ///< MoldUDP64 session id to accept (pinned); empty: learn it
+    std::uint64_t max_sequence_jump = 100'000;   ///< farthest plausible sequence jump (messages)
     std::size_t max_orders = default_max_orders; ///< copied from [book] max_orders
 };
 

@@ -8,10 +8,10 @@ feed_processor::feed_processor(feed_config const& config)
     : config_(config) {
     if (config.protocol == protocol_kind::moldudp64) {
         if (config.parser == parser_kind::itch50) {
-            itch_.emplace(md::itch_feed_handler_options{.session = {.first_sequence = 1},
+            itch_.emplace(md::itch_feed_handler_options{.session = session_options(),
                                                         .book = {.max_orders = config.max_orders}});
         } else {
-            session_.emplace();
+            session_.emplace(session_options());
         }
         if (config.bind_b) {
             // A/B: line B's copy may lag line A's by a whole receive batch on another worker;
@@ -22,6 +22,12 @@ feed_processor::feed_processor(feed_config const& config)
             arbiter_.emplace(1); // reordering on one line: a short hold is enough
         }
     }
+}
+
+md::moldudp64_session_options feed_processor::session_options() const noexcept {
+    return {.first_sequence = 1,
+            .max_sequence_jump = config_.max_sequence_jump,
+            .session = config_.session};
 }
 
 std::uint64_t feed_processor::next_sequence() const noexcept {
@@ -75,6 +81,11 @@ void feed_processor::publish() noexcept {
         } catch (...) { // NOLINT(bugprone-empty-catch): a lost log line must not stop the feed
         }
     }
+    std::uint64_t const ignored = s.foreign_session_packets + s.implausible_packets;
+    if (ignored + s.resyncs != untrusted_logged_) {
+        log_untrusted(s); // rare: forged, stale or foreign packets
+    }
+    live_.ignored_packets.store(ignored, std::memory_order_relaxed);
     live_.book_full_drops.store(book_full, std::memory_order_relaxed);
     live_.end_of_session.store(s.end_of_session, std::memory_order_relaxed);
     live_.packets.store(arbiter_ ? s.packets : raw_packets_, std::memory_order_relaxed);
@@ -85,6 +96,25 @@ void feed_processor::publish() noexcept {
     live_.malformed_packets.store(s.malformed_packets, std::memory_order_relaxed);
 }
 
+void feed_processor::log_untrusted(md::moldudp64_stats const& s) noexcept {
+    auto const now = std::chrono::steady_clock::now();
+    if (untrusted_logged_ != 0 && now - untrusted_log_time_ < untrusted_log_interval) {
+        return; // rate-limited: the counts are in the stats line and the summary
+    }
+    untrusted_logged_ = s.foreign_session_packets + s.implausible_packets + s.resyncs;
+    untrusted_log_time_ = now;
+    std::string_view const session = itch_ ? itch_->session().session() : session_->session();
+    try {
+        spdlog::warn("feed {}: MoldUDP64 session '{}', next sequence {}: so far ignored {} "
+                     "packet(s) of another session and {} with a sequence more than {} away; "
+                     "{} resync(s) (at most one such line per {} s)",
+                     config_.name, session, next_sequence(), s.foreign_session_packets,
+                     s.implausible_packets, config_.max_sequence_jump, s.resyncs,
+                     untrusted_log_interval.count());
+    } catch (...) { // NOLINT(bugprone-empty-catch): a lost log line must not stop the feed
+    }
+}
+
 feed_processor::live_counters feed_processor::live() const noexcept {
     // relaxed: independent counters; a snapshot.
     return {live_.packets.load(std::memory_order_relaxed),
@@ -93,6 +123,7 @@ feed_processor::live_counters feed_processor::live() const noexcept {
             live_.missing_messages.load(std::memory_order_relaxed),
             live_.duplicate_packets.load(std::memory_order_relaxed),
             live_.malformed_packets.load(std::memory_order_relaxed),
+            live_.ignored_packets.load(std::memory_order_relaxed),
             live_.book_full_drops.load(std::memory_order_relaxed),
             live_.end_of_session.load(std::memory_order_relaxed)};
 }

@@ -4,9 +4,12 @@
 // sequencing (through a sequence_arbiter), ITCH 5.0 decoding into the order book, counting, and
 // the latency from the kernel's receive timestamp to the end of parsing. Never runs concurrently
 // with itself (it is the parser contract's body); live() may be read from any thread. Logs once
-// (a warning) when the order book first drops an add because it holds max_orders live orders.
+// (a warning) when the order book first drops an add because it holds max_orders live orders,
+// and at most once a second when the MoldUDP64 session ignored or resynchronized on packets
+// (forged, stale or foreign: moldudp64.hpp, step 2).
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -37,6 +40,7 @@ public:
         std::uint64_t missing_messages = 0;
         std::uint64_t duplicate_packets = 0;
         std::uint64_t malformed_packets = 0;
+        std::uint64_t ignored_packets = 0; ///< another session or an implausible sequence
         std::uint64_t book_full_drops = 0;
         bool end_of_session = false;
     };
@@ -53,6 +57,10 @@ private:
     void deliver(std::span<std::byte const> datagram);
     std::uint64_t next_sequence() const noexcept;
     void publish() noexcept;
+    md::moldudp64_session_options session_options() const noexcept;
+    void log_untrusted(md::moldudp64_stats const& s) noexcept;
+
+    static constexpr std::chrono::seconds untrusted_log_interval{1};
 
     feed_config config_;
     std::optional<md::itch_feed_handler> itch_;    // moldudp64 + itch50
@@ -67,10 +75,13 @@ private:
         std::atomic<std::uint64_t> missing_messages{0};
         std::atomic<std::uint64_t> duplicate_packets{0};
         std::atomic<std::uint64_t> malformed_packets{0};
+        std::atomic<std::uint64_t> ignored_packets{0};
         std::atomic<std::uint64_t> book_full_drops{0};
         std::atomic<bool> end_of_session{false};
     } live_;
     bool book_full_logged_ = false;
+    std::uint64_t untrusted_logged_ = 0; // ignored + resyncs when last logged
+    std::chrono::steady_clock::time_point untrusted_log_time_{};
 };
 
 } // namespace signet::apps

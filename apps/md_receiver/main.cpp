@@ -149,6 +149,9 @@ std::string summary_json(double elapsed_s, latency_histogram::snapshot const& la
         feed["missing_messages"] = session.missing_messages;
         feed["duplicate_packets"] = session.duplicate_packets;
         feed["malformed_packets"] = session.malformed_packets;
+        feed["foreign_session_packets"] = session.foreign_session_packets;
+        feed["implausible_packets"] = session.implausible_packets;
+        feed["resyncs"] = session.resyncs;
         feed["malformed_messages"] = itch != nullptr ? itch->malformed_messages : 0;
         feed["unknown_messages"] = itch != nullptr ? itch->unknown_messages : 0;
         feed["heartbeats"] = session.heartbeats;
@@ -196,14 +199,14 @@ void log_stats(net::runtime const& rt, feed_entry& f, double seconds) {
                             : "latency p50 " + micros(window.percentile(0.50)) + " µs, p99 " +
                                   micros(window.percentile(0.99)) + " µs";
     spdlog::info("stats {} | last {:.2f} s: {:.0f} pkts/s, {:.0f} msgs/s, {} | totals: {} pkts, "
-                 "{} msgs, {} gaps, {} missing msgs, {} dup pkts, {} malformed pkts, {} queue "
-                 "drops, {} kernel drops, {} truncated",
+                 "{} msgs, {} gaps, {} missing msgs, {} dup pkts, {} malformed pkts, {} ignored "
+                 "pkts, {} queue drops, {} kernel drops, {} truncated",
                  f.processor->config().name, seconds,
                  static_cast<double>(live.packets - f.last.packets) / seconds,
                  static_cast<double>(live.messages - f.last.messages) / seconds, latency_text,
                  live.packets, live.messages, live.gaps, live.missing_messages,
-                 live.duplicate_packets, live.malformed_packets, net_stats.dropped,
-                 net_stats.kernel_drops, net_stats.truncated);
+                 live.duplicate_packets, live.malformed_packets, live.ignored_packets,
+                 net_stats.dropped, net_stats.kernel_drops, net_stats.truncated);
     f.last = live;
     f.last_latency = latency;
 }
@@ -403,17 +406,19 @@ int main(int argc, char** argv) {
     for (auto const& f : feeds) {
         auto const n = rt->stats(f.id);
         auto const s = f.processor->session_stats();
-        std::printf("  feed %s: %llu packets, %llu messages, %llu gaps (%llu missing), %llu "
-                    "duplicates, %llu malformed, %llu queue drops, %llu kernel drops%s\n",
-                    f.processor->config().name.c_str(), static_cast<unsigned long long>(n.packets),
-                    static_cast<unsigned long long>(s.messages),
-                    static_cast<unsigned long long>(s.gaps),
-                    static_cast<unsigned long long>(s.missing_messages),
-                    static_cast<unsigned long long>(s.duplicate_packets),
-                    static_cast<unsigned long long>(s.malformed_packets),
-                    static_cast<unsigned long long>(n.dropped),
-                    static_cast<unsigned long long>(n.kernel_drops),
-                    s.end_of_session ? ", end of session" : "");
+        std::printf(
+            "  feed %s: %llu packets, %llu messages, %llu gaps (%llu missing), %llu "
+            "duplicates, %llu malformed, %llu ignored (%llu resyncs), %llu queue drops, "
+            "%llu kernel drops%s\n",
+            f.processor->config().name.c_str(), static_cast<unsigned long long>(n.packets),
+            static_cast<unsigned long long>(s.messages), static_cast<unsigned long long>(s.gaps),
+            static_cast<unsigned long long>(s.missing_messages),
+            static_cast<unsigned long long>(s.duplicate_packets),
+            static_cast<unsigned long long>(s.malformed_packets),
+            static_cast<unsigned long long>(s.foreign_session_packets + s.implausible_packets),
+            static_cast<unsigned long long>(s.resyncs), static_cast<unsigned long long>(n.dropped),
+            static_cast<unsigned long long>(n.kernel_drops),
+            s.end_of_session ? ", end of session" : "");
         if (auto const* itch = f.processor->itch_stats()) {
             std::printf("    order book: %llu unknown order refs, %llu duplicate order refs, %llu "
                         "adds dropped at max_orders %zu\n",

@@ -247,6 +247,31 @@ TEST(MdConfig, BusyPollIsBoundedAndSetsEveryLine) {
     }
 }
 
+TEST(MdConfig, SessionCanBePinnedAndTheJumpBoundSet) {
+    auto const defaults = parse_receiver_config(feed_text, "t");
+    EXPECT_EQ(defaults.feeds[0].session, "");
+    EXPECT_EQ(defaults.feeds[0].max_sequence_jump, 100'000U);
+    auto const c = parse_receiver_config(
+        feed_text + "session = \"SESSION001\"\nmax_sequence_jump = 5000\n", "t");
+    EXPECT_EQ(c.feeds[0].session, "SESSION001");
+    EXPECT_EQ(c.feeds[0].max_sequence_jump, 5000U);
+    for (char const* bad : {"\"ELEVENCHARS\"", "\"tab\\there\"", "42"}) {
+        std::string const error = error_of(feed_text + "session = " + std::string(bad) + "\n");
+        EXPECT_EQ(error.rfind("test.toml:4: key 'session': expected a", 0), 0U)
+            << bad << ": " << error;
+    }
+    for (char const* bad : {"0", "-5", "1.5", "1099511627777"}) {
+        std::string const error =
+            error_of(feed_text + "max_sequence_jump = " + std::string(bad) + "\n");
+        EXPECT_EQ(error.rfind("test.toml:4: key 'max_sequence_jump': expected an integer", 0), 0U)
+            << bad << ": " << error;
+    }
+    std::string const raw =
+        error_of(feed_text + "protocol = \"raw\"\nparser = \"count\"\nsession = \"S\"\n");
+    EXPECT_NE(raw.find("key 'session': applies to protocol \"moldudp64\" only"), std::string::npos)
+        << raw;
+}
+
 TEST(MdConfig, ReusePortIsABooleanForEveryLine) {
     auto const defaults = parse_receiver_config(ab_feed_text, "t");
     EXPECT_FALSE(defaults.feeds[0].reuse_port);

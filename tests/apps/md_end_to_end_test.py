@@ -42,7 +42,8 @@ def wait_until(condition, timeout, what):
 
 STATS_LINE = re.compile(r"stats (\S+) \| last [0-9.]+ s: (\d+) pkts/s, (\d+) msgs/s, .* \| "
                         r"totals: (\d+) pkts, (\d+) msgs, (\d+) gaps, (\d+) missing msgs, "
-                        r"(\d+) dup pkts, (\d+) malformed pkts, (\d+) queue drops, "
+                        r"(\d+) dup pkts, (\d+) malformed pkts, (\d+) ignored pkts, "
+                        r"(\d+) queue drops, "
                         r"(\d+) kernel drops")
 
 
@@ -109,7 +110,7 @@ class Receiver:
             m = STATS_LINE.search(line)
             if m and (feed is None or m.group(1) == feed):
                 keys = ["packets", "messages", "gaps", "missing", "duplicates", "malformed",
-                        "queue_drops", "kernel_drops"]
+                        "ignored", "queue_drops", "kernel_drops"]
                 out.append((m.group(1), int(m.group(2)), int(m.group(3)),
                             dict(zip(keys, map(int, m.groups()[3:])))))
         return out
@@ -281,6 +282,32 @@ def case_malformed_datagrams_are_counted(args, workdir, backend):
     expect_equal("malformed_packets", feed["malformed_packets"], 2 * len(garbage))
     expect_equal("messages", feed["messages"], sent["messages"])
     expect_equal("gaps", feed["gaps"], 0)
+
+
+def case_forged_packets_do_not_blind_the_feed(args, workdir, backend):
+    """A heartbeat far ahead, then a heartbeat of another session, before the real stream: the
+    first is ignored (implausible), the second anchors provisionally and the stream's first data
+    packet replaces it; nothing real is lost or called a duplicate, and the event is logged."""
+    port = free_port()
+    receiver = Receiver(args.receiver, single_feed_config(port), workdir, backend)
+    heartbeat = lambda session, sequence: session + sequence.to_bytes(8, "big") + b"\x00\x00"
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.sendto(heartbeat(b"SESSION001", 1_000_000), ("127.0.0.1", port))
+        s.sendto(heartbeat(b"EVIL000001", 1), ("127.0.0.1", port))
+    # The far heartbeat waits in the reorder hold until later packets arrive: one is counted.
+    receiver.wait_total_packets(1)
+    sent = run_feed(args.feed, "--to", f"127.0.0.1:{port}", "--count", "5000", "--rate", "100000",
+                    "--session", "SESSION001")
+    summary, _ = receiver.stop()
+    feed = summary["feeds"][0]
+    expect_equal("messages", feed["messages"], sent["messages"])
+    expect_equal("gaps", feed["gaps"], 0)
+    expect_equal("duplicate_packets", feed["duplicate_packets"], 0)
+    expect_equal("malformed_packets", feed["malformed_packets"], 0)
+    expect_equal("implausible_packets", feed["implausible_packets"], 1)
+    expect_equal("foreign_session_packets", feed["foreign_session_packets"], 0)
+    expect_equal("resyncs", feed["resyncs"], 1)
+    assert receiver.find("ignored"), "no warning about the ignored packets"
 
 
 def itch_messages():
@@ -674,6 +701,7 @@ def main():
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
     args = parser.parse_args()
     cases = [case_faults_are_counted_exactly, case_ab_lines_fill_each_others_gaps,
+             case_forged_packets_do_not_blind_the_feed,
              case_malformed_datagrams_are_counted]
     runs = [(case, backend) for backend in args.backends.split(",") for case in cases]
     runs.append((case_bad_config_exits_2_naming_the_key, "auto"))
