@@ -7,6 +7,7 @@ add_library(signet_md
     src/md/itch50.cpp
     src/md/itch_generator.cpp
     src/md/moldudp64.cpp
+    src/md/moldudp64_recovery.cpp
     src/md/order_book.cpp)
 add_library(signet::md ALIAS signet_md)
 set_target_properties(signet_md PROPERTIES EXPORT_NAME md OUTPUT_NAME signet_md)

@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include <signet/md/moldudp64.hpp>
+#include <signet/md/moldudp64_recovery.hpp>
 
 namespace signet::apps {
 
@@ -153,10 +154,30 @@ std::optional<net::udp_endpoint> get_endpoint(std::string const& file, toml::tab
 
 feed_config parse_feed(std::string const& file, toml::table const& t, std::size_t index) {
     reject_unknown_keys(file, t, "[feed]",
-                        {"name", "protocol", "parser", "bind", "bind_b", "group", "group_b",
-                         "source", "interface", "queue_capacity", "on_full", "rcvbuf", "timestamps",
-                         "busy_poll_us", "reuse_port", "buffer_size", "session",
-                         "max_sequence_jump"});
+                        {"name",
+                         "protocol",
+                         "parser",
+                         "bind",
+                         "bind_b",
+                         "group",
+                         "group_b",
+                         "source",
+                         "interface",
+                         "queue_capacity",
+                         "on_full",
+                         "rcvbuf",
+                         "timestamps",
+                         "busy_poll_us",
+                         "reuse_port",
+                         "buffer_size",
+                         "session",
+                         "max_sequence_jump",
+                         "rerequest",
+                         "rerequest_timeout_ms",
+                         "rerequest_max_messages",
+                         "rerequest_max_in_flight",
+                         "rerequest_tries",
+                         "recovery_buffer"});
     feed_config f;
     f.name = get_string(file, t, "name");
     if (f.name.empty()) {
@@ -216,8 +237,24 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
     }
     f.max_sequence_jump =
         get_size(file, t, "max_sequence_jump", f.max_sequence_jump, 1, max_max_sequence_jump);
+    f.rerequest = get_endpoint(file, t, "rerequest", false);
+    if (f.rerequest &&
+        (f.rerequest->is_any() || f.rerequest->port() == 0 || f.rerequest->is_multicast())) {
+        fail(file, *t.get("rerequest"), "rerequest",
+             "expected the re-request server's unicast \"ip:port\"");
+    }
+    f.rerequest_timeout_ms =
+        get_size(file, t, "rerequest_timeout_ms", f.rerequest_timeout_ms, 1, 60'000);
+    f.rerequest_max_messages = get_size(file, t, "rerequest_max_messages", f.rerequest_max_messages,
+                                        1, md::moldudp64_max_messages);
+    f.rerequest_max_in_flight =
+        get_size(file, t, "rerequest_max_in_flight", f.rerequest_max_in_flight, 1,
+                 md::moldudp64_recovery::max_chunks);
+    f.rerequest_tries =
+        static_cast<unsigned>(get_size(file, t, "rerequest_tries", f.rerequest_tries, 1, 100));
+    f.recovery_buffer = get_size(file, t, "recovery_buffer", f.recovery_buffer, 16, 65'536);
     if (f.protocol != protocol_kind::moldudp64) {
-        for (char const* key : {"session", "max_sequence_jump"}) {
+        for (char const* key : {"session", "max_sequence_jump", "rerequest"}) {
             if (t.get(key) != nullptr) {
                 fail(file, *t.get(key), key, "applies to protocol \"moldudp64\" only");
             }
@@ -362,6 +399,15 @@ std::vector<net::udp_socket_options> line_options(feed_config const& feed) {
         b.bind = *feed.bind_b;
         b.group = feed.group_b ? feed.group_b : (feed.group ? feed.group : std::nullopt);
         lines.push_back(b);
+    }
+    if (feed.rerequest) {
+        // The request line: sends the requests and receives the answers (ephemeral port).
+        net::udp_socket_options r;
+        r.bind =
+            *net::udp_endpoint::try_parse_address(feed.rerequest->is_v6() ? "::" : "0.0.0.0", 0);
+        r.receive_buffer = feed.rcvbuf;
+        r.timestamps = feed.timestamps;
+        lines.push_back(r);
     }
     return lines;
 }

@@ -52,7 +52,15 @@ struct feed_config {
     bool reuse_port = false;        ///< SO_REUSEPORT on every line
     std::size_t buffer_size = 1500; ///< payload bytes per packet buffer; longer ones truncated
     std::string session{};          ///< MoldUDP64 session id to accept (pinned); empty: learn it
-    std::uint64_t max_sequence_jump = 100'000;   ///< farthest plausible sequence jump (messages)
+    std::uint64_t max_sequence_jump = 100'000; ///< farthest plausible sequence jump (messages)
+    /// MoldUDP64 re-request server: gaps are requested from it (a line of its own receives the
+    /// answers); none: gaps are counted and skipped.
+    std::optional<net::udp_endpoint> rerequest{};
+    std::uint64_t rerequest_timeout_ms = 50;     ///< a request unanswered this long is sent again
+    std::size_t rerequest_max_messages = 1000;   ///< messages per request
+    std::size_t rerequest_max_in_flight = 4;     ///< requests outstanding at once
+    unsigned rerequest_tries = 3;                ///< requests per range before the gap is lost
+    std::size_t recovery_buffer = 4096;          ///< packets held behind a gap while recovering
     std::size_t max_orders = default_max_orders; ///< copied from [book] max_orders
 };
 

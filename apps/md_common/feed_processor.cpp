@@ -1,6 +1,11 @@
 #include "feed_processor.hpp"
 
+#include <algorithm>
+#include <array>
+
 #include <spdlog/spdlog.h>
+
+#include <signet/md/moldudp64_request.hpp>
 
 namespace signet::apps {
 
@@ -13,15 +18,78 @@ feed_processor::feed_processor(feed_config const& config)
         } else {
             session_.emplace(session_options());
         }
+        // With re-requests the hold is also what waits for a recovery: recovery_buffer deep.
+        std::size_t const depth = config.rerequest ? config.recovery_buffer : 0;
         if (config.bind_b) {
             // A/B: line B's copy may lag line A's by a whole receive batch on another worker;
             // hold longer and deeper before calling a gap real (rule 2 releases real gaps
             // early anyway: both lines past it).
-            arbiter_.emplace(2, 1024, 2048, 20'000'000);
+            arbiter_.emplace(2, std::max<std::size_t>(depth, 1024), 2048, 20'000'000);
         } else {
-            arbiter_.emplace(1); // reordering on one line: a short hold is enough
+            // Reordering on one line: a short hold is enough.
+            arbiter_.emplace(1, std::max<std::size_t>(depth, 64));
+        }
+        if (config.rerequest) {
+            recovery_.emplace(md::moldudp64_recovery_options{
+                .timeout_ns = config.rerequest_timeout_ms * 1'000'000,
+                .max_messages = static_cast<std::uint16_t>(config.rerequest_max_messages),
+                .max_in_flight = config.rerequest_max_in_flight,
+                .max_tries = config.rerequest_tries});
+            recovery_->on_state_change([this](md::recovery_state state) {
+                // release: pairs with the acquire load in recovering().
+                live_.recovering.store(state == md::recovery_state::recovering,
+                                       std::memory_order_release);
+            });
+            arbiter_->set_recovery(&*recovery_);
         }
     }
+}
+
+void feed_processor::attach_request_line(net::udp_socket const& socket, std::uint16_t line) {
+    request_socket_ = &socket;
+    request_line_ = line;
+}
+
+bool feed_processor::send_request(std::uint64_t first, std::uint16_t count) noexcept {
+    std::string_view const session = itch_ ? itch_->session().session() : session_->session();
+    if (request_socket_ == nullptr || session.size() != md::moldudp64_session_size) {
+        return false; // no session yet: nothing to name in a request
+    }
+    md::moldudp64_request request;
+    std::copy(session.begin(), session.end(), request.session.begin());
+    request.sequence = first;
+    request.count = count;
+    std::array<std::byte, md::moldudp64_request_size> datagram{};
+    md::write_moldudp64_request(request, datagram);
+    if (request_socket_->send_to(datagram, *config_.rerequest)) {
+        ++request_send_errors_;
+        return false;
+    }
+    return true;
+}
+
+void feed_processor::service_recovery() {
+    if (!recovery_ || !recovery_->recovering()) {
+        return;
+    }
+    recovery_->poll(now_, [this](std::uint64_t first, std::uint16_t count) {
+        return send_request(first, count);
+    });
+    if (!recovery_->recovering()) {
+        // Given up: release what waited behind the gap now (the session counts it as lost).
+        arbiter_->tick(
+            now_, [this](auto bytes) { deliver(bytes); }, [this] { return next_sequence(); });
+    }
+}
+
+void feed_processor::on_idle() {
+    now_ = net::realtime_ns();
+    if (arbiter_) {
+        arbiter_->tick(
+            now_, [this](auto bytes) { deliver(bytes); }, [this] { return next_sequence(); });
+    }
+    service_recovery();
+    publish();
 }
 
 md::moldudp64_session_options feed_processor::session_options() const noexcept {
@@ -40,9 +108,18 @@ void feed_processor::deliver(std::span<std::byte const> datagram) {
     } else {
         session_->on_packet(datagram, [](std::uint64_t, std::span<std::byte const>) {});
     }
+    if (recovery_) {
+        if (std::uint64_t const took = recovery_->progress(next_sequence(), now_); took != 0) {
+            recovery_latency_.record(took);
+        }
+    }
 }
 
 void feed_processor::operator()(net::packet const& p) {
+    now_ = p.user_rx_ns != 0 ? p.user_rx_ns : net::realtime_ns();
+    if (p.line == request_line_ && request_socket_ != nullptr) {
+        ++rerequest_answers_;
+    }
     if (arbiter_) {
         if (p.truncated) {
             deliver({}); // bytes are missing: let the session count it as malformed
@@ -51,10 +128,13 @@ void feed_processor::operator()(net::packet const& p) {
                 p.payload(), p.line, p.user_rx_ns, [this](auto bytes) { deliver(bytes); },
                 [this] { return next_sequence(); });
         }
+        service_recovery();
     } else {
         ++raw_packets_;
     }
-    if (p.kernel_rx_ns != 0) {
+    // A NIC's clock need not be the system's (PTP may not discipline it): only kernel stamps
+    // are compared with CLOCK_REALTIME.
+    if (p.kernel_rx_ns != 0 && !p.hardware_timestamp) {
         std::uint64_t const done = net::realtime_ns();
         latency_.record(done > p.kernel_rx_ns ? done - p.kernel_rx_ns : 0);
     }
@@ -87,6 +167,11 @@ void feed_processor::publish() noexcept {
     }
     live_.ignored_packets.store(ignored, std::memory_order_relaxed);
     live_.book_full_drops.store(book_full, std::memory_order_relaxed);
+    if (recovery_) {
+        live_.recovered_messages.store(recovery_->stats().recovered_messages,
+                                       std::memory_order_relaxed);
+        live_.lost_messages.store(recovery_->stats().lost_messages, std::memory_order_relaxed);
+    }
     live_.end_of_session.store(s.end_of_session, std::memory_order_relaxed);
     live_.packets.store(arbiter_ ? s.packets : raw_packets_, std::memory_order_relaxed);
     live_.messages.store(s.messages, std::memory_order_relaxed);
@@ -125,7 +210,10 @@ feed_processor::live_counters feed_processor::live() const noexcept {
             live_.malformed_packets.load(std::memory_order_relaxed),
             live_.ignored_packets.load(std::memory_order_relaxed),
             live_.book_full_drops.load(std::memory_order_relaxed),
-            live_.end_of_session.load(std::memory_order_relaxed)};
+            live_.recovered_messages.load(std::memory_order_relaxed),
+            live_.lost_messages.load(std::memory_order_relaxed),
+            live_.end_of_session.load(std::memory_order_relaxed),
+            live_.recovering.load(std::memory_order_relaxed)};
 }
 
 md::moldudp64_stats feed_processor::session_stats() const noexcept {

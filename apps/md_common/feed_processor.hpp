@@ -15,7 +15,9 @@
 #include <optional>
 
 #include <signet/md/feed_handler.hpp>
+#include <signet/md/moldudp64_recovery.hpp>
 #include <signet/net/packet.hpp>
+#include <signet/net/udp_socket.hpp>
 
 #include "config.hpp"
 #include "latency_histogram.hpp"
@@ -27,8 +29,20 @@ class feed_processor {
 public:
     explicit feed_processor(feed_config const& config);
 
+    /// Setup, before the runtime starts: the feed's request line (config rerequest), whose
+    /// socket sends the re-requests and whose packets are the answers.
+    void attach_request_line(net::udp_socket const& socket, std::uint16_t line);
+
     /// Parser contract only.
     void operator()(net::packet const& p);
+    /// Parser contract only, run without packets (runtime::wake_parser): timers — the reorder
+    /// hold and re-request timeouts.
+    void on_idle();
+    /// Any thread: a gap is being recovered (the owner wakes the parser for its timers).
+    [[nodiscard]] bool recovering() const noexcept {
+        // acquire: pairs with the release store in the state callback.
+        return live_.recovering.load(std::memory_order_acquire);
+    }
     /// After the runtime stopped: releases packets still held by the arbiter.
     void finish();
 
@@ -42,7 +56,10 @@ public:
         std::uint64_t malformed_packets = 0;
         std::uint64_t ignored_packets = 0; ///< another session or an implausible sequence
         std::uint64_t book_full_drops = 0;
+        std::uint64_t recovered_messages = 0; ///< re-requests (config rerequest)
+        std::uint64_t lost_messages = 0;
         bool end_of_session = false;
+        bool recovering = false;
     };
     [[nodiscard]] live_counters live() const noexcept;
     [[nodiscard]] latency_histogram const& latency() const noexcept { return latency_; }
@@ -52,21 +69,44 @@ public:
     [[nodiscard]] md::moldudp64_stats session_stats() const noexcept;
     [[nodiscard]] md::itch50_stats const* itch_stats() const noexcept;
     [[nodiscard]] md::order_book const* book() const noexcept;
+    /// The re-request client's counters (nullptr without config rerequest).
+    [[nodiscard]] md::moldudp64_recovery_stats const* recovery_stats() const noexcept {
+        return recovery_ ? &recovery_->stats() : nullptr;
+    }
+    [[nodiscard]] md::recovery_state recovery_state() const noexcept {
+        return recovery_ ? recovery_->state() : md::recovery_state::synchronized;
+    }
+    [[nodiscard]] latency_histogram const& recovery_latency() const noexcept {
+        return recovery_latency_;
+    }
+    [[nodiscard]] std::uint64_t rerequest_answers() const noexcept { return rerequest_answers_; }
+    [[nodiscard]] std::uint64_t request_send_errors() const noexcept {
+        return request_send_errors_;
+    }
 
 private:
     void deliver(std::span<std::byte const> datagram);
     std::uint64_t next_sequence() const noexcept;
     void publish() noexcept;
     md::moldudp64_session_options session_options() const noexcept;
+    bool send_request(std::uint64_t first, std::uint16_t count) noexcept;
+    void service_recovery();
     void log_untrusted(md::moldudp64_stats const& s) noexcept;
 
     static constexpr std::chrono::seconds untrusted_log_interval{1};
 
     feed_config config_;
-    std::optional<md::itch_feed_handler> itch_;    // moldudp64 + itch50
-    std::optional<md::moldudp64_session> session_; // moldudp64 + count
-    std::optional<sequence_arbiter> arbiter_;      // moldudp64
-    std::uint64_t raw_packets_ = 0;                // raw + count
+    std::optional<md::itch_feed_handler> itch_;      // moldudp64 + itch50
+    std::optional<md::moldudp64_session> session_;   // moldudp64 + count
+    std::optional<sequence_arbiter> arbiter_;        // moldudp64
+    std::optional<md::moldudp64_recovery> recovery_; // moldudp64 + rerequest
+    net::udp_socket const* request_socket_ = nullptr;
+    std::uint16_t request_line_ = 0;
+    std::uint64_t now_ = 0; // CLOCK_REALTIME ns of the packet (or wake-up) being handled
+    std::uint64_t rerequest_answers_ = 0;
+    std::uint64_t request_send_errors_ = 0;
+    latency_histogram recovery_latency_; // gap requested -> filled
+    std::uint64_t raw_packets_ = 0;      // raw + count
     latency_histogram latency_;
     struct atomic_counters {
         std::atomic<std::uint64_t> packets{0};
@@ -77,7 +117,10 @@ private:
         std::atomic<std::uint64_t> malformed_packets{0};
         std::atomic<std::uint64_t> ignored_packets{0};
         std::atomic<std::uint64_t> book_full_drops{0};
+        std::atomic<std::uint64_t> recovered_messages{0};
+        std::atomic<std::uint64_t> lost_messages{0};
         std::atomic<bool> end_of_session{false};
+        std::atomic<bool> recovering{false};
     } live_;
     bool book_full_logged_ = false;
     std::uint64_t untrusted_logged_ = 0; // ignored + resyncs when last logged

@@ -9,6 +9,10 @@
 //   3. it has been held longer than hold_ns (by the arriving packets' receive times), or
 //   4. the hold is full (max_held packets), or
 //   5. flush() at the end.
+// With a re-request client attached (set_recovery), rules 2 and 3 ask it to recover the gap in
+// front of the held packet instead: they keep holding while it recovers, and release (the
+// session counts the gap) once it gave up; rule 4 makes it give up (the hold is the bound on
+// what waits for a recovery).
 // Packets are copied into a fixed pool allocated at construction: nothing allocates later.
 // Threading: none (it runs inside the feed's parser contract).
 
@@ -22,6 +26,7 @@
 #include <vector>
 
 #include <signet/md/moldudp64.hpp>
+#include <signet/md/moldudp64_recovery.hpp>
 
 namespace signet::apps {
 
@@ -65,11 +70,20 @@ public:
         release(now_ns, deliver, next, false);
     }
 
+    /// Applies the release rules at `now` without a new packet (timers: rule 3, recovery).
+    template <typename Deliver, typename Next>
+    void tick(std::uint64_t now_ns, Deliver&& deliver, Next&& next) {
+        release(now_ns, deliver, next, false);
+    }
+
     /// Releases everything held, in sequence order.
     template <typename Deliver, typename Next>
     void flush(Deliver&& deliver, Next&& next) {
         release(0, deliver, next, true);
     }
+
+    /// Attaches the re-request client (or detaches it with nullptr).
+    void set_recovery(md::moldudp64_recovery* recovery) noexcept { recovery_ = recovery; }
 
     [[nodiscard]] std::size_t held() const noexcept { return order_.size(); }
     /// Packets that waited in the hold and whose gap was filled in time.
@@ -90,6 +104,9 @@ private:
     void hold(std::span<std::byte const> datagram, std::uint64_t sequence, std::uint64_t now,
               Deliver& deliver) {
         if (free_.empty()) {
+            if (recovery_ != nullptr) {
+                recovery_->abandon(now); // nothing more can wait for the gap
+            }
             std::size_t const oldest = order_.front(); // full: the lowest sequence goes first
             order_.erase(order_.begin());
             deliver(bytes(oldest));
@@ -120,6 +137,13 @@ private:
             if (!(due || lost_everywhere || expired || everything)) {
                 return;
             }
+            if (!due && !everything && recovery_ != nullptr &&
+                recovery_->want(expected, h.sequence, now)) {
+                return; // being recovered: keep holding
+            }
+            if (everything && !due && recovery_ != nullptr) {
+                recovery_->abandon(now);
+            }
             if (due) {
                 ++gaps_filled_;
             }
@@ -139,6 +163,7 @@ private:
     std::vector<std::size_t> free_;
     std::array<std::uint64_t, max_lines> last_seen_{};
     std::uint64_t gaps_filled_ = 0;
+    md::moldudp64_recovery* recovery_ = nullptr;
 };
 
 } // namespace signet::apps

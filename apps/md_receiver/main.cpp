@@ -42,6 +42,13 @@ constexpr std::chrono::milliseconds max_wait{100};
 /// After the first silence warning of a feed, the next one comes this much later at the soonest.
 constexpr std::chrono::seconds silence_repeat{60};
 
+/// The parser contract's callable: the feed's processor, with its timers (on_idle).
+struct parser_of {
+    feed_processor* processor;
+    void operator()(net::packet const& packet) { (*processor)(packet); }
+    void on_idle() { processor->on_idle(); }
+};
+
 struct feed_entry {
     std::size_t id = 0;
     std::unique_ptr<feed_processor> processor;
@@ -67,9 +74,9 @@ std::string address_text(net::udp_endpoint const& e) {
 
 /// "line A on 127.0.0.1:31001 (unicast)", "line B on 0.0.0.0:31102 (group 232.1.1.1, source
 /// 127.0.0.1, interface lo)".
-std::string describe_line(std::size_t index, net::udp_socket_options const& line,
+std::string describe_line(char const* label, net::udp_socket_options const& line,
                           net::udp_endpoint const& local) {
-    std::string text = std::string("line ") + (index == 0 ? "A" : "B") + " on " + local.to_string();
+    std::string text = std::string("line ") + label + " on " + local.to_string();
     if (!line.group) {
         return text + " (unicast)";
     }
@@ -177,6 +184,25 @@ std::string summary_json(double elapsed_s, latency_histogram::snapshot const& la
         feed["duplicate_order_refs"] = itch != nullptr ? itch->duplicate_order_refs : 0;
         feed["book_full_drops"] = itch != nullptr ? itch->book_full_drops : 0;
         feed["book_max_orders"] = f.processor->config().max_orders;
+        if (auto const* r = f.processor->recovery_stats()) {
+            // Gap recovery (config rerequest): the gaps above are those finally lost.
+            auto const took = f.processor->recovery_latency().take();
+            feed["recovery"] = {{"state", md::to_string(f.processor->recovery_state())},
+                                {"gaps", r->gaps},
+                                {"gaps_recovered", r->gaps_recovered},
+                                {"gaps_lost", r->gaps_lost},
+                                {"recovered_messages", r->recovered_messages},
+                                {"lost_messages", r->lost_messages},
+                                {"rerequests_sent", r->rerequests_sent},
+                                {"rerequest_timeouts", r->rerequest_timeouts},
+                                {"rerequest_answers", f.processor->rerequest_answers()},
+                                {"request_send_errors", f.processor->request_send_errors()},
+                                {"recovering_s", static_cast<double>(r->recovering_ns) / 1e9},
+                                {"latency_ns",
+                                 {{"p50", took.percentile(0.50)},
+                                  {"p99", took.percentile(0.99)},
+                                  {"max", took.max}}}};
+        }
         j["feeds"].push_back(std::move(feed));
     }
     return apps::dump_json(j);
@@ -207,6 +233,11 @@ void log_stats(net::runtime const& rt, feed_entry& f, double seconds) {
                  live.packets, live.messages, live.gaps, live.missing_messages,
                  live.duplicate_packets, live.malformed_packets, live.ignored_packets,
                  net_stats.dropped, net_stats.kernel_drops, net_stats.truncated);
+    if (f.processor->config().rerequest) {
+        spdlog::info("recovery {} | {}: {} msgs recovered, {} lost", f.processor->config().name,
+                     live.recovering ? "recovering" : "synchronized", live.recovered_messages,
+                     live.lost_messages);
+    }
     f.last = live;
     f.last_latency = latency;
 }
@@ -307,19 +338,30 @@ int main(int argc, char** argv) {
             options.buffer_size = feed.buffer_size;
             auto processor = std::make_unique<feed_processor>(feed);
             auto* p = processor.get();
-            std::size_t const id =
-                rt->add_feed(options, [p](net::packet const& packet) { (*p)(packet); });
+            std::size_t const id = rt->add_feed(options, parser_of{p});
+            if (feed.rerequest) {
+                std::size_t const request = options.lines.size() - 1;
+                p->attach_request_line(rt->line_socket(id, request),
+                                       static_cast<std::uint16_t>(request));
+            }
+            // Line labels: A (and B), then R, the re-request line.
+            auto const label = [&](std::size_t i) {
+                return feed.rerequest && i + 1 == options.lines.size() ? "R" : i == 0 ? "A" : "B";
+            };
             std::string lines;
             for (std::size_t i = 0; i < options.lines.size(); ++i) {
                 lines += (i == 0 ? "" : "; ") +
-                         describe_line(i, options.lines[i], rt->local_endpoint(id, i)) +
+                         describe_line(label(i), options.lines[i], rt->local_endpoint(id, i)) +
                          ", timestamps " + std::string(net::to_string(rt->timestamps(id, i)));
+            }
+            if (feed.rerequest) {
+                lines += "; re-requests to " + feed.rerequest->to_string();
             }
             spdlog::info("feed {}: {}", feed.name, lines);
             for (std::size_t i = 0; i < options.lines.size(); ++i) {
                 if (feed.timestamps == net::timestamping::hardware &&
                     rt->timestamps(id, i) != net::timestamping::hardware) {
-                    spdlog::warn("feed {}: line {}: {}", feed.name, i == 0 ? "A" : "B",
+                    spdlog::warn("feed {}: line {}: {}", feed.name, label(i),
                                  rt->timestamp_note(id, i));
                 }
             }
@@ -352,12 +394,20 @@ int main(int argc, char** argv) {
         f.next_silence_warning = start + silent;
     }
     auto last_stats = start;
+    // The loop's period: max_wait, or half the shortest re-request timeout (its timers).
+    auto tick = to_clock(max_wait);
+    for (auto const& feed : config.feeds) {
+        if (feed.rerequest) {
+            tick = std::min(tick, to_clock(std::chrono::milliseconds(
+                                      std::max<std::uint64_t>(1, feed.rerequest_timeout_ms / 2))));
+        }
+    }
     spdlog::info("md_receiver: ready: {} feed(s), stats every {} s; SIGINT or SIGTERM stops",
                  feeds.size(), config.stats_interval_s);
     for (;;) {
         // Every pass polls for a stop request, however the timers stand.
         auto const wait = std::clamp(std::min(next_stats, stop_at) - clock_type::now(),
-                                     clock_type::duration::zero(), to_clock(max_wait));
+                                     clock_type::duration::zero(), tick);
         auto const ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
         timespec const timeout{static_cast<time_t>(ns / 1'000'000'000),
                                static_cast<long>(ns % 1'000'000'000)};
@@ -370,6 +420,11 @@ int main(int argc, char** argv) {
         auto const now = clock_type::now();
         if (now >= stop_at) {
             break;
+        }
+        for (auto const& f : feeds) {
+            if (f.processor->config().rerequest) {
+                rt->wake_parser(f.id); // re-request timeouts and the reorder hold's expiry
+            }
         }
         if (config.silent_warning_s > 0) {
             for (auto& f : feeds) {

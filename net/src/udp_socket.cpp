@@ -71,12 +71,13 @@ bool hardware_receive_stamping(int fd, std::string const& interface, std::string
     std::strncpy(request.ifr_name, interface.c_str(), IFNAMSIZ - 1);
     request.ifr_data = reinterpret_cast<char*>(&config);
     if (::ioctl(fd, SIOCGHWTSTAMP, &request) != 0) {
-        note = interface + " has no hardware timestamping (SIOCGHWTSTAMP: " +
-               std::strerror(errno) + "); using software";
+        note = interface + " has no hardware timestamping (SIOCGHWTSTAMP: " + std::strerror(errno) +
+               "); using software";
         return false;
     }
     if (config.rx_filter == HWTSTAMP_FILTER_NONE) {
-        note = interface + "'s hardware receive timestamping is off (enable it with `hwstamp_ctl -i " +
+        note = interface +
+               "'s hardware receive timestamping is off (enable it with `hwstamp_ctl -i " +
                interface + " -r 1` or ptp4l); using software";
         return false;
     }
@@ -157,6 +158,14 @@ std::uint64_t udp_socket::kernel_drops() const noexcept {
         return 0;
     }
     return info[SK_MEMINFO_DROPS];
+}
+
+std::error_code udp_socket::send_to(std::span<std::byte const> datagram,
+                                    udp_endpoint const& to) const noexcept {
+    if (::sendto(fd_, datagram.data(), datagram.size(), MSG_DONTWAIT, to.data(), to.size()) < 0) {
+        return last_error();
+    }
+    return {};
 }
 
 udp_endpoint udp_socket::local_endpoint() const {

@@ -1,11 +1,17 @@
 // feed_processor: what md_receiver runs per packet. Here: the order book's capacity comes from
 // the config and adds beyond it, duplicate and unknown references are counted.
+#include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include <sys/socket.h>
 
 #include <gtest/gtest.h>
 
+#include <signet/md/moldudp64_request.hpp>
 #include <signet/net/packet.hpp>
+#include <signet/net/udp_socket.hpp>
 
 #include "feed_processor.hpp"
 #include "md/md_test_support.hpp"
@@ -64,6 +70,95 @@ TEST(FeedProcessor, EndOfSessionIsVisibleLive) {
     EXPECT_FALSE(processor.live().end_of_session);
     push(processor, t::mold_header("S", 1, 0xFFFF));
     EXPECT_TRUE(processor.live().end_of_session);
+}
+
+// Gap recovery through a real request socket: the hold expires in front of a gap, the
+// processor sends a request to the "server" socket, the answer (a normal packet on the request
+// line) fills the gap, and everything is delivered in sequence.
+signet::net::packet at(t::bytes const& datagram, std::uint64_t now_ns, std::uint16_t line = 0) {
+    signet::net::packet p;
+    p.data = datagram.data();
+    p.size = static_cast<std::uint32_t>(datagram.size());
+    p.user_rx_ns = now_ns;
+    p.line = line;
+    return p;
+}
+
+TEST(FeedProcessor, AGapIsReRequestedAndFilledInSequence) {
+    using signet::net::udp_endpoint;
+    using signet::net::udp_socket;
+    udp_socket server({.bind = udp_endpoint::parse("127.0.0.1:0")});
+    udp_socket request_line({.bind = udp_endpoint::parse("127.0.0.1:0")});
+    feed_config config;
+    config.name = "recover";
+    config.parser = signet::apps::parser_kind::count;
+    config.rerequest = server.local_endpoint();
+    config.rerequest_timeout_ms = 5;
+    feed_processor processor(config);
+    processor.attach_request_line(request_line, 1);
+    constexpr std::uint64_t ms = 1'000'000;
+    auto const packet = [](std::uint64_t sequence) {
+        return t::mold_packet("S", sequence, {t::bytes{std::byte{1}}});
+    };
+    processor(at(packet(1), 1 * ms));
+    processor(at(packet(3), 2 * ms)); // 2 is missing: held
+    processor(at(packet(4), 5 * ms)); // the hold (2 ms) expired: recovering, request sent
+    EXPECT_TRUE(processor.recovering());
+    EXPECT_EQ(processor.session_stats().messages, 1U);
+    std::array<std::byte, 64> got{};
+    ssize_t const n = ::recv(server.native_handle(), got.data(), got.size(), 0);
+    ASSERT_EQ(n, 20);
+    auto const request = signet::md::parse_moldudp64_request({got.data(), 20});
+    ASSERT_TRUE(request.has_value());
+    EXPECT_EQ(request->sequence, 2U);
+    EXPECT_EQ(request->count, 1U);
+    EXPECT_EQ(std::string(request->session.data(), 10), "S         ");
+    processor(at(packet(2), 6 * ms, 1)); // the answer, on the request line
+    EXPECT_FALSE(processor.recovering());
+    EXPECT_EQ(processor.session_stats().messages, 4U);
+    EXPECT_EQ(processor.session_stats().gaps, 0U);
+    processor.finish();
+    auto const* r = processor.recovery_stats();
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->recovered_messages, 1U);
+    EXPECT_EQ(r->rerequests_sent, 1U);
+    EXPECT_EQ(r->lost_messages, 0U);
+    EXPECT_EQ(processor.rerequest_answers(), 1U);
+    EXPECT_EQ(processor.recovery_latency().take().total(), 1U);
+}
+
+TEST(FeedProcessor, AnUnansweredGapIsLostAfterItsTries) {
+    using signet::net::udp_endpoint;
+    using signet::net::udp_socket;
+    udp_socket server({.bind = udp_endpoint::parse("127.0.0.1:0")});
+    udp_socket request_line({.bind = udp_endpoint::parse("127.0.0.1:0")});
+    feed_config config;
+    config.name = "lost";
+    config.parser = signet::apps::parser_kind::count;
+    config.rerequest = server.local_endpoint();
+    config.rerequest_timeout_ms = 5;
+    config.rerequest_tries = 2;
+    feed_processor processor(config);
+    processor.attach_request_line(request_line, 1);
+    constexpr std::uint64_t ms = 1'000'000;
+    auto const packet = [](std::uint64_t sequence) {
+        return t::mold_packet("S", sequence, {t::bytes{std::byte{1}}});
+    };
+    processor(at(packet(1), 1 * ms));
+    processor(at(packet(5), 2 * ms));  // 2..4 missing
+    processor(at(packet(6), 5 * ms));  // request 1
+    processor(at(packet(7), 11 * ms)); // timeout: request 2
+    processor(at(packet(8), 17 * ms)); // timeout after the last try: lost, released
+    EXPECT_FALSE(processor.recovering());
+    EXPECT_EQ(processor.session_stats().gaps, 1U);
+    EXPECT_EQ(processor.session_stats().missing_messages, 3U);
+    EXPECT_EQ(processor.session_stats().messages, 5U);
+    auto const* r = processor.recovery_stats();
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->rerequests_sent, 2U);
+    EXPECT_EQ(r->rerequest_timeouts, 1U);
+    EXPECT_EQ(r->lost_messages, 3U);
+    EXPECT_EQ(r->gaps_lost, 1U);
 }
 
 } // namespace

@@ -33,16 +33,16 @@ struct feed_options {
 /// Counters of one feed (all lines), readable from any thread while running. Once idle:
 /// packets == parsed + dropped.
 struct feed_stats {
-    std::uint64_t packets = 0;       ///< datagrams received from the kernel (truncated included)
-    std::uint64_t bytes = 0;         ///< payload bytes of those
-    std::uint64_t parsed = 0;        ///< packets handed to the parser
-    std::uint64_t dropped = 0;       ///< queue full under full_policy::drop
-    std::uint64_t truncated = 0;     ///< larger than buffer_size (delivered with truncated set)
-    std::uint64_t kernel_drops = 0;  ///< the kernel's own drops (socket buffer full), also those
-                                     ///< after the last datagram received (SO_MEMINFO)
-    std::uint64_t rearms = 0;        ///< io_uring multishot receives re-armed after ending
+    std::uint64_t packets = 0;      ///< datagrams received from the kernel (truncated included)
+    std::uint64_t bytes = 0;        ///< payload bytes of those
+    std::uint64_t parsed = 0;       ///< packets handed to the parser
+    std::uint64_t dropped = 0;      ///< queue full under full_policy::drop
+    std::uint64_t truncated = 0;    ///< larger than buffer_size (delivered with truncated set)
+    std::uint64_t kernel_drops = 0; ///< the kernel's own drops (socket buffer full), also those
+                                    ///< after the last datagram received (SO_MEMINFO)
+    std::uint64_t rearms = 0;       ///< io_uring multishot receives re-armed after ending
     std::uint64_t hardware_timestamps = 0; ///< packets stamped by the NIC (the rest: software)
-    std::uint64_t parser_errors = 0; ///< exceptions thrown by the parser (caught and counted)
+    std::uint64_t parser_errors = 0;       ///< exceptions thrown by the parser (caught and counted)
 };
 
 } // namespace signet::net

@@ -36,8 +36,9 @@ public:
     /// free buffer, or the queue is full — under full_policy::backpressure nothing is counted
     /// (write again later); under full_policy::drop the packet is counted as dropped.
     template <typename Fill>
-        requires std::is_invocable_r_v<std::size_t, Fill&, std::span<std::byte>>
-    bool write(Fill&& fill, std::uint64_t rx_ns = 0) noexcept(noexcept(fill(std::span<std::byte>{})));
+    requires std::is_invocable_r_v<std::size_t, Fill&, std::span<std::byte>>
+    bool write(Fill&& fill,
+               std::uint64_t rx_ns = 0) noexcept(noexcept(fill(std::span<std::byte>{})));
 
     /// Copies `payload` (truncated to the buffer size and counted so) as one packet.
     bool write(std::span<std::byte const> payload, std::uint64_t rx_ns = 0) noexcept {
@@ -64,9 +65,9 @@ private:
 };
 
 template <typename Fill>
-    requires std::is_invocable_r_v<std::size_t, Fill&, std::span<std::byte>>
-bool memory_line::write(Fill&& fill, std::uint64_t rx_ns) noexcept(
-    noexcept(fill(std::span<std::byte>{}))) {
+requires std::is_invocable_r_v<std::size_t, Fill&, std::span<std::byte>>
+bool memory_line::write(Fill&& fill,
+                        std::uint64_t rx_ns) noexcept(noexcept(fill(std::span<std::byte>{}))) {
     detail::line_state& line = *line_;
     if (line.feed.on_full == full_policy::backpressure &&
         line.ready.size() == line.ready.capacity()) {

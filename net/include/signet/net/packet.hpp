@@ -16,16 +16,16 @@ namespace signet::net {
 /// the pool after the parser call: copy what must outlive the call.
 struct packet {
     std::byte const* data = nullptr;
-    std::uint32_t size = 0;         ///< payload bytes (at most the buffer size)
-    std::uint32_t buffer = 0;       ///< pool buffer index (internal)
+    std::uint32_t size = 0;   ///< payload bytes (at most the buffer size)
+    std::uint32_t buffer = 0; ///< pool buffer index (internal)
     /// Receive timestamp (SO_TIMESTAMPING), ns: the kernel's (CLOCK_REALTIME), or the NIC's when
     /// hardware_timestamp is set (the NIC's clock, usually PTP-disciplined); 0 when off.
     std::uint64_t kernel_rx_ns = 0;
-    std::uint64_t user_rx_ns = 0;   ///< when the receiver took it from the kernel, CLOCK_REALTIME
-    std::uint16_t line = 0;         ///< which socket of the feed: 0 = line A, 1 = line B
-    bool truncated = false;         ///< the datagram was larger than the buffer (bytes lost)
+    std::uint64_t user_rx_ns = 0;    ///< when the receiver took it from the kernel, CLOCK_REALTIME
+    std::uint16_t line = 0;          ///< which socket of the feed: 0 = line A, 1 = line B
+    bool truncated = false;          ///< the datagram was larger than the buffer (bytes lost)
     bool hardware_timestamp = false; ///< kernel_rx_ns comes from the NIC (timestamping::hardware)
-    sockaddr_in6 source_address{};  ///< sender (an IPv4 sender is stored as sockaddr_in)
+    sockaddr_in6 source_address{};   ///< sender (an IPv4 sender is stored as sockaddr_in)
 
     [[nodiscard]] std::span<std::byte const> payload() const noexcept { return {data, size}; }
     [[nodiscard]] udp_endpoint source() const noexcept {

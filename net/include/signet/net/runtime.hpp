@@ -94,6 +94,13 @@ public:
     /// number of lines, at least one; their socket options are unused). Throws
     /// std::logic_error on another backend.
     [[nodiscard]] net::memory_line memory_line(std::size_t feed, std::size_t line = 0);
+    /// A feed's line socket, e.g. to send from it (udp_socket::send_to is thread-safe).
+    [[nodiscard]] udp_socket const& line_socket(std::size_t feed, std::size_t line = 0) const {
+        return feeds_.at(feed)->lines.at(line)->socket;
+    }
+    /// Any thread: runs the feed's parser contract soon even if no packet arrives; a parser
+    /// with a member `on_idle()` has it called by a run that found no packets (timers).
+    void wake_parser(std::size_t feed) { feeds_.at(feed)->parser.schedule(); }
     /// The group the runtime runs: add your own contracts to it.
     blocking_work_contract_group& group() noexcept { return group_; }
 

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -82,6 +83,10 @@ public:
     /// counter SO_RXQ_OVFL reports with each datagram, read directly (SO_MEMINFO), so drops
     /// after the last datagram received are counted too. Any thread; one syscall; 0 if closed.
     [[nodiscard]] std::uint64_t kernel_drops() const noexcept;
+    /// Sends one datagram to `to` (non-blocking; any thread). An error when it was not sent
+    /// (EAGAIN included: the caller retries later).
+    std::error_code send_to(std::span<std::byte const> datagram,
+                            udp_endpoint const& to) const noexcept;
     void close() noexcept;
 
 private:

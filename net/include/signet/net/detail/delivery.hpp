@@ -7,10 +7,11 @@
 #include <cstddef>
 #include <cstdint>
 
+// clang-format off: <linux/errqueue.h> needs <time.h>'s timespec declared before it.
 #include <sys/socket.h>
 #include <time.h>
-
-#include <linux/errqueue.h> // after <time.h>: scm_timestamping uses its timespec
+#include <linux/errqueue.h>
+// clang-format on
 
 #include <signet/net/detail/feed_state.hpp>
 

@@ -18,11 +18,13 @@ void after_parse_batch(feed_state& feed) noexcept;
 /// Logs a parser exception once per feed (error path), counted by the caller.
 void report_parser_error(feed_state& feed, std::exception_ptr error) noexcept;
 
-/// Up to `batch` packets, merged by arrival time across lines.
+/// Up to `batch` packets, merged by arrival time across lines; a run that found none calls the
+/// parser's `on_idle()` if it has one (runtime::wake_parser).
 template <typename Parser>
 void run_parser(feed_state& feed, Parser& parser) {
     constexpr int batch = 64;
-    for (int n = 0; n < batch; ++n) {
+    int n = 0;
+    for (; n < batch; ++n) {
         line_state* from = nullptr;
         packet* next = nullptr;
         for (auto& line : feed.lines) {
@@ -46,6 +48,16 @@ void run_parser(feed_state& feed, Parser& parser) {
         [[maybe_unused]] bool const returned = from->pool.returns().push(next->buffer);
         from->ready.pop_front();
         feed.parsed.add(1);
+    }
+    if constexpr (requires { parser.on_idle(); }) {
+        if (n == 0) {
+            try {
+                parser.on_idle();
+            } catch (...) {
+                feed.parser_errors.add(1);
+                report_parser_error(feed, std::current_exception());
+            }
+        }
     }
     after_parse_batch(feed);
 }
