@@ -1,4 +1,6 @@
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -270,6 +272,42 @@ TEST(MdConfig, SessionCanBePinnedAndTheJumpBoundSet) {
         error_of(feed_text + "protocol = \"raw\"\nparser = \"count\"\nsession = \"S\"\n");
     EXPECT_NE(raw.find("key 'session': applies to protocol \"moldudp64\" only"), std::string::npos)
         << raw;
+}
+
+TEST(MdConfig, ReRequestKeysAddARequestLine) {
+    auto const defaults = parse_receiver_config(feed_text, "t");
+    EXPECT_FALSE(defaults.feeds[0].rerequest.has_value());
+    EXPECT_EQ(signet::apps::line_options(defaults.feeds[0]).size(), 1U);
+    auto const c = parse_receiver_config(
+        feed_text + "rerequest = \"127.0.0.1:9000\"\nrerequest_timeout_ms = 20\n"
+                    "rerequest_max_messages = 500\nrerequest_max_in_flight = 8\n"
+                    "rerequest_tries = 5\nrecovery_buffer = 1000\n",
+        "t");
+    auto const& f = c.feeds[0];
+    ASSERT_TRUE(f.rerequest.has_value());
+    EXPECT_EQ(f.rerequest->to_string(), "127.0.0.1:9000");
+    EXPECT_EQ(f.rerequest_timeout_ms, 20U);
+    EXPECT_EQ(f.rerequest_max_messages, 500U);
+    EXPECT_EQ(f.rerequest_max_in_flight, 8U);
+    EXPECT_EQ(f.rerequest_tries, 5U);
+    EXPECT_EQ(f.recovery_buffer, 1000U);
+    auto const lines = signet::apps::line_options(f);
+    ASSERT_EQ(lines.size(), 2U); // line A and the request line (any address, ephemeral port)
+    EXPECT_TRUE(lines[1].bind.is_any());
+    EXPECT_EQ(lines[1].bind.port(), 0);
+    for (auto const& [key, bad] :
+         std::vector<std::pair<std::string, std::string>>{{"rerequest", "\"*:9000\""},
+                                                          {"rerequest", "\"239.1.1.1:9000\""},
+                                                          {"rerequest", "\"127.0.0.1:0\""},
+                                                          {"rerequest_timeout_ms", "0"},
+                                                          {"rerequest_max_messages", "65535"},
+                                                          {"rerequest_max_in_flight", "17"},
+                                                          {"rerequest_tries", "0"},
+                                                          {"recovery_buffer", "8"}}) {
+        std::string const error = error_of(feed_text + key + " = " + bad + "\n");
+        EXPECT_EQ(error.rfind("test.toml:4: key '" + key + "': expected", 0), 0U)
+            << key << " = " << bad << ": " << error;
+    }
 }
 
 TEST(MdConfig, ReusePortIsABooleanForEveryLine) {
