@@ -84,6 +84,9 @@ void feed_processor::service_recovery() {
 
 void feed_processor::on_idle() {
     now_ = net::realtime_ns();
+    if (recorder_ != nullptr) {
+        recorder_->flush(); // a quiet feed's last messages reach the disk too
+    }
     if (arbiter_) {
         arbiter_->tick(
             now_, [this](auto bytes) { deliver(bytes); }, [this] { return next_sequence(); });
@@ -103,7 +106,16 @@ std::uint64_t feed_processor::next_sequence() const noexcept {
 }
 
 void feed_processor::deliver(std::span<std::byte const> datagram) {
-    if (itch_) {
+    if (recorder_ != nullptr) {
+        auto const record = [this](std::uint64_t, std::span<std::byte const> message) {
+            recorder_->append(message);
+        };
+        if (itch_) {
+            itch_->on_datagram(datagram, record);
+        } else {
+            session_->on_packet(datagram, record);
+        }
+    } else if (itch_) {
         itch_->on_datagram(datagram);
     } else {
         session_->on_packet(datagram, [](std::uint64_t, std::span<std::byte const>) {});
@@ -139,6 +151,10 @@ void feed_processor::operator()(net::packet const& p) {
         latency_.record(done > p.kernel_rx_ns ? done - p.kernel_rx_ns : 0);
     }
     publish();
+}
+
+void feed_processor::attach_recorder(recorder& r) {
+    recorder_ = &r;
 }
 
 void feed_processor::finish() {

@@ -21,6 +21,7 @@
 
 #include "config.hpp"
 #include "latency_histogram.hpp"
+#include "recorder.hpp"
 #include "sequence_arbiter.hpp"
 
 namespace signet::apps {
@@ -32,6 +33,9 @@ public:
     /// Setup, before the runtime starts: the feed's request line (config rerequest), whose
     /// socket sends the re-requests and whose packets are the answers.
     void attach_request_line(net::udp_socket const& socket, std::uint16_t line);
+
+    /// Setup: record what the session delivers (md_receiver --record); `r` outlives this.
+    void attach_recorder(recorder& r);
 
     /// Parser contract only.
     void operator()(net::packet const& p);
@@ -100,6 +104,7 @@ private:
     std::optional<md::moldudp64_session> session_;   // moldudp64 + count
     std::optional<sequence_arbiter> arbiter_;        // moldudp64
     std::optional<md::moldudp64_recovery> recovery_; // moldudp64 + rerequest
+    recorder* recorder_ = nullptr;
     net::udp_socket const* request_socket_ = nullptr;
     std::uint16_t request_line_ = 0;
     std::uint64_t now_ = 0; // CLOCK_REALTIME ns of the packet (or wake-up) being handled

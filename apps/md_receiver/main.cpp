@@ -28,6 +28,7 @@
 #include "feed_processor.hpp"
 #include "json_text.hpp"
 #include "latency_histogram.hpp"
+#include "recorder.hpp"
 
 namespace {
 
@@ -52,6 +53,7 @@ struct parser_of {
 struct feed_entry {
     std::size_t id = 0;
     std::unique_ptr<feed_processor> processor;
+    std::unique_ptr<apps::recorder> recording; // --record
     // Main thread only: the previous stats line and the silence watch.
     feed_processor::live_counters last{};
     latency_histogram::snapshot last_latency{};
@@ -203,6 +205,14 @@ std::string summary_json(double elapsed_s, latency_histogram::snapshot const& la
                                   {"p99", took.percentile(0.99)},
                                   {"max", took.max}}}};
         }
+        if (f.recording) {
+            auto const r = f.recording->snapshot();
+            feed["record"] = {{"path", f.recording->path()},
+                              {"messages", r.messages},
+                              {"bytes", r.bytes},
+                              {"drops", r.drops},
+                              {"write_errors", r.write_errors}};
+        }
         j["feeds"].push_back(std::move(feed));
     }
     return apps::dump_json(j);
@@ -279,6 +289,7 @@ int main(int argc, char** argv) {
     std::string config_path;
     double duration_s = 0;
     std::string summary_path;
+    std::string record_path;
     std::string log_level = "info";
     auto* config_option =
         cli.add_option("--config", config_path, "TOML configuration file (see config/); required");
@@ -286,6 +297,9 @@ int main(int argc, char** argv) {
                    "seconds to run, at most one year; 0 = until SIGINT/SIGTERM")
         ->check(apps::number_in(0, apps::max_duration_s, "s"));
     cli.add_option("--summary-json", summary_path, "write the summary to this JSON file");
+    cli.add_option("--record", record_path,
+                   "write what each MoldUDP64 feed delivered, in sequence, as a BinaryFILE "
+                   "(FILE; with several feeds FILE.<feed name>)");
     cli.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical, off")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
     if (auto const code =
@@ -365,7 +379,17 @@ int main(int argc, char** argv) {
                                  rt->timestamp_note(id, i));
                 }
             }
-            feeds.push_back({.id = id, .processor = std::move(processor)});
+            std::unique_ptr<apps::recorder> recording;
+            if (!record_path.empty() && feed.protocol == apps::protocol_kind::moldudp64) {
+                recording = std::make_unique<apps::recorder>(
+                    config.feeds.size() == 1 ? record_path : record_path + "." + feed.name);
+                recording->attach(rt->group());
+                p->attach_recorder(*recording);
+                spdlog::info("feed {}: recording delivered messages to {}", feed.name,
+                             recording->path());
+            }
+            feeds.push_back(
+                {.id = id, .processor = std::move(processor), .recording = std::move(recording)});
         }
         starting = true;
         rt->start();
@@ -396,6 +420,9 @@ int main(int argc, char** argv) {
     auto last_stats = start;
     // The loop's period: max_wait, or half the shortest re-request timeout (its timers).
     auto tick = to_clock(max_wait);
+    if (!record_path.empty()) {
+        tick = std::min(tick, to_clock(std::chrono::milliseconds(50)));
+    }
     for (auto const& feed : config.feeds) {
         if (feed.rerequest) {
             tick = std::min(tick, to_clock(std::chrono::milliseconds(
@@ -422,8 +449,9 @@ int main(int argc, char** argv) {
             break;
         }
         for (auto const& f : feeds) {
-            if (f.processor->config().rerequest) {
-                rt->wake_parser(f.id); // re-request timeouts and the reorder hold's expiry
+            if (f.processor->config().rerequest || f.recording) {
+                // Timers: re-request timeouts, the reorder hold's expiry, the recorder's flush.
+                rt->wake_parser(f.id);
             }
         }
         if (config.silent_warning_s > 0) {
@@ -448,6 +476,9 @@ int main(int argc, char** argv) {
     rt->stop(); // drain: every received packet is parsed or counted
     for (auto& f : feeds) {
         f.processor->finish();
+        if (f.recording) {
+            f.recording->finish();
+        }
     }
     double const elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
     latency_histogram::snapshot latency;

@@ -31,6 +31,16 @@ public:
     /// One UDP payload: a MoldUDP64 packet carrying ITCH 5.0 messages.
     void on_datagram(std::span<std::byte const> datagram);
     void operator()(std::span<std::byte const> datagram) { on_datagram(datagram); }
+    /// As on_datagram, and `tap(sequence, message)` sees each message the session delivers,
+    /// in sequence, before the parser does (a recorder).
+    template <typename Tap>
+    void on_datagram(std::span<std::byte const> datagram, Tap&& tap) {
+        (void)session_.on_packet(datagram,
+                                 [&](std::uint64_t sequence, std::span<std::byte const> message) {
+                                     tap(sequence, message);
+                                     parser_(sequence, message);
+                                 });
+    }
 
     [[nodiscard]] moldudp64_stats const& session_stats() const noexcept { return session_.stats(); }
     [[nodiscard]] itch50_stats const& itch_stats() const noexcept { return parser_.stats(); }

@@ -1,0 +1,135 @@
+#include "recorder.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <signet/md/big_endian.hpp>
+
+namespace signet::apps {
+
+namespace {
+
+void bump(std::atomic<std::uint64_t>& counter, std::uint64_t n) noexcept {
+    // relaxed load + store: one writer per counter; readers take a snapshot.
+    counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+} // namespace
+
+recorder::recorder(std::string path, std::size_t chunks, std::size_t chunk_bytes)
+    : path_(std::move(path))
+    , chunk_bytes_(chunk_bytes)
+    , memory_(std::make_unique_for_overwrite<std::byte[]>(chunks * chunk_bytes))
+    , full_(chunks)
+    , empty_(chunks) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+        throw std::system_error(errno, std::generic_category(),
+                                "--record: cannot open '" + path_ + "' for writing");
+    }
+    for (std::uint32_t i = 0; i < chunks; ++i) {
+        [[maybe_unused]] bool const pushed = empty_.push(i); // room for every chunk
+    }
+}
+
+recorder::~recorder() {
+    finish();
+}
+
+void recorder::attach(blocking_work_contract_group& group) {
+    writer_ = group.create_contract([this] { write_ready(); });
+    if (!writer_.is_valid()) {
+        throw std::length_error("--record: no free contract slot for the writer");
+    }
+}
+
+bool recorder::take_chunk() noexcept {
+    std::uint32_t index = 0;
+    if (!empty_.pop(index)) {
+        return false;
+    }
+    current_ = {index, 0};
+    have_current_ = true;
+    return true;
+}
+
+void recorder::append(std::span<std::byte const> message) noexcept {
+    std::size_t const need = 2 + message.size();
+    if (need > chunk_bytes_) {
+        bump(drops_, 1); // cannot happen with MoldUDP64's 16-bit lengths and 64 KiB chunks
+        return;
+    }
+    if (have_current_ && current_.used + need > chunk_bytes_) {
+        flush();
+    }
+    if (!have_current_ && !take_chunk()) {
+        bump(drops_, 1); // every chunk is waiting for the disk
+        return;
+    }
+    std::byte* out = memory_.get() + std::size_t{current_.index} * chunk_bytes_ + current_.used;
+    md::store_be16(out, static_cast<std::uint16_t>(message.size()));
+    std::memcpy(out + 2, message.data(), message.size());
+    current_.used += static_cast<std::uint32_t>(need);
+    bump(messages_, 1);
+    bump(bytes_, need);
+}
+
+void recorder::flush() noexcept {
+    if (!have_current_ || current_.used == 0) {
+        return;
+    }
+    // Never full: the queue has room for every chunk.
+    [[maybe_unused]] bool const pushed = full_.push(current_);
+    have_current_ = false;
+    if (writer_.is_valid()) {
+        writer_.schedule();
+    }
+}
+
+void recorder::write_ready() noexcept {
+    chunk c;
+    while (full_.pop(c)) {
+        write_chunk(c);
+        [[maybe_unused]] bool const pushed = empty_.push(c.index);
+    }
+}
+
+void recorder::write_chunk(chunk const& c) noexcept {
+    std::byte const* data = memory_.get() + std::size_t{c.index} * chunk_bytes_;
+    std::size_t left = c.used;
+    while (left > 0) {
+        ssize_t const n = ::write(fd_, data, left);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            bump(write_errors_, 1);
+            return;
+        }
+        data += n;
+        left -= static_cast<std::size_t>(n);
+    }
+}
+
+void recorder::finish() noexcept {
+    if (fd_ >= 0) {
+        flush();
+        write_ready(); // no contract runs any more: the controlling thread writes the rest
+        ::close(fd_);
+        fd_ = -1;
+    }
+    writer_ = work_contract{}; // releases the writer while its group still exists
+}
+
+recorder::stats recorder::snapshot() const noexcept {
+    // relaxed: independent counters, a snapshot.
+    return {messages_.load(std::memory_order_relaxed), bytes_.load(std::memory_order_relaxed),
+            drops_.load(std::memory_order_relaxed), write_errors_.load(std::memory_order_relaxed)};
+}
+
+} // namespace signet::apps
