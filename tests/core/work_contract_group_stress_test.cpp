@@ -41,6 +41,7 @@ public:
         }
     }
     void stop_and_drain() {
+        // release: pairs with the workers' acquire load.
         stop_.store(true, std::memory_order_release);
         for (auto& t : threads_) {
             t.join();
@@ -61,6 +62,39 @@ private:
 
 std::uint64_t iterations(std::uint64_t base) {
     return base * signet::test::stress_scale();
+}
+
+// Two workers run `group` while two scheduler threads, started on one gate, each pick
+// `per_thread` of `handles` at random (seeded seed + t, for replay) and for each first count the
+// request in states[c].requested, then schedule it. Returns the number of schedules accepted,
+// once the schedulers are joined and the workers have drained the group.
+template <typename State>
+std::uint64_t schedule_at_random(work_contract_group& group, std::vector<work_contract>& handles,
+                                 State* states, std::uint64_t seed, std::uint64_t per_thread) {
+    std::atomic<std::uint64_t> accepted{0};
+    workers<work_contract_group> pool(group, 2);
+    signet::test::start_gate gate;
+    std::vector<std::thread> schedulers;
+    for (unsigned t = 0; t < 2; ++t) {
+        schedulers.emplace_back([&, t] {
+            std::mt19937_64 rng(seed + t);
+            gate.wait();
+            for (std::uint64_t i = 0; i < per_thread; ++i) {
+                auto const c = rng() % handles.size();
+                // release: pairs with the run's acquire load of `requested`.
+                states[c].requested.fetch_add(1, std::memory_order_release);
+                if (handles[c].schedule()) {
+                    accepted.fetch_add(1, std::memory_order_relaxed); // a count, read after join()
+                }
+            }
+        });
+    }
+    gate.open();
+    for (auto& t : schedulers) {
+        t.join();
+    }
+    pool.stop_and_drain();
+    return accepted.load(std::memory_order_relaxed); // after join()
 }
 
 TEST(WorkContractGroupStress, NeverTwoThreadsInOneContractAndNoScheduleLost) {
@@ -90,32 +124,10 @@ TEST(WorkContractGroupStress, NeverTwoThreadsInOneContractAndNoScheduleLost) {
     }
     std::uint64_t const seed = signet::test::test_seed();
     std::uint64_t const per_thread = iterations(100'000);
-    std::atomic<std::uint64_t> accepted{0};
-    {
-        workers<work_contract_group> pool(group, 2);
-        signet::test::start_gate gate;
-        std::vector<std::thread> schedulers;
-        for (unsigned t = 0; t < 2; ++t) {
-            schedulers.emplace_back([&, t] {
-                std::mt19937_64 rng(seed + t);
-                gate.wait();
-                for (std::uint64_t i = 0; i < per_thread; ++i) {
-                    auto const c = rng() % contracts;
-                    states[c].requested.fetch_add(1, std::memory_order_release);
-                    if (handles[c].schedule()) {
-                        accepted.fetch_add(1, std::memory_order_relaxed);
-                    }
-                }
-            });
-        }
-        gate.open();
-        for (auto& t : schedulers) {
-            t.join();
-        }
-        pool.stop_and_drain();
-    }
+    std::uint64_t const accepted =
+        schedule_at_random(group, handles, states.get(), seed, per_thread);
     EXPECT_EQ(overlaps.load(), 0);
-    EXPECT_EQ(accepted.load(), 2 * per_thread);
+    EXPECT_EQ(accepted, 2 * per_thread);
     std::uint64_t runs = 0;
     for (std::size_t i = 0; i < contracts; ++i) {
         // The last run started after the last schedule: nothing was lost.
@@ -336,28 +348,7 @@ TEST(WorkContractGroupStress, SelfAndForeignSchedulesMix) {
     }
     std::uint64_t const seed = signet::test::test_seed();
     std::uint64_t const per_thread = iterations(50'000);
-    {
-        workers<work_contract_group> pool(group, 2);
-        signet::test::start_gate gate;
-        std::vector<std::thread> schedulers;
-        for (unsigned t = 0; t < 2; ++t) {
-            schedulers.emplace_back([&, t] {
-                std::mt19937_64 rng(seed + t);
-                gate.wait();
-                for (std::uint64_t i = 0; i < per_thread; ++i) {
-                    auto const c = rng() % contracts;
-                    // release: pairs with the run's acquire load.
-                    states[c].requested.fetch_add(1, std::memory_order_release);
-                    EXPECT_TRUE(handles[c].schedule());
-                }
-            });
-        }
-        gate.open();
-        for (auto& t : schedulers) {
-            t.join();
-        }
-        pool.stop_and_drain();
-    }
+    EXPECT_EQ(schedule_at_random(group, handles, states.get(), seed, per_thread), 2 * per_thread);
     EXPECT_EQ(overlaps.load(std::memory_order_relaxed), 0); // after join()
     for (std::size_t i = 0; i < contracts; ++i) {
         // relaxed: read after join().

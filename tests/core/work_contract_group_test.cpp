@@ -299,6 +299,74 @@ TEST(WorkContractGroup, ReleaseDuringARunRunsAfterIt) {
     EXPECT_EQ(events, (std::vector<std::string>{"work", "work-end", "release"}));
 }
 
+// Guarantee 3, "on a worker thread": release() only requests the release; the callback runs
+// at the contract's next execution, on the thread executing the group, never on the caller.
+TEST(WorkContractGroup, ReleaseCallbackRunsOnTheExecutingThreadNotTheCaller) {
+    work_contract_group group(64);
+    std::thread::id release_thread{}; // written by the callback, read after join()
+    int releases = 0;
+    auto const on_release = [&] {
+        release_thread = std::this_thread::get_id();
+        ++releases;
+    };
+    auto contract = group.create_contract([] {}, on_release);
+    ASSERT_TRUE(contract.release());
+    EXPECT_EQ(releases, 0) << "release() ran the callback on the calling thread";
+    std::thread::id worker_thread{};
+    std::thread worker([&] {
+        worker_thread = std::this_thread::get_id();
+        while (group.execute_next_contract()) {
+        }
+    });
+    worker.join();
+    EXPECT_EQ(releases, 1);
+    EXPECT_EQ(release_thread, worker_thread);
+    EXPECT_NE(release_thread, std::this_thread::get_id());
+}
+
+// Released from another thread while its work runs on a worker: the callback runs after that
+// run, on the worker, not on the thread that called release().
+TEST(WorkContractGroup, ReleaseFromAnotherThreadDuringARunRunsOnTheWorker) {
+    work_contract_group group(64);
+    std::atomic<bool> running{false};
+    std::atomic<bool> release_requested{false};
+    std::thread::id work_thread{};    // written by the work, read after join()
+    std::thread::id release_thread{}; // written by the callback, read after join()
+    bool work_finished_first = false; // written by work and callback, read after join()
+    bool work_done = false;
+    auto contract = group.create_contract(
+        [&] {
+            work_thread = std::this_thread::get_id();
+            // release: pairs with the test thread's acquire load; the run has started.
+            running.store(true, std::memory_order_release);
+            // acquire: pairs with the test thread's release store, made after release().
+            while (!release_requested.load(std::memory_order_acquire)) {
+                std::this_thread::yield();
+            }
+            work_done = true;
+        },
+        [&] {
+            release_thread = std::this_thread::get_id();
+            work_finished_first = work_done;
+        },
+        initial_state::scheduled);
+    std::thread worker([&] {
+        while (group.execute_next_contract()) {
+        }
+    });
+    while (!running.load(std::memory_order_acquire)) {
+        std::this_thread::yield();
+    }
+    EXPECT_TRUE(contract.release()); // the work is running on the worker right now
+    EXPECT_EQ(release_thread, std::thread::id{}) << "release() ran the callback on the caller";
+    release_requested.store(true, std::memory_order_release);
+    worker.join();
+    EXPECT_NE(release_thread, std::thread::id{}) << "the release callback never ran";
+    EXPECT_EQ(release_thread, work_thread);
+    EXPECT_NE(release_thread, std::this_thread::get_id());
+    EXPECT_TRUE(work_finished_first);
+}
+
 TEST(WorkContractGroup, DestroyingTheHandleReleases) {
     work_contract_group group(64);
     int releases = 0;

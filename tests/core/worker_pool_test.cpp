@@ -1,9 +1,12 @@
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
 #include <vector>
+
+#include <sched.h>
 
 #include <gtest/gtest.h>
 
@@ -47,13 +50,17 @@ TEST(WorkerPool, BlockIdleSleepsInTheBlockingGroup) {
     signet::test::watchdog dog(60s, "BlockIdleSleepsInTheBlockingGroup");
     blocking_work_contract_group group(64);
     std::atomic<int> runs{0};
-    auto contract = group.create_contract([&] { runs.fetch_add(1, std::memory_order_relaxed); });
+    // release: pairs with the test's acquire load below.
+    auto contract = group.create_contract([&] { runs.fetch_add(1, std::memory_order_release); });
     worker_pool pool(group, {.threads = 2, .idle = idle_strategy::block});
-    std::this_thread::sleep_for(50ms);
-    // Sleeping workers wake up in slices of 20 ms at most: far fewer idle loops than spinning.
-    EXPECT_LT(pool.stats(0).idle_loops + pool.stats(1).idle_loops, 100U);
+    // With nothing scheduled, block-idle workers sleep inside the group, where schedule() wakes
+    // them (spin or backoff would keep polling on their own and never show up here).
+    ASSERT_TRUE(eventually([&] { return group.waiting_threads() == 2; }))
+        << "waiting: " << group.waiting_threads();
     contract.schedule();
-    EXPECT_TRUE(eventually([&] { return runs.load(std::memory_order_relaxed) == 1; }));
+    ASSERT_TRUE(eventually([&] { return runs.load(std::memory_order_acquire) == 1; }));
+    pool.stop();
+    EXPECT_EQ(pool.stats(0).executed + pool.stats(1).executed, 1U);
 }
 
 TEST(WorkerPool, RejectsBadOptions) {
@@ -65,16 +72,50 @@ TEST(WorkerPool, RejectsBadOptions) {
     EXPECT_THROW(worker_pool(group, {.threads = 1, .cpus = {100000}}), std::invalid_argument);
 }
 
+// The highest CPU this process may run on (sched_getaffinity), or -1 when the set is empty.
+int highest_allowed_cpu() {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+        return -1;
+    }
+    for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu) {
+        if (CPU_ISSET(static_cast<std::size_t>(cpu), &allowed)) {
+            return cpu;
+        }
+    }
+    return -1;
+}
+
 TEST(WorkerPool, PinsWorkersToTheGivenCpus) {
     signet::test::watchdog dog(60s, "PinsWorkersToTheGivenCpus");
+    // The highest allowed CPU: on a machine with more than one, a pool that ignored the option
+    // (or pinned to CPU 0) is caught.
+    int const cpu = highest_allowed_cpu();
+    if (cpu < 0) {
+        GTEST_SKIP() << "sched_getaffinity gives no CPU this process may run on";
+    }
     work_contract_group group(64);
-    std::atomic<int> cpu_seen{-1};
-    auto contract =
-        group.create_contract([&] { cpu_seen.store(sched_getcpu(), std::memory_order_relaxed); });
-    worker_pool pool(group, {.threads = 1, .cpus = {0}});
+    int cpu_seen = -1;    // written by the contract, read after the acquire below
+    int cpus_in_mask = 0; // the worker's own affinity mask, as the kernel reports it
+    bool mask_has_cpu = false;
+    std::atomic<bool> done{false};
+    auto contract = group.create_contract([&] {
+        cpu_set_t mask;
+        CPU_ZERO(&mask);
+        if (sched_getaffinity(0, sizeof(mask), &mask) == 0) { // 0: the calling thread
+            cpus_in_mask = CPU_COUNT(&mask);
+            mask_has_cpu = CPU_ISSET(static_cast<std::size_t>(cpu), &mask);
+        }
+        cpu_seen = sched_getcpu();
+        done.store(true, std::memory_order_release); // pairs with the test's acquire load
+    });
+    worker_pool pool(group, {.threads = 1, .cpus = {cpu}});
     contract.schedule();
-    ASSERT_TRUE(eventually([&] { return cpu_seen.load(std::memory_order_relaxed) >= 0; }));
-    EXPECT_EQ(cpu_seen.load(), 0);
+    ASSERT_TRUE(eventually([&] { return done.load(std::memory_order_acquire); }));
+    EXPECT_EQ(cpus_in_mask, 1);
+    EXPECT_TRUE(mask_has_cpu) << "CPU " << cpu;
+    EXPECT_EQ(cpu_seen, cpu);
 }
 
 TEST(WorkerPool, PinningToAMissingCpuThrowsSystemError) {
@@ -107,15 +148,21 @@ TEST(WorkerPool, StopDrainsScheduledContractsAndReleases) {
 }
 
 TEST(WorkerPool, DrainIsBoundedForSelfReschedulingContracts) {
+    // An unbounded drain would never return from stop(): the watchdog turns that into a failure.
     signet::test::watchdog dog(60s, "DrainIsBoundedForSelfReschedulingContracts");
     work_contract_group group(64);
-    auto forever =
-        group.create_contract([] { signet::this_contract::schedule(); }, initial_state::scheduled);
+    std::atomic<std::uint64_t> runs{0};
+    auto forever = group.create_contract(
+        [&] {
+            runs.fetch_add(1, std::memory_order_relaxed); // a count; orders nothing
+            signet::this_contract::schedule();
+        },
+        initial_state::scheduled);
     worker_pool pool(group, {.threads = 1, .drain_timeout = 50ms});
-    std::this_thread::sleep_for(10ms);
-    auto const start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(eventually([&] { return runs.load(std::memory_order_relaxed) > 0; }));
     pool.stop();
-    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+    // The drain gave up on a contract that was still scheduled: it is there to run right now.
+    EXPECT_TRUE(group.execute_next_contract());
 }
 
 TEST(WorkerPool, SubmitReturnsResultsAndExceptions) {

@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         return 0;
     }
     std::size_t const capacity = 1 + data[0] % 64;
-    itch50_parser parser({.max_orders = capacity, .level_reserve = 2});
+    itch50_parser parser({.max_orders = capacity, .level_reserve = 2, .stock_reserve = 16});
     std::uint64_t fed = 0;
     std::size_t offset = 1;
     while (offset < size) {

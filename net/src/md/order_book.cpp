@@ -114,14 +114,14 @@ order_book::order_book(order_book_options options)
     : orders_(options.max_orders)
     , stock_index_(max_locates, 0)
     , level_reserve_(options.level_reserve) {
-    stocks_.reserve(max_locates);
-    listed_.reserve(max_locates);
+    stocks_.reserve(std::min(options.stock_reserve, max_locates));
+    listed_.reserve(std::min(options.stock_reserve, max_locates));
 }
 
 order_book::stock_state& order_book::use_stock(std::uint16_t locate) {
     std::uint32_t& index = stock_index_[locate];
     if (index == 0) {
-        stocks_.emplace_back(); // reserved for every locate: never reallocates
+        stocks_.emplace_back(); // reallocates only beyond options.stock_reserve
         index = static_cast<std::uint32_t>(stocks_.size());
         stock_state& stock = stocks_.back();
         stock.locate = locate;
@@ -152,7 +152,7 @@ void order_book::set_symbol(std::uint16_t locate, std::string_view symbol) {
     stock.symbol_length = static_cast<std::uint8_t>(symbol.size());
     if (!stock.listed) {
         stock.listed = true;
-        listed_.push_back(locate); // reserved for all locates in the constructor
+        listed_.push_back(locate); // reallocates only beyond options.stock_reserve
     }
 }
 

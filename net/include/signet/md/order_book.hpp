@@ -17,8 +17,9 @@
 ///     its stock is first used — normally its R message at the start of the day, else its
 ///     first order — and only allocates again when it grows past that; vectors never shrink.
 ///   - Stocks: a fixed index of 65536 locates (256 KiB) into a dense array of per-stock state
-///     (levels, order count, symbol) reserved for all 65536 at construction: about 4 MiB of
-///     address space, touched only as stocks appear, never reallocated.
+///     (levels, order count, symbol) reserved at construction for stock_reserve stocks (all
+///     65536 by default: about 4 MiB of address space, touched only as stocks appear, never
+///     reallocated). Only one stock's state is referenced at a time, so growing is safe.
 ///   Add, reduce, remove, replace: O(1) expected for the order, O(log L) + the shift for the
 ///   level (L levels on that side). No locks, no logging, no exceptions except std::bad_alloc
 ///   from those level allocations.
@@ -44,6 +45,9 @@ namespace signet::md {
 struct order_book_options {
     std::size_t max_orders = std::size_t{1} << 20; ///< live orders; 1 to 2^31
     std::size_t level_reserve = 32;                ///< price levels reserved per stock side
+    /// Stocks whose state is reserved at construction (up to max_locates); a book that meets
+    /// more allocates as they appear. The default reserves every locate: no allocation later.
+    std::size_t stock_reserve = 65536;
 };
 
 /// Best bid (highest) and best ask (lowest) with the total shares at each; an empty side is 0/0.
