@@ -22,6 +22,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <signet/core/metrics/histogram.hpp>
 #include <signet/net/log.hpp>
 #include <signet/net/runtime.hpp>
 
@@ -84,8 +85,9 @@ result measure(signet::net::backend_kind backend, signet::net::poller_mode polle
     rt.stop();
     std::sort(waits.begin(), waits.end());
     auto at = [&](double q) {
-        auto const rank = static_cast<std::size_t>(q * static_cast<double>(waits.size()));
-        return waits[std::min(waits.size() - 1, rank)];
+        // signet::metrics' nearest-rank rule (rank ceil(q * n)), on the exact samples.
+        auto const rank = signet::metrics::histogram::nearest_rank(q, waits.size());
+        return waits[std::max<std::uint64_t>(rank, 1) - 1];
     };
     return {at(0.50), at(0.99), waits.back()};
 }

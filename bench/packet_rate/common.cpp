@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -88,62 +87,6 @@ std::size_t produce_packet(packet_templates const& templates, feed_cursor& curso
 
 void stamp_packet(std::byte* packet, std::uint64_t ns) noexcept {
     md::store_be48(packet + timestamp_offset, ns & timestamp_mask);
-}
-
-// ---- latency histogram -----------------------------------------------------------------------
-
-std::size_t latency_histogram::index(std::uint64_t ns) noexcept {
-    if (ns < (std::uint64_t{1} << sub_bits)) {
-        return static_cast<std::size_t>(ns);
-    }
-    auto const exponent = static_cast<unsigned>(std::bit_width(ns) - 1);
-    if (exponent > max_exponent) {
-        return bucket_count - 1;
-    }
-    auto const sub = static_cast<std::size_t>((ns >> (exponent - sub_bits)) &
-                                              ((std::uint64_t{1} << sub_bits) - 1));
-    return (static_cast<std::size_t>(exponent - sub_bits + 1) << sub_bits) + sub;
-}
-
-std::uint64_t latency_histogram::upper_bound(std::size_t index) noexcept {
-    if (index < (std::size_t{1} << sub_bits)) {
-        return index;
-    }
-    std::size_t const exponent = (index >> sub_bits) + sub_bits - 1;
-    std::uint64_t const sub = index & ((std::size_t{1} << sub_bits) - 1);
-    std::uint64_t const base = std::uint64_t{1} << exponent;
-    std::uint64_t const step = base >> sub_bits;
-    return base + (sub + 1) * step - 1;
-}
-
-void latency_histogram::merge(latency_histogram const& other) noexcept {
-    for (std::size_t i = 0; i < bucket_count; ++i) {
-        counts_[i] += other.counts_[i];
-    }
-}
-
-std::uint64_t latency_histogram::total() const noexcept {
-    std::uint64_t sum = 0;
-    for (auto c : counts_) {
-        sum += c;
-    }
-    return sum;
-}
-
-std::uint64_t latency_histogram::percentile(double q) const noexcept {
-    std::uint64_t const n = total();
-    if (n == 0) {
-        return 0;
-    }
-    auto const rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(n)));
-    std::uint64_t seen = 0;
-    for (std::size_t i = 0; i < bucket_count; ++i) {
-        seen += counts_[i];
-        if (seen >= std::max<std::uint64_t>(rank, 1)) {
-            return upper_bound(i);
-        }
-    }
-    return upper_bound(bucket_count - 1);
 }
 
 // ---- sink ------------------------------------------------------------------------------------

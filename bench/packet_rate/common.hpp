@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 
+#include <signet/core/metrics/histogram.hpp>
 #include <signet/md/feed_handler.hpp>
 
 namespace signet::bench {
@@ -86,26 +87,6 @@ enum class sink_timing : std::uint8_t {
     latency, ///< also send-timestamp -> parse-done latency while recording is on (latency)
 };
 
-/// Log-linear latency histogram, 16 buckets per power of two (~6% resolution). One writer at a
-/// time (the feed's parser, serialized by each design); read after the receiver stopped.
-class latency_histogram {
-public:
-    static constexpr unsigned sub_bits = 4;
-    static constexpr unsigned max_exponent = 40;
-    static constexpr std::size_t bucket_count = (max_exponent - sub_bits + 2) << sub_bits;
-
-    void record(std::uint64_t ns) noexcept { ++counts_[index(ns)]; }
-    void merge(latency_histogram const& other) noexcept;
-    [[nodiscard]] std::uint64_t total() const noexcept;
-    /// Upper bound of the bucket holding quantile q (0..1); 0 when empty.
-    [[nodiscard]] std::uint64_t percentile(double q) const noexcept;
-
-private:
-    static std::size_t index(std::uint64_t ns) noexcept;
-    static std::uint64_t upper_bound(std::size_t index) noexcept;
-    std::vector<std::uint64_t> counts_ = std::vector<std::uint64_t>(bucket_count);
-};
-
 /// What every design calls per packet: the feed's itch_feed_handler, then the counters. Calls
 /// for one feed never overlap (each design serializes its feed); `parsed` and the drain times
 /// are read by the controlling thread while running.
@@ -126,13 +107,14 @@ public:
     }
     /// After the receiver stopped.
     [[nodiscard]] md::itch_feed_handler const& handler() const noexcept { return handler_; }
-    [[nodiscard]] latency_histogram const& latency() const noexcept { return latency_; }
+    /// Send timestamp -> parse done (ns), recorded by the feed's parser; take() on any thread.
+    [[nodiscard]] metrics::histogram const& latency() const noexcept { return latency_; }
 
 private:
     md::itch_feed_handler handler_;
     sink_timing timing_;
     std::atomic<bool> const* recording_;
-    latency_histogram latency_;
+    metrics::histogram latency_;
     std::atomic<std::uint64_t> parsed_{0};
     std::atomic<std::uint64_t> first_ns_{0};
     std::atomic<std::uint64_t> last_ns_{0};

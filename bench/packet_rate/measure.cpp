@@ -340,9 +340,9 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
                                    static_cast<double>(r.sent)
                              : 0;
     if (latency) {
-        latency_histogram all;
+        metrics::histogram::snapshot all;
         for (auto const& s : sinks) {
-            all.merge(s->latency());
+            all += s->latency().take();
         }
         r.p50 = all.percentile(0.50);
         r.p99 = all.percentile(0.99);
