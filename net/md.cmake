@@ -1,14 +1,17 @@
 # signet::md — market-data protocols: MoldUDP64 session layer and packer, ITCH 5.0 parser, order
-# book, feed handler, ITCH generator and BinaryFILE reader. Standard library only (no sockets),
-# so tests, fuzzers, benchmarks and apps can all use it. Included from net/CMakeLists.txt.
+# book, feed handler, ITCH generator, BinaryFILE reader, and the re-request server's message store
+# and decision logic. Standard library only (no sockets), so tests, fuzzers, benchmarks and apps
+# can all use it. Included from net/CMakeLists.txt.
 add_library(signet_md
     src/md/binary_file_reader.cpp
     src/md/feed_handler.cpp
     src/md/itch50.cpp
     src/md/itch_generator.cpp
+    src/md/message_store.cpp
     src/md/moldudp64.cpp
     src/md/moldudp64_recovery.cpp
-    src/md/order_book.cpp)
+    src/md/order_book.cpp
+    src/md/rerequest_server.cpp)
 add_library(signet::md ALIAS signet_md)
 set_target_properties(signet_md PROPERTIES EXPORT_NAME md OUTPUT_NAME signet_md)
 

@@ -264,7 +264,7 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
 }
 
 receiver_config parse(toml::table const& root, std::string const& file) {
-    reject_unknown_keys(file, root, "top level", {"runtime", "feed", "stats", "book"});
+    reject_unknown_keys(file, root, "top level", {"runtime", "feed", "stats", "book", "metrics"});
     receiver_config c;
     if (auto const* node = root.get("runtime")) {
         auto const* t = node->as_table();
@@ -332,6 +332,18 @@ receiver_config parse(toml::table const& root, std::string const& file) {
         }
         reject_unknown_keys(file, *t, "book", {"max_orders"});
         c.max_orders = get_size(file, *t, "max_orders", c.max_orders, 1, max_max_orders);
+    }
+    if (auto const* node = root.get("metrics")) {
+        auto const* t = node->as_table();
+        if (t == nullptr) {
+            fail(file, *node, "metrics", "expected a table [metrics]");
+        }
+        reject_unknown_keys(file, *t, "metrics", {"listen"});
+        c.metrics_listen = get_endpoint(file, *t, "listen", false);
+        if (c.metrics_listen && c.metrics_listen->port() == 0) {
+            fail(file, *t->get("listen"), "listen",
+                 "expected \"ip:port\" for the Prometheus endpoint, e.g. \"127.0.0.1:9464\"");
+        }
     }
     auto const* feeds = root.get("feed");
     if (feeds == nullptr) {

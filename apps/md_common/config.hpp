@@ -74,6 +74,8 @@ struct receiver_config {
     double silent_warning_s = 5.0; ///< warn when a feed received nothing this long; 0 = never
     std::size_t max_orders = default_max_orders; ///< [book]: live orders per itch50 feed
     std::vector<feed_config> feeds{};
+    /// [metrics] listen: serve /metrics (Prometheus text format) here; none: no endpoint.
+    std::optional<net::udp_endpoint> metrics_listen{};
 };
 
 /// A configuration error; what() reads "FILE:LINE: key 'KEY': PROBLEM".

@@ -128,7 +128,10 @@ void feed_processor::deliver(std::span<std::byte const> datagram) {
 }
 
 void feed_processor::operator()(net::packet const& p) {
-    now_ = p.user_rx_ns != 0 ? p.user_rx_ns : net::realtime_ns();
+    // Stage clocks: CLOCK_REALTIME, like the kernel's stamp and the receive side's user_rx_ns.
+    bool const timed = p.kernel_rx_ns != 0 && !p.hardware_timestamp;
+    std::uint64_t const start = timed ? net::realtime_ns() : 0;
+    now_ = p.user_rx_ns != 0 ? p.user_rx_ns : (timed ? start : net::realtime_ns());
     if (p.line == request_line_ && request_socket_ != nullptr) {
         ++rerequest_answers_;
     }
@@ -146,9 +149,17 @@ void feed_processor::operator()(net::packet const& p) {
     }
     // A NIC's clock need not be the system's (PTP may not discipline it): only kernel stamps
     // are compared with CLOCK_REALTIME.
-    if (p.kernel_rx_ns != 0 && !p.hardware_timestamp) {
+    if (timed) {
         std::uint64_t const done = net::realtime_ns();
-        latency_.record(done > p.kernel_rx_ns ? done - p.kernel_rx_ns : 0);
+        auto const since = [](std::uint64_t to, std::uint64_t from) {
+            return to > from ? to - from : 0;
+        };
+        latency_.record(since(done, p.kernel_rx_ns));
+        if (p.user_rx_ns != 0) {
+            stages_.receive.record(since(p.user_rx_ns, p.kernel_rx_ns));
+            stages_.queue.record(since(start, p.user_rx_ns));
+        }
+        stages_.parse.record(since(done, start));
     }
     publish();
 }

@@ -9,8 +9,16 @@
 // interval. A zero-length record in a --replay file is not a message: it is skipped, counted
 // (replay_malformed_records in the report) and reported on stderr, and the replay goes on.
 //
-// Exit codes: 0 ok, 1 runtime error (also: unreadable --replay, unwritable --report-json),
-// 2 bad command line.
+// --replay-pcap re-sends the UDP payloads of a capture (pcap_source.hpp) at their captured
+// timing scaled by --speed, or at a fixed --rate in packets per second, with the same fault
+// injection; nothing is added (no heartbeats, no end-of-session packets).
+//
+// --serve-rerequests answers MoldUDP64 re-requests (rerequest_service.hpp) from a store of
+// every message built or replayed, those that fault injection dropped included; after sending
+// it keeps serving for --linger seconds so that receivers can recover the tail.
+//
+// Exit codes: 0 ok, 1 runtime error (also: unreadable --replay or --replay-pcap, a damaged
+// capture, unwritable --report-json, --serve-rerequests port taken), 2 bad command line.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -26,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -41,6 +50,8 @@
 
 #include "cli_support.hpp"
 #include "json_text.hpp"
+#include "pcap_source.hpp"
+#include "rerequest_service.hpp"
 #include <net/if.h>
 
 namespace {
@@ -78,6 +89,82 @@ nlohmann::ordered_json types_json(type_counts const& by_type) {
         }
     }
     return j;
+}
+
+/// Adds the messages of a MoldUDP64 data packet to `types` (by type byte) and returns the
+/// sequence after its last message; 0 (nothing added) if the datagram is not a well-formed data
+/// packet. For replayed captures, whose payloads md_feed did not build.
+std::uint64_t count_messages(std::span<std::byte const> datagram, type_counts& types) {
+    std::optional<md::moldudp64_header> const header = md::moldudp64_peek_header(datagram);
+    if (!header || header->count == 0 || header->count == md::moldudp64_end_of_session_count) {
+        return 0;
+    }
+    std::size_t offset = md::moldudp64_header_size;
+    for (std::uint32_t i = 0; i < header->count; ++i) { // validate before counting
+        if (datagram.size() - offset < 2) {
+            return 0;
+        }
+        std::size_t const length = md::load_be16(datagram.data() + offset);
+        if (datagram.size() - offset - 2 < length) {
+            return 0;
+        }
+        offset += 2 + length;
+    }
+    if (offset != datagram.size()) {
+        return 0;
+    }
+    offset = md::moldudp64_header_size;
+    for (std::uint32_t i = 0; i < header->count; ++i) {
+        std::size_t const length = md::load_be16(datagram.data() + offset);
+        if (length != 0) {
+            ++types[std::to_integer<unsigned char>(datagram[offset + 2])];
+        }
+        offset += 2 + length;
+    }
+    return header->sequence + header->count;
+}
+
+/// Messages and their bytes in a BinaryFILE: the store's size for --serve-rerequests with
+/// --replay and no --store-messages.
+struct file_extent {
+    std::size_t messages = 0;
+    std::size_t bytes = 0;
+};
+
+file_extent scan_binary_file(std::string const& path) {
+    md::binary_file_reader reader(path);
+    file_extent extent;
+    while (auto const record = reader.next()) {
+        if (!record->empty()) {
+            ++extent.messages;
+            extent.bytes += record->size();
+        }
+    }
+    return extent;
+}
+
+/// Sleeps until `due` (in steps of at most 50 ms, then yields for the last 200 µs); false if
+/// interrupted or `stop_at` came first.
+bool wait_until(clock_type::time_point due, clock_type::time_point stop_at) {
+    for (;;) {
+        if (interrupted.load(std::memory_order_relaxed)) {
+            return false;
+        }
+        auto const now = clock_type::now();
+        if (now >= stop_at) {
+            return false;
+        }
+        if (now >= due) {
+            return true;
+        }
+        auto const remaining = std::min(due, stop_at) - now;
+        if (remaining > std::chrono::microseconds(200)) {
+            std::this_thread::sleep_for(std::min<clock_type::duration>(
+                remaining - std::chrono::microseconds(100), std::chrono::milliseconds(50)));
+        } else {
+            std::this_thread::yield();
+        }
+    }
 }
 
 /// One UDP socket for every line. Multicast: TTL, loopback and (with --interface) the outgoing
@@ -197,11 +284,23 @@ int main(int argc, char** argv) {
     std::string drop_line = "both";
     std::string replay;
     std::string report_path;
+    std::string replay_pcap;
+    double speed = 1;
+    int pcap_port = -1;
+    std::string pcap_group;
+    int serve_port = -1;
+    std::size_t store_messages = 1'000'000;
+    double rerequest_rate = 5000;
+    unsigned rerequest_max_messages = 1000;
+    double linger_s = 2;
     auto* to_option =
         cli.add_option("--to", to, "line A destination ip:port (unicast or multicast); required");
     cli.add_option("--to-b", to_b, "line B destination ip:port (A/B: every packet sent to both)");
-    cli.add_option("--rate", rate, "messages per second; 0 = as fast as possible")
-        ->check(apps::number_in(0, 1e9, "messages/s"));
+    auto* rate_option =
+        cli.add_option("--rate", rate,
+                       "messages per second; 0 = as fast as possible (--replay-pcap: packets "
+                       "per second, instead of the captured timing)")
+            ->check(apps::number_in(0, 1e9, "messages/s"));
     cli.add_option("--duration", duration_s,
                    "seconds of data, then close (at most one year); 0 = until --count or a signal")
         ->check(apps::number_in(0, apps::max_duration_s, "s"));
@@ -209,7 +308,10 @@ int main(int argc, char** argv) {
         ->check(apps::whole_number());
     cli.add_option("--batch", batch, "messages per packet (at most; packets stay <= 1400 bytes)")
         ->check(CLI::Range(1U, 1000U));
-    cli.add_option("--session", session, "MoldUDP64 session name (10 characters, space padded)");
+    auto* session_option =
+        cli.add_option("--session", session,
+                       "MoldUDP64 session name (10 characters, space padded); --replay-pcap with "
+                       "--serve-rerequests: the session served (default: the capture's first)");
     cli.add_option("--seed", seed, "generator seed (same seed, same stream)")
         ->check(apps::whole_number());
     cli.add_option("--symbols", symbols, "stocks in the directory")->check(CLI::Range(1, 65535));
@@ -237,6 +339,57 @@ int main(int argc, char** argv) {
         ->check(apps::whole_number());
     cli.add_option("--replay", replay, "send a Nasdaq BinaryFILE (2-byte length-prefixed ITCH)");
     cli.add_option("--report-json", report_path, "also write the report to this file");
+    auto* pcap_option = cli.add_option("--replay-pcap", replay_pcap,
+                                       "re-send the UDP payloads of a capture (pcap/pcapng; "
+                                       "Ethernet, Linux cooked SLL/SLL2 or raw IPv4 frames) at "
+                                       "the captured timing scaled by --speed, or at --rate "
+                                       "packets/s")
+                            ->type_name("FILE");
+    auto* speed_option =
+        cli.add_option("--speed", speed,
+                       "--replay-pcap: the captured timing sped up this many times; 0 = as fast "
+                       "as possible")
+            ->check(apps::number_in(0, 1e6, "x"));
+    auto* pcap_port_option =
+        cli.add_option("--pcap-port", pcap_port,
+                       "--replay-pcap: only datagrams to this destination port")
+            ->check(CLI::Range(0, 65535))
+            ->default_str("any");
+    auto* pcap_group_option =
+        cli.add_option("--pcap-group", pcap_group,
+                       "--replay-pcap: only datagrams to this destination IPv4 address "
+                       "(a multicast group, say)")
+            ->type_name("IP")
+            ->default_str("any");
+    auto* serve_option =
+        cli.add_option("--serve-rerequests", serve_port,
+                       "answer MoldUDP64 re-requests from any client on this UDP port (any "
+                       "address of --to's family; 0 = a free port, printed on stderr)")
+            ->check(CLI::Range(0, 65535))
+            ->type_name("PORT")
+            ->default_str("off");
+    auto* store_option =
+        cli.add_option("--store-messages", store_messages,
+                       "--serve-rerequests: the last N messages are kept to answer from (N x 50 "
+                       "bytes: ITCH messages; longer ones, fewer)")
+            ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 32))
+            ->default_str("1000000, --replay: the whole file");
+    auto* rerequest_rate_option =
+        cli.add_option("--rerequest-rate", rerequest_rate,
+                       "--serve-rerequests: requests per second per client (token bucket, "
+                       "burst of one second)")
+            ->check(apps::number_in(0.001, 1e9, "requests/s"));
+    auto* rerequest_max_option =
+        cli.add_option("--rerequest-max-messages", rerequest_max_messages,
+                       "--serve-rerequests: messages per answer at most (larger requests are "
+                       "clamped)")
+            ->check(CLI::Range(1U, 65535U));
+    auto* linger_option =
+        cli.add_option("--linger", linger_s,
+                       "--serve-rerequests: keep answering this many seconds after sending "
+                       "ends, so receivers can recover the tail")
+            ->check(apps::number_in(0, 3600, "s"))
+            ->default_str("2 when serving, else 0");
     if (auto const code = apps::parse_command_line(cli, argc, argv, "md_feed", {to_option})) {
         return *code;
     }
@@ -272,6 +425,45 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "md_feed: --drop-line %s needs --to-b\n", drop_line.c_str());
         return 2;
     }
+    bool const pcap_mode = pcap_option->count() > 0;
+    if (pcap_mode && !replay.empty()) {
+        std::fprintf(stderr, "md_feed: --replay and --replay-pcap cannot be combined\n");
+        return 2;
+    }
+    for (auto const* option : {speed_option, pcap_port_option, pcap_group_option}) {
+        if (option->count() > 0 && !pcap_mode) {
+            std::fprintf(stderr, "md_feed: %s needs --replay-pcap\n", option->get_name().c_str());
+            return 2;
+        }
+    }
+    if (pcap_mode && speed_option->count() > 0 && rate_option->count() > 0) {
+        std::fprintf(stderr, "md_feed: --speed and --rate cannot be combined (--replay-pcap "
+                             "keeps the captured timing scaled by --speed, or sends at --rate "
+                             "packets/s)\n");
+        return 2;
+    }
+    std::optional<std::uint32_t> pcap_address;
+    if (!pcap_group.empty()) {
+        in_addr address{};
+        if (::inet_pton(AF_INET, pcap_group.c_str(), &address) != 1) {
+            std::fprintf(stderr, "md_feed: --pcap-group must be an IPv4 address, e.g. "
+                                 "239.1.1.1\n");
+            return 2;
+        }
+        pcap_address = ntohl(address.s_addr);
+    }
+    bool const serving = serve_option->count() > 0;
+    for (auto const* option :
+         {store_option, rerequest_rate_option, rerequest_max_option, linger_option}) {
+        if (option->count() > 0 && !serving) {
+            std::fprintf(stderr, "md_feed: %s needs --serve-rerequests\n",
+                         option->get_name().c_str());
+            return 2;
+        }
+    }
+    if (!serving) {
+        linger_s = 0;
+    }
     // Open the report first: an unwritable path is an error before anything is sent.
     std::ofstream report_file;
     if (!report_path.empty()) {
@@ -293,9 +485,49 @@ int main(int argc, char** argv) {
         }
         sender out(targets, source_address, ttl, loop, interface);
 
+        // A capture that cannot be read is an error before anything is sent.
+        std::optional<apps::pcap_source> capture;
+        if (pcap_mode) {
+            std::optional<std::uint16_t> port;
+            if (pcap_port >= 0) {
+                port = static_cast<std::uint16_t>(pcap_port);
+            }
+            capture.emplace(replay_pcap, apps::pcap_filter{.destination_port = port,
+                                                           .destination_address = pcap_address});
+        }
+        std::optional<apps::rerequest_service> service;
+        if (serving) {
+            // Room for the last N messages of up to 50 bytes (ITCH), plus one that wraps.
+            std::size_t store_bytes = store_messages * md::itch50::max_message_length +
+                                      md::message_store::max_message_size;
+            if (!replay.empty() && store_option->count() == 0) {
+                file_extent const extent = scan_binary_file(replay); // the whole file
+                store_messages = std::max<std::size_t>(extent.messages, 1);
+                store_bytes = std::max<std::size_t>(extent.bytes, 1);
+            }
+            service.emplace(apps::rerequest_service_options{
+                .family = target_a->family(),
+                .port = static_cast<std::uint16_t>(serve_port),
+                .store_messages = store_messages,
+                .store_bytes = store_bytes,
+                .session = pcap_mode && session_option->count() == 0 ? std::string() : session,
+                .max_messages_per_answer = rerequest_max_messages,
+                .requests_per_second = rerequest_rate});
+            std::string const served = service->session();
+            std::fprintf(stderr,
+                         "md_feed: serving re-requests on port %u (any %s address), session "
+                         "%s, store of %zu messages / %zu bytes\n",
+                         static_cast<unsigned>(service->port()),
+                         target_a->is_v6() ? "IPv6" : "IPv4",
+                         served.empty() ? "of the capture's first data packet" : served.c_str(),
+                         store_messages, store_bytes);
+        }
+
         std::optional<md::itch_generator> generator;
         std::optional<md::binary_file_reader> reader;
-        if (replay.empty()) {
+        if (pcap_mode) {
+            // the capture is the source
+        } else if (replay.empty()) {
             generator.emplace(
                 md::itch_generator_options{.seed = seed, .symbols = symbols, .messages = count});
         } else {
@@ -316,6 +548,7 @@ int main(int argc, char** argv) {
         std::uint64_t replay_malformed = 0; // zero-length records: skipped
         std::uint64_t index = 0;            // data packets built
         std::vector<std::byte> held;
+        held.reserve(65536); // a held packet never reallocates in the send loop
         int held_copies = 1;
         bool holding = false;
 
@@ -380,10 +613,71 @@ int main(int argc, char** argv) {
 
         type_counts packet_types{};
         auto flush = [&] {
-            emit(packer.finish(), packet_types);
+            std::span<std::byte const> const packet = packer.finish();
+            if (service) {
+                service->record(packet); // dropped packets too: recovery needs them
+            }
+            emit(packet, packet_types);
             packet_types = {};
         };
-        for (;;) {
+
+        // --replay-pcap: each datagram at its captured time after the first, scaled by --speed,
+        // or at --rate packets per second.
+        std::uint64_t pcap_next_sequence = 0; // after the last message of the capture
+        std::string pcap_error;
+        if (capture) {
+            bool const fixed_rate = rate_option->count() > 0;
+            std::optional<std::int64_t> first_ns;
+            clock_type::time_point first_due{};
+            std::uint64_t replayed = 0;
+            // Offsets beyond a year (a tiny --speed) are clamped, so time points cannot overflow.
+            double const max_offset_ns = apps::max_duration_s * 1e9;
+            for (;;) {
+                if (interrupted.load(std::memory_order_relaxed) || clock_type::now() >= stop_at) {
+                    break;
+                }
+                std::optional<apps::pcap_source::datagram> datagram;
+                try {
+                    datagram = capture->next();
+                } catch (std::exception const& e) {
+                    pcap_error = e.what(); // what came before it was sent
+                    break;
+                }
+                if (!datagram) {
+                    break;
+                }
+                if (!first_ns) {
+                    first_ns = datagram->time_ns;
+                    first_due = clock_type::now();
+                }
+                double offset_ns = -1; // -1: now
+                if (fixed_rate) {
+                    if (rate > 0) {
+                        offset_ns = static_cast<double>(replayed) / rate * 1e9;
+                    }
+                } else if (speed > 0) {
+                    offset_ns = static_cast<double>(datagram->time_ns - *first_ns) / speed;
+                }
+                if (offset_ns > 0) {
+                    auto const due = first_due + std::chrono::duration_cast<clock_type::duration>(
+                                                     std::chrono::duration<double, std::nano>(
+                                                         std::min(offset_ns, max_offset_ns)));
+                    if (!wait_until(due, stop_at)) {
+                        break;
+                    }
+                }
+                type_counts types{};
+                pcap_next_sequence =
+                    std::max(pcap_next_sequence, count_messages(datagram->payload, types));
+                if (service) {
+                    service->record(datagram->payload);
+                }
+                emit(datagram->payload, types);
+                ++replayed;
+            }
+        }
+
+        while (!pcap_mode) { // the generator or the BinaryFILE
             if (!closing &&
                 (interrupted.load(std::memory_order_relaxed) || clock_type::now() >= stop_at)) {
                 closing = true;
@@ -462,10 +756,19 @@ int main(int argc, char** argv) {
             send_on_lines(held, false, false, held_copies);
             holding = false;
         }
-        std::uint64_t const end_packets = 3;
+        std::uint64_t const end_packets = pcap_mode ? 0 : 3; // a capture has its own
         for (std::uint64_t i = 0; i < end_packets; ++i) {
             send_on_lines(packer.end_of_session(), false, false, 1);
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        if (service) {
+            // Serve the tail: a receiver learns of its last gap from the end of session. A
+            // signal ends the wait.
+            auto const linger_until =
+                clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
+                                        std::chrono::duration<double>(linger_s));
+            (void)wait_until(clock_type::time_point::max(), linger_until);
+            service->stop();
         }
 
         nlohmann::ordered_json j;
@@ -482,10 +785,51 @@ int main(int argc, char** argv) {
         j["reordered_packets"] = reordered;
         j["heartbeats"] = heartbeats;
         j["end_of_session_packets"] = end_packets;
-        j["next_sequence"] = packer.next_sequence();
+        j["next_sequence"] = pcap_mode ? pcap_next_sequence : packer.next_sequence();
         if (reader) {
             j["replay_truncated"] = reader->truncated();
             j["replay_malformed_records"] = replay_malformed;
+        }
+        if (capture) {
+            apps::pcap_counts const& c = capture->counts();
+            nlohmann::ordered_json p;
+            p["file"] = apps::wire_text(replay_pcap);
+            p["link_type"] = capture->link_name();
+            p["frames"] = c.frames;
+            p["datagrams"] = c.datagrams;
+            p["filtered"] = c.filtered;
+            p["other"] = c.other;
+            p["fragments"] = c.fragments;
+            p["truncated"] = c.truncated;
+            p["error"] = apps::wire_text(pcap_error);
+            j["pcap"] = p;
+        }
+        if (service) {
+            md::rerequest_stats const r = service->stats();
+            apps::rerequest_store_counts const store = service->store_counts();
+            nlohmann::ordered_json q;
+            q["port"] = service->port();
+            q["session"] = apps::wire_text(service->session());
+            q["requests"] = r.requests;
+            q["answered"] = r.answered;
+            q["messages_resent"] = r.messages_resent;
+            q["packets_resent"] = r.packets_resent;
+            q["malformed"] = r.malformed;
+            q["wrong_session"] = r.wrong_session;
+            q["zero_sequence"] = r.zero_sequence;
+            q["zero_count"] = r.zero_count;
+            q["rate_limited"] = r.rate_limited;
+            q["too_many_requesters"] = r.too_many_requesters;
+            q["evicted"] = r.evicted;
+            q["not_yet_sent"] = r.not_yet_sent;
+            q["oversized"] = r.oversized;
+            q["clamped"] = r.clamped;
+            q["partial"] = r.partial;
+            q["send_errors"] = store.send_errors;
+            q["stored_messages"] = store.stored;
+            q["store_evictions"] = store.evicted;
+            q["store_restarts"] = store.restarts;
+            j["rerequests"] = q;
         }
         std::string const report = apps::dump_json(j);
         if (replay_malformed != 0) {
@@ -502,6 +846,17 @@ int main(int argc, char** argv) {
                      static_cast<unsigned long long>(duplicated),
                      static_cast<unsigned long long>(reordered),
                      static_cast<unsigned long long>(heartbeats));
+        if (service) {
+            md::rerequest_stats const r = service->stats();
+            std::fprintf(stderr,
+                         "md_feed: re-requests: %llu received, %llu answered (%llu messages in "
+                         "%llu packets), %llu ignored\n",
+                         static_cast<unsigned long long>(r.requests),
+                         static_cast<unsigned long long>(r.answered),
+                         static_cast<unsigned long long>(r.messages_resent),
+                         static_cast<unsigned long long>(r.packets_resent),
+                         static_cast<unsigned long long>(r.requests - r.answered));
+        }
         std::printf("%s\n", report.c_str());
         if (report_file.is_open()) {
             report_file << report << '\n';
@@ -511,6 +866,10 @@ int main(int argc, char** argv) {
                              report_path.c_str());
                 return 1;
             }
+        }
+        if (!pcap_error.empty()) {
+            std::fprintf(stderr, "md_feed: %s\n", pcap_error.c_str());
+            return 1;
         }
     } catch (std::exception const& e) {
         std::fprintf(stderr, "md_feed: %s\n", apps::describe(e).c_str());

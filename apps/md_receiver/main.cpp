@@ -28,6 +28,7 @@
 #include "feed_processor.hpp"
 #include "json_text.hpp"
 #include "latency_histogram.hpp"
+#include "metrics_endpoint.hpp"
 #include "recorder.hpp"
 
 namespace {
@@ -186,6 +187,17 @@ std::string summary_json(double elapsed_s, latency_histogram::snapshot const& la
         feed["duplicate_order_refs"] = itch != nullptr ? itch->duplicate_order_refs : 0;
         feed["book_full_drops"] = itch != nullptr ? itch->book_full_drops : 0;
         feed["book_max_orders"] = f.processor->config().max_orders;
+        auto const percentiles = [](latency_histogram::snapshot const& h) {
+            return json{{"p50", h.percentile(0.50)},
+                        {"p99", h.percentile(0.99)},
+                        {"p999", h.percentile(0.999)},
+                        {"max", h.max},
+                        {"count", h.count}};
+        };
+        auto const& stages = f.processor->stages();
+        feed["stage_latency_ns"] = {{"receive", percentiles(stages.receive.take())},
+                                    {"queue", percentiles(stages.queue.take())},
+                                    {"parse", percentiles(stages.parse.take())}};
         if (auto const* r = f.processor->recovery_stats()) {
             // Gap recovery (config rerequest): the gaps above are those finally lost.
             auto const took = f.processor->recovery_latency().take();
@@ -332,6 +344,7 @@ int main(int argc, char** argv) {
 
     std::vector<feed_entry> feeds;
     std::unique_ptr<net::runtime> rt;
+    std::unique_ptr<apps::metrics_endpoint> endpoint; // [metrics] listen; goes before rt
     bool starting = false;
     try {
         rt = std::make_unique<net::runtime>(
@@ -390,6 +403,16 @@ int main(int argc, char** argv) {
             }
             feeds.push_back(
                 {.id = id, .processor = std::move(processor), .recording = std::move(recording)});
+        }
+        if (config.metrics_listen) {
+            std::vector<apps::metrics_feed> views;
+            for (auto const& f : feeds) {
+                views.push_back({.id = f.id, .processor = f.processor.get()});
+            }
+            endpoint = std::make_unique<apps::metrics_endpoint>(config.metrics_listen->to_string(),
+                                                                *rt, std::move(views));
+            spdlog::info("md_receiver: Prometheus metrics at http://{}/metrics",
+                         config.metrics_listen->to_string());
         }
         starting = true;
         rt->start();

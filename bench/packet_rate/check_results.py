@@ -21,7 +21,7 @@ NUMBER = (int, float)
 FIELDS = {"design": str, "backend": str, "feeds": int, "workers": int, "rate": NUMBER,
           "payload": int, "mode": str, "pps": NUMBER, "loss_pct": NUMBER,
           "cpu_ns_per_packet": NUMBER, "p50_ns": int, "p99_ns": int, "p999_ns": int,
-          "feed_cv": NUMBER}
+          "feed_cv": NUMBER, "switches_per_packet": NUMBER}
 # signet runs each of its backends; raw both of its loops.
 BACKENDS = {"signet": {"io_uring", "epoll", "asio"}, "signet_poller": {"io_uring", "epoll", "asio"},
             "raw": {"io_uring", "recvmmsg"}}

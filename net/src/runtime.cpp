@@ -253,19 +253,33 @@ void runtime::stop() {
     workers_->stop(); // drains: parser contracts run until every queue is empty
 }
 
+feed_stats runtime::stats(std::size_t feed, std::size_t line) const {
+    auto const& l = *feeds_.at(feed)->lines.at(line);
+    feed_stats s;
+    s.packets = l.packets.get();
+    s.bytes = l.bytes.get();
+    s.dropped = l.dropped.get();
+    s.truncated = l.truncated.get();
+    // The cmsg counter only moves with a received datagram; the socket's own counter also has
+    // the drops after the last one (a flood that ends while the queue is full).
+    s.kernel_drops = std::max(l.kernel_drops.get(), l.socket.kernel_drops());
+    s.rearms = l.rearms.get();
+    s.hardware_timestamps = l.hardware_timestamps.get();
+    return s;
+}
+
 feed_stats runtime::stats(std::size_t feed) const {
     auto const& f = *feeds_.at(feed);
     feed_stats s;
-    for (auto const& line : f.lines) {
-        s.packets += line->packets.get();
-        s.bytes += line->bytes.get();
-        s.dropped += line->dropped.get();
-        s.truncated += line->truncated.get();
-        // The cmsg counter only moves with a received datagram; the socket's own counter also
-        // has the drops after the last one (a flood that ends while the queue is full).
-        s.kernel_drops += std::max(line->kernel_drops.get(), line->socket.kernel_drops());
-        s.rearms += line->rearms.get();
-        s.hardware_timestamps += line->hardware_timestamps.get();
+    for (std::size_t line = 0; line < f.lines.size(); ++line) {
+        feed_stats const l = stats(feed, line);
+        s.packets += l.packets;
+        s.bytes += l.bytes;
+        s.dropped += l.dropped;
+        s.truncated += l.truncated;
+        s.kernel_drops += l.kernel_drops;
+        s.rearms += l.rearms;
+        s.hardware_timestamps += l.hardware_timestamps;
     }
     s.parsed = f.parsed.get();
     s.parser_errors = f.parser_errors.get();

@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 import traceback
+import urllib.request
 
 
 def free_port():
@@ -350,6 +351,127 @@ def case_record_writes_what_was_delivered_in_sequence(args, workdir, backend):
     summary2, _ = replayer.stop()
     expect_equal("books after replaying the recording", summary2["feeds"][0]["books"],
                  feed["books"])
+
+
+def scrape(port):
+    """GET /metrics, parsed: {(name, frozenset(labels)): value}."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"].startswith("text/plain")
+        text = response.read().decode("utf-8")
+    samples = {}
+    sample = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = sample.match(line)
+        assert m, f"not a Prometheus sample line: {line!r}"
+        labels = frozenset(tuple(kv.split("=", 1)) for kv in re.findall(r'\w+="[^"]*"', m.group(2) or ""))
+        labels = frozenset((k, v.strip('"')) for k, v in labels)
+        samples[(m.group(1), labels)] = float(m.group(3))
+    return samples
+
+
+def case_metrics_endpoint_reconciles_with_feed_and_summary(args, workdir, backend):
+    port, metrics_port = free_port(), free_port()
+    config = single_feed_config(port) + f'\n[metrics]\nlisten = "127.0.0.1:{metrics_port}"\n'
+    receiver = Receiver(args.receiver, config, workdir, backend)
+    before = scrape(metrics_port)
+    feed_label = frozenset({("feed", "e2e")})
+    expect_equal("messages before sending", before[("signet_feed_messages_total", feed_label)], 0)
+    sent = run_feed(args.feed, "--to", f"127.0.0.1:{port}", "--count", "20000", "--rate",
+                    "200000", "--batch", "8", "--drop-every", "97")
+    receiver.wait_idle()
+    live = scrape(metrics_port)  # during the run: the receiver is still up
+    line_a = frozenset({("feed", "e2e"), ("line", "a")})
+    expect_equal("signet_feed_messages_total", live[("signet_feed_messages_total", feed_label)],
+                 sent["messages"])
+    expect_equal("signet_feed_gaps_total", live[("signet_feed_gaps_total", feed_label)],
+                 sent["dropped_packets"])
+    count = live[("signet_feed_latency_seconds_count", feed_label)]
+    assert count > 0, live
+    inf = live[("signet_feed_latency_seconds_bucket", frozenset(feed_label | {("le", "+Inf")}))]
+    expect_equal("+Inf bucket == count", inf, count)
+    for stage in ("receive", "queue", "parse"):
+        key = ("signet_feed_stage_latency_seconds_count",
+               frozenset(feed_label | {("stage", stage)}))
+        assert live[key] > 0, (stage, live.get(key))
+    summary, _ = receiver.stop()
+    feed = summary["feeds"][0]
+    expect_equal("packets_total == summary packets",
+                 live[("signet_feed_packets_total", line_a)], feed["packets"])
+    expect_equal("messages_total == summary messages",
+                 live[("signet_feed_messages_total", feed_label)], feed["messages"])
+    for stage in ("receive", "queue", "parse"):
+        assert feed["stage_latency_ns"][stage]["count"] > 0, feed["stage_latency_ns"]
+
+
+def case_rerequests_recover_every_gap(args, workdir, backend):
+    """md_feed drops every 50th packet and serves re-requests; md_receiver recovers them all:
+    nothing lost, and the books equal those of a run without drops."""
+    server = free_port()
+    stream = ("--count", "20000", "--rate", "200000", "--batch", "8", "--symbols", "8",
+              "--seed", "11")
+    port = free_port()
+    keys = (f'rerequest = "127.0.0.1:{server}"\nrerequest_timeout_ms = 20\n')
+    receiver = Receiver(args.receiver, single_feed_config(port, keys), workdir, backend)
+    sent = run_feed(args.feed, "--to", f"127.0.0.1:{port}", *stream, "--drop-every", "50",
+                    "--serve-rerequests", str(server), "--linger", "2")
+    summary, _ = receiver.stop()
+    feed = summary["feeds"][0]
+    recovery = feed["recovery"]
+    assert sent["dropped_packets"] > 0
+    expect_equal("lost_messages", recovery["lost_messages"], 0)
+    expect_equal("recovered_messages", recovery["recovered_messages"], sent["dropped_messages"])
+    expect_equal("gaps left", feed["gaps"], 0)
+    # md_feed's messages are those it put on the wire; the receiver also has the resent ones.
+    expect_equal("messages", feed["messages"], sent["messages"] + sent["dropped_messages"])
+    assert recovery["rerequests_sent"] >= 1 and recovery["latency_ns"]["p50"] > 0, recovery
+    assert recovery["state"] == "synchronized", recovery
+    # The reference: the same stream without drops.
+    port2 = free_port()
+    reference = Receiver(args.receiver, single_feed_config(port2), workdir, backend)
+    run_feed(args.feed, "--to", f"127.0.0.1:{port2}", *stream)
+    summary2, _ = reference.stop()
+    expect_equal("books (recovered vs loss-free)", feed["books"], summary2["feeds"][0]["books"])
+
+
+def case_hostile_answers_never_corrupt_the_session(args, workdir, backend):
+    """A 'server' that answers with wrong sessions, sequences never asked, duplicates and garbage:
+    each is counted and ignored; the gap is then lost (counted), and the session is intact."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    server.bind(("127.0.0.1", 0))
+    server.settimeout(10)
+    port = free_port()
+    keys = (f'rerequest = "127.0.0.1:{server.getsockname()[1]}"\nrerequest_timeout_ms = 20\n'
+            "rerequest_tries = 2\n")
+    receiver = Receiver(args.receiver, single_feed_config(port, keys), workdir, backend)
+    header = lambda session, seq, count: session + seq.to_bytes(8, "big") + count.to_bytes(2, "big")
+    block = lambda body: len(body).to_bytes(2, "big") + body
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as feed_socket:
+        to = ("127.0.0.1", port)
+        feed_socket.sendto(header(b"SESSION001", 1, 1) + block(b"S" + bytes(11)), to)
+        feed_socket.sendto(header(b"SESSION001", 2, 1) + block(b"S" + bytes(11)), to)
+        feed_socket.sendto(header(b"SESSION001", 4, 1) + block(b"S" + bytes(11)), to)  # 3 missing
+        request, source = server.recvfrom(100)
+        assert len(request) == 20 and request[:10] == b"SESSION001", request
+        assert int.from_bytes(request[10:18], "big") == 3, request
+        server.sendto(header(b"EVIL000001", 3, 1) + block(b"S" + bytes(11)), source)  # foreign
+        server.sendto(b"garbage", source)                                            # malformed
+        server.sendto(header(b"SESSION001", 2, 1) + block(b"S" + bytes(11)), source)  # duplicate
+        # Nothing real is answered: after its tries the receiver gives the gap up (its timers
+        # run without traffic) and says so on its recovery line.
+        wait_until(lambda: receiver.find("msgs recovered, 1 lost"), 30, "the gap given up")
+        feed_socket.sendto(header(b"SESSION001", 5, 1) + block(b"S" + bytes(11)), to)
+    server.close()
+    summary, _ = receiver.stop()
+    feed = summary["feeds"][0]
+    expect_equal("foreign answers", feed["foreign_session_packets"], 1)
+    expect_equal("malformed answers", feed["malformed_packets"], 1)
+    assert feed["duplicate_packets"] >= 1, feed
+    expect_equal("lost", feed["recovery"]["lost_messages"], 1)
+    expect_equal("messages", feed["messages"], 4)  # 1, 2, 4, 5: in sequence, 3 lost
+    expect_equal("next_sequence", feed["next_sequence"], 6)
 
 
 def itch_messages():
@@ -743,11 +865,13 @@ def main():
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
     args = parser.parse_args()
     cases = [case_faults_are_counted_exactly, case_ab_lines_fill_each_others_gaps,
-             case_forged_packets_do_not_blind_the_feed,
+             case_forged_packets_do_not_blind_the_feed, case_rerequests_recover_every_gap,
              case_malformed_datagrams_are_counted]
     runs = [(case, backend) for backend in args.backends.split(",") for case in cases]
     runs.append((case_bad_config_exits_2_naming_the_key, "auto"))
     runs.append((case_replay_binary_file, "auto"))
+    runs.append((case_hostile_answers_never_corrupt_the_session, "auto"))
+    runs.append((case_metrics_endpoint_reconciles_with_feed_and_summary, "auto"))
     runs.append((case_record_writes_what_was_delivered_in_sequence, "auto"))
     runs.append((case_wire_bytes_and_book_counters_in_summary, "auto"))
     runs.append((case_sigterm_stops_promptly_at_interval_bounds, "auto"))

@@ -3,13 +3,15 @@
 //   g++ -std=c++20 -Inet/include tests/fuzz/make_seed_corpus.cpp net/src/md/[a-z]*.cpp
 //       -o build/make_seed_corpus && build/make_seed_corpus tests/fuzz/corpus
 // Formats: moldudp64 — byte 0 (odd: late join), then datagrams as (u16 big-endian length,
-// bytes); itch50 — byte 0 (order capacity - 1), then messages as (u8 length, bytes).
+// bytes); itch50 — byte 0 (order capacity - 1), then messages as (u8 length, bytes);
+// rerequest_server — 5 option bytes, then operations (see rerequest_server_fuzz.cpp).
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,22 @@ bytes mold_input(bool late_join, std::vector<bytes> const& datagrams) {
     return in;
 }
 
+bytes raw(std::initializer_list<std::uint8_t> values) {
+    bytes b;
+    for (std::uint8_t const v : values) {
+        b.push_back(static_cast<std::byte>(v));
+    }
+    return b;
+}
+
+bytes cat(std::initializer_list<bytes> parts) {
+    bytes b;
+    for (bytes const& part : parts) {
+        b.insert(b.end(), part.begin(), part.end());
+    }
+    return b;
+}
+
 bytes itch_input(std::size_t capacity, std::vector<bytes> const& messages) {
     bytes in{static_cast<std::byte>(capacity - 1)};
     for (bytes const& m : messages) {
@@ -67,6 +85,7 @@ int main(int argc, char** argv) {
     std::filesystem::path const root = argc > 1 ? argv[1] : "tests/fuzz/corpus";
     std::filesystem::create_directories(root / "moldudp64");
     std::filesystem::create_directories(root / "itch50");
+    std::filesystem::create_directories(root / "rerequest_server");
 
     // ---- moldudp64 ----
     std::vector<bytes> const msgs = generated(1, 12);
@@ -116,5 +135,45 @@ int main(int argc, char** argv) {
     every_type.push_back(t::itch_message('Z', 9));
     every_type.push_back(t::itch_message('A', 20));
     write(root / "itch50" / "every_type", itch_input(8, every_type));
+
+    // ---- rerequest_server ----
+    // Options: 10 messages per answer, a store of 20 messages / 801 bytes, 200-byte packets,
+    // 8 requests/s (burst 8).
+    bytes const options = raw({9, 19, 200, 178, 7});
+    auto appends = [](std::size_t count, std::uint8_t length) {
+        bytes b;
+        for (std::size_t i = 0; i < count; ++i) {
+            b.push_back(std::byte{0});
+            b.push_back(static_cast<std::byte>(length));
+        }
+        return b;
+    };
+    // op 2: requester, ms later, flags (1: another session, 2: sequence 0), i8 offset from the
+    // store's first sequence, u16 count.
+    auto request = [](std::uint8_t key, std::uint8_t dt, std::uint8_t flags, std::int8_t offset,
+                      std::uint16_t count) {
+        return raw({2, key, dt, flags, static_cast<std::uint8_t>(offset),
+                    static_cast<std::uint8_t>(count >> 8), static_cast<std::uint8_t>(count)});
+    };
+    write(root / "rerequest_server" / "answers",
+          cat({options, appends(25, 30), request(1, 0, 0, 0, 5), request(1, 0, 0, 18, 10),
+               request(1, 0, 0, 3, 65535), request(1, 0, 0, -1, 1), request(1, 0, 0, 20, 1),
+               request(1, 0, 1, 0, 1), request(1, 0, 2, 0, 1), request(1, 0, 0, 0, 0)}));
+    bytes limited =
+        cat({options, appends(5, 12), raw({1, 1, 0, 0}), raw({1, 1, 0, 19}), bytes(19),
+             raw({1, 1, 0, 21}), bytes(21), raw({1, 1, 0, 20}), t::mold_header("FUZZ", 1, 1)});
+    for (std::uint8_t i = 0; i < 12; ++i) {
+        limited = cat({limited, request(7, 0, 0, 0, 1)}); // beyond the burst of 8
+    }
+    for (std::uint8_t key = 20; key < 32; ++key) {
+        limited = cat({limited, request(key, 0, 0, 1, 2)}); // more requesters than slots
+    }
+    limited = cat({limited, request(40, 250, 0, 0, 1), request(7, 0, 0, 0, 1)});
+    write(root / "rerequest_server" / "malformed_and_rate_limited", limited);
+    // Tiny packets (22 bytes: only empty messages fit), a cleared store, a session switch.
+    write(root / "rerequest_server" / "clear_session_oversized",
+          cat({raw({3, 3, 40, 0, 1}), appends(2, 0), appends(1, 5), appends(2, 0),
+               request(1, 0, 0, 0, 3), request(1, 0, 0, 2, 1), raw({3, 1, 0}), appends(4, 2),
+               raw({4}), request(2, 0, 0, 0, 2), request(2, 0, 1, 0, 2)}));
     return 0;
 }

@@ -1,0 +1,48 @@
+#pragma once
+
+// metrics_endpoint: md_receiver's Prometheus endpoint ([metrics] listen): GET /metrics answers
+// in the Prometheus text format (prometheus-cpp's exposer and serializer). Nothing is copied on
+// the hot path: a scrape reads the runtime's line counters and each feed processor's live
+// counters and histograms (atomic snapshots, safe from the exposer's threads).
+//
+// Names follow Prometheus conventions: signet_feed_<what>_total counters with labels feed (and
+// line: a, b, r for the re-request line), signet_feed_latency_seconds and
+// signet_feed_stage_latency_seconds{stage=receive|queue|parse} histograms.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <signet/net/runtime.hpp>
+
+#include "feed_processor.hpp"
+
+namespace prometheus {
+class Exposer;
+}
+
+namespace signet::apps {
+
+struct metrics_feed {
+    std::size_t id = 0; ///< the runtime's feed index
+    feed_processor const* processor = nullptr;
+};
+
+class metrics_endpoint {
+public:
+    /// Starts serving at `listen` ("ip:port"); throws std::runtime_error naming it when the
+    /// port cannot be bound. `rt` and the processors outlive this.
+    metrics_endpoint(std::string const& listen, net::runtime const& rt,
+                     std::vector<metrics_feed> feeds);
+    ~metrics_endpoint();
+    metrics_endpoint(metrics_endpoint const&) = delete;
+    metrics_endpoint& operator=(metrics_endpoint const&) = delete;
+
+private:
+    class collector;
+    std::shared_ptr<collector> collector_;
+    std::unique_ptr<prometheus::Exposer> exposer_;
+};
+
+} // namespace signet::apps
