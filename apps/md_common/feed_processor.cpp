@@ -182,7 +182,7 @@ void feed_processor::publish() noexcept {
     if (book_full != 0 && !book_full_logged_) {
         book_full_logged_ = true; // once per feed: never per packet
         try {
-            spdlog::warn("feed {}: the order book holds {} live orders ([book] max_orders): "
+            SPDLOG_WARN("feed {}: the order book holds {} live orders ([book] max_orders): "
                          "further adds are dropped and counted (book_full_drops)",
                          config_.name, config_.max_orders);
         } catch (...) { // NOLINT(bugprone-empty-catch): a lost log line must not stop the feed
@@ -217,7 +217,7 @@ void feed_processor::log_untrusted(md::moldudp64_stats const& s) noexcept {
     untrusted_log_time_ = now;
     std::string_view const session = itch_ ? itch_->session().session() : session_->session();
     try {
-        spdlog::warn("feed {}: MoldUDP64 session '{}', next sequence {}: so far ignored {} "
+        SPDLOG_WARN("feed {}: MoldUDP64 session '{}', next sequence {}: so far ignored {} "
                      "packet(s) of another session and {} with a sequence more than {} away; "
                      "{} resync(s) (at most one such line per {} s)",
                      config_.name, session, next_sequence(), s.foreign_session_packets,

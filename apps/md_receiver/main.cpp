@@ -246,7 +246,7 @@ void log_stats(net::runtime const& rt, feed_entry& f, double seconds) {
         window.total() == 0 ? std::string("latency -")
                             : "latency p50 " + micros(window.percentile(0.50)) + " µs, p99 " +
                                   micros(window.percentile(0.99)) + " µs";
-    spdlog::info("stats {} | last {:.2f} s: {:.0f} pkts/s, {:.0f} msgs/s, {} | totals: {} pkts, "
+    SPDLOG_INFO("stats {} | last {:.2f} s: {:.0f} pkts/s, {:.0f} msgs/s, {} | totals: {} pkts, "
                  "{} msgs, {} gaps, {} missing msgs, {} dup pkts, {} malformed pkts, {} ignored "
                  "pkts, {} queue drops, {} kernel drops, {} truncated",
                  f.processor->config().name, seconds,
@@ -256,7 +256,7 @@ void log_stats(net::runtime const& rt, feed_entry& f, double seconds) {
                  live.duplicate_packets, live.malformed_packets, live.ignored_packets,
                  net_stats.dropped, net_stats.kernel_drops, net_stats.truncated);
     if (f.processor->config().rerequest) {
-        spdlog::info("recovery {} | {}: {} msgs recovered, {} lost", f.processor->config().name,
+        SPDLOG_INFO("recovery {} | {}: {} msgs recovered, {} lost", f.processor->config().name,
                      live.recovering ? "recovering" : "synchronized", live.recovered_messages,
                      live.lost_messages);
     }
@@ -279,7 +279,7 @@ void watch_silence(net::runtime const& rt, feed_entry& f, clock_type::time_point
         return;
     }
     auto const repeat = std::max<clock_type::duration>(silent, silence_repeat);
-    spdlog::warn("feed {}: nothing received for {:.1f} s{} ([stats] silent_warning_s; repeated "
+    SPDLOG_WARN("feed {}: nothing received for {:.1f} s{} ([stats] silent_warning_s; repeated "
                  "at most every {} s while silent)",
                  f.processor->config().name,
                  std::chrono::duration<double>(now - f.last_change).count(),
@@ -384,11 +384,11 @@ int main(int argc, char** argv) {
             if (feed.rerequest) {
                 lines += "; re-requests to " + feed.rerequest->to_string();
             }
-            spdlog::info("feed {}: {}", feed.name, lines);
+            SPDLOG_INFO("feed {}: {}", feed.name, lines);
             for (std::size_t i = 0; i < options.lines.size(); ++i) {
                 if (feed.timestamps == net::timestamping::hardware &&
                     rt->timestamps(id, i) != net::timestamping::hardware) {
-                    spdlog::warn("feed {}: line {}: {}", feed.name, label(i),
+                    SPDLOG_WARN("feed {}: line {}: {}", feed.name, label(i),
                                  rt->timestamp_note(id, i));
                 }
             }
@@ -398,7 +398,7 @@ int main(int argc, char** argv) {
                     config.feeds.size() == 1 ? record_path : record_path + "." + feed.name);
                 recording->attach(rt->group());
                 p->attach_recorder(*recording);
-                spdlog::info("feed {}: recording delivered messages to {}", feed.name,
+                SPDLOG_INFO("feed {}: recording delivered messages to {}", feed.name,
                              recording->path());
             }
             feeds.push_back(
@@ -411,13 +411,13 @@ int main(int argc, char** argv) {
             }
             endpoint = std::make_unique<apps::metrics_endpoint>(config.metrics_listen->to_string(),
                                                                 *rt, std::move(views));
-            spdlog::info("md_receiver: Prometheus metrics at http://{}/metrics",
+            SPDLOG_INFO("md_receiver: Prometheus metrics at http://{}/metrics",
                          config.metrics_listen->to_string());
         }
         starting = true;
         rt->start();
     } catch (std::exception const& e) {
-        spdlog::error("md_receiver: {}", apps::describe(e));
+        SPDLOG_ERROR("md_receiver: {}", apps::describe(e));
         spdlog::shutdown();
         if (starting) {
             // runtime::start() marks the runtime started before it creates the worker pool, so
@@ -452,7 +452,7 @@ int main(int argc, char** argv) {
                                       std::max<std::uint64_t>(1, feed.rerequest_timeout_ms / 2))));
         }
     }
-    spdlog::info("md_receiver: ready: {} feed(s), stats every {} s; SIGINT or SIGTERM stops",
+    SPDLOG_INFO("md_receiver: ready: {} feed(s), stats every {} s; SIGINT or SIGTERM stops",
                  feeds.size(), config.stats_interval_s);
     for (;;) {
         // Every pass polls for a stop request, however the timers stand.
@@ -463,7 +463,7 @@ int main(int argc, char** argv) {
                                static_cast<long>(ns % 1'000'000'000)};
         int const sig = sigtimedwait(&signals, nullptr, &timeout);
         if (sig == SIGINT || sig == SIGTERM) {
-            spdlog::info("md_receiver: {} received, stopping",
+            SPDLOG_INFO("md_receiver: {} received, stopping",
                          sig == SIGINT ? "SIGINT" : "SIGTERM");
             break;
         }

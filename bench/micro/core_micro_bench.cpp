@@ -9,11 +9,14 @@
 //   signal_tree_batch:   set_bits of 16 slots of a leaf + one claim of 16; items are slots
 //   spsc_push_pop:       one push + one pop on the same thread
 //   spsc_two_threads:    producer/consumer throughput across two threads
+//   clock_realtime, clock_monotonic, tsc: the per-stage latency clock's candidates (one read)
 #include <atomic>
 #include <bit>
 #include <cstdint>
 #include <thread>
 #include <vector>
+
+#include <time.h>
 
 #include <benchmark/benchmark.h>
 
@@ -138,5 +141,32 @@ void spsc_two_threads(benchmark::State& state) {
 BENCHMARK(spsc_two_threads)->UseRealTime();
 
 } // namespace
+
+void clock_realtime(benchmark::State& state) {
+    timespec ts{};
+    for (auto _ : state) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        benchmark::DoNotOptimize(ts);
+    }
+}
+BENCHMARK(clock_realtime);
+
+void clock_monotonic(benchmark::State& state) {
+    timespec ts{};
+    for (auto _ : state) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        benchmark::DoNotOptimize(ts);
+    }
+}
+BENCHMARK(clock_monotonic);
+
+#if defined(__x86_64__)
+void tsc(benchmark::State& state) {
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(__builtin_ia32_rdtsc());
+    }
+}
+BENCHMARK(tsc);
+#endif
 
 BENCHMARK_MAIN();

@@ -37,6 +37,9 @@
 using namespace signet::bench;
 
 int main(int argc, char** argv) {
+#if !defined(NDEBUG) || !defined(__OPTIMIZE__)
+    std::printf("Debug build: numbers are not representative\n");
+#endif
     CLI::App app{"signet packet-rate benchmark: signet vs queue/asio baselines vs raw loops"};
     plan_options plan;
     plan.feeds = {1};
