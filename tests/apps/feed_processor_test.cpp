@@ -2,6 +2,7 @@
 // the config and adds beyond it, duplicate and unknown references are counted.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -84,36 +85,47 @@ signet::net::packet at(t::bytes const& datagram, std::uint64_t now_ns, std::uint
     return p;
 }
 
-TEST(FeedProcessor, AGapIsReRequestedAndFilledInSequence) {
-    using signet::net::udp_endpoint;
-    using signet::net::udp_socket;
-    udp_socket server({.bind = udp_endpoint::parse("127.0.0.1:0")});
-    udp_socket request_line({.bind = udp_endpoint::parse("127.0.0.1:0")});
-    feed_config config;
-    config.name = "recover";
-    config.parser = signet::apps::parser_kind::count;
-    config.rerequest = server.local_endpoint();
-    config.rerequest_timeout_ms = 5;
-    feed_processor processor(config);
-    processor.attach_request_line(request_line, 1);
-    constexpr std::uint64_t ms = 1'000'000;
-    auto const packet = [](std::uint64_t sequence) {
+// A processor with re-requests to a "server" socket of the test, its request line a socket of
+// its own (line 1); packets carry one message each.
+struct recovery_rig {
+    signet::net::udp_socket server{{.bind = signet::net::udp_endpoint::parse("127.0.0.1:0")}};
+    signet::net::udp_socket request_line{{.bind = signet::net::udp_endpoint::parse("127.0.0.1:0")}};
+    std::unique_ptr<feed_processor> processor;
+
+    explicit recovery_rig(unsigned tries) {
+        feed_config config;
+        config.name = "recover";
+        config.parser = signet::apps::parser_kind::count;
+        config.rerequest = server.local_endpoint();
+        config.rerequest_timeout_ms = 5;
+        config.rerequest_tries = tries;
+        processor = std::make_unique<feed_processor>(config);
+        processor->attach_request_line(request_line, 1);
+    }
+    static t::bytes packet(std::uint64_t sequence) {
         return t::mold_packet("S", sequence, {t::bytes{std::byte{1}}});
-    };
-    processor(at(packet(1), 1 * ms));
-    processor(at(packet(3), 2 * ms)); // 2 is missing: held
-    processor(at(packet(4), 5 * ms)); // the hold (2 ms) expired: recovering, request sent
+    }
+};
+
+constexpr std::uint64_t ms = 1'000'000;
+
+TEST(FeedProcessor, AGapIsReRequestedAndFilledInSequence) {
+    recovery_rig rig(3);
+    feed_processor& processor = *rig.processor;
+    processor(at(recovery_rig::packet(1), 1 * ms));
+    processor(at(recovery_rig::packet(3), 2 * ms)); // 2 is missing: held
+    processor(at(recovery_rig::packet(4), 5 * ms)); // the hold (2 ms) expired: request sent
     EXPECT_TRUE(processor.recovering());
     EXPECT_EQ(processor.session_stats().messages, 1U);
     std::array<std::byte, 64> got{};
-    ssize_t const n = ::recv(server.native_handle(), got.data(), got.size(), 0);
+    ssize_t const n = ::recv(rig.server.native_handle(), got.data(), got.size(), 0);
     ASSERT_EQ(n, 20);
     auto const request = signet::md::parse_moldudp64_request({got.data(), 20});
     ASSERT_TRUE(request.has_value());
     EXPECT_EQ(request->sequence, 2U);
     EXPECT_EQ(request->count, 1U);
     EXPECT_EQ(std::string(request->session.data(), 10), "S         ");
-    processor(at(packet(2), 6 * ms, 1)); // the answer, on the request line
+    processor(at(recovery_rig::packet(2), 6 * ms, 1)); // the answer, on the request line
     EXPECT_FALSE(processor.recovering());
     EXPECT_EQ(processor.session_stats().messages, 4U);
     EXPECT_EQ(processor.session_stats().gaps, 0U);
@@ -128,27 +140,13 @@ TEST(FeedProcessor, AGapIsReRequestedAndFilledInSequence) {
 }
 
 TEST(FeedProcessor, AnUnansweredGapIsLostAfterItsTries) {
-    using signet::net::udp_endpoint;
-    using signet::net::udp_socket;
-    udp_socket server({.bind = udp_endpoint::parse("127.0.0.1:0")});
-    udp_socket request_line({.bind = udp_endpoint::parse("127.0.0.1:0")});
-    feed_config config;
-    config.name = "lost";
-    config.parser = signet::apps::parser_kind::count;
-    config.rerequest = server.local_endpoint();
-    config.rerequest_timeout_ms = 5;
-    config.rerequest_tries = 2;
-    feed_processor processor(config);
-    processor.attach_request_line(request_line, 1);
-    constexpr std::uint64_t ms = 1'000'000;
-    auto const packet = [](std::uint64_t sequence) {
-        return t::mold_packet("S", sequence, {t::bytes{std::byte{1}}});
-    };
-    processor(at(packet(1), 1 * ms));
-    processor(at(packet(5), 2 * ms));  // 2..4 missing
-    processor(at(packet(6), 5 * ms));  // request 1
-    processor(at(packet(7), 11 * ms)); // timeout: request 2
-    processor(at(packet(8), 17 * ms)); // timeout after the last try: lost, released
+    recovery_rig rig(2);
+    feed_processor& processor = *rig.processor;
+    processor(at(recovery_rig::packet(1), 1 * ms));
+    processor(at(recovery_rig::packet(5), 2 * ms));  // 2..4 missing
+    processor(at(recovery_rig::packet(6), 5 * ms));  // request 1
+    processor(at(recovery_rig::packet(7), 11 * ms)); // timeout: request 2
+    processor(at(recovery_rig::packet(8), 17 * ms)); // timeout after the last try: lost, released
     EXPECT_FALSE(processor.recovering());
     EXPECT_EQ(processor.session_stats().gaps, 1U);
     EXPECT_EQ(processor.session_stats().missing_messages, 3U);

@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         std::uint64_t in_packet = 0;
         packet_result const result =
             session.on_packet(view, [&](std::uint64_t sequence, std::span<std::byte const> m) {
-                SIGNET_FUZZ_CHECK(delivered.empty() || sequence > delivered.back().sequence);
+                // Across packets the order is checked below (a resync may move it back).
                 SIGNET_FUZZ_CHECK(in_packet == 0 || sequence == delivered.back().sequence + 1);
                 SIGNET_FUZZ_CHECK(m.data() >= view.data() &&
                                   m.data() + m.size() <= view.data() + view.size());
@@ -80,20 +80,41 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         SIGNET_FUZZ_CHECK(after.packets == packets);
         SIGNET_FUZZ_CHECK(result.delivered == in_packet);
         SIGNET_FUZZ_CHECK(after.messages == delivered.size());
-        SIGNET_FUZZ_CHECK(after.next_sequence >= before.next_sequence);
-        if (!delivered.empty()) {
-            SIGNET_FUZZ_CHECK(delivered.back().sequence < session.next_sequence());
+        // Strictly in sequence, once each, between resyncs (a resync re-anchors the session:
+        // moldudp64.hpp, step 2).
+        SIGNET_FUZZ_CHECK(after.resyncs == before.resyncs + (result.resynced ? 1 : 0));
+        if (!result.resynced) {
+            SIGNET_FUZZ_CHECK(after.next_sequence >= before.next_sequence);
+            if (in_packet != 0 && delivered_before != 0) {
+                SIGNET_FUZZ_CHECK(delivered[delivered_before].sequence >
+                                  delivered[delivered_before - 1].sequence);
+            }
         }
-        if (result.kind == packet_kind::malformed) {
+        if (in_packet != 0) {
+            SIGNET_FUZZ_CHECK(delivered.back().sequence + 1 == session.next_sequence());
+        }
+        if (result.kind == packet_kind::malformed || result.kind == packet_kind::ignored) {
+            bool const malformed = result.kind == packet_kind::malformed;
             SIGNET_FUZZ_CHECK(delivered.size() == delivered_before);
-            SIGNET_FUZZ_CHECK(after.malformed_packets == before.malformed_packets + 1);
+            SIGNET_FUZZ_CHECK(after.malformed_packets ==
+                              before.malformed_packets + (malformed ? 1 : 0));
+            SIGNET_FUZZ_CHECK(after.foreign_session_packets + after.implausible_packets ==
+                              before.foreign_session_packets + before.implausible_packets +
+                                  (malformed ? 0 : 1));
             SIGNET_FUZZ_CHECK(after.next_sequence == before.next_sequence);
             SIGNET_FUZZ_CHECK(after.gaps == before.gaps);
         } else {
             SIGNET_FUZZ_CHECK(header.has_value());
             SIGNET_FUZZ_CHECK(!session.session().empty());
-            SIGNET_FUZZ_CHECK(result.gap() == (after.gaps == before.gaps + 1));
-            SIGNET_FUZZ_CHECK(after.missing_messages == before.missing_messages + result.missing);
+            if (result.resynced) { // a confirmed jump may also count the jump itself as a gap
+                SIGNET_FUZZ_CHECK(after.gaps >= before.gaps + (result.gap() ? 1 : 0));
+                SIGNET_FUZZ_CHECK(after.missing_messages >=
+                                  before.missing_messages + result.missing);
+            } else {
+                SIGNET_FUZZ_CHECK(result.gap() == (after.gaps == before.gaps + 1));
+                SIGNET_FUZZ_CHECK(after.missing_messages ==
+                                  before.missing_messages + result.missing);
+            }
             if (result.kind == packet_kind::data) {
                 SIGNET_FUZZ_CHECK(result.delivered + result.skipped == header->count);
             } else {

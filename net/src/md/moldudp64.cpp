@@ -31,14 +31,14 @@ bool blocks_fill(std::span<std::byte const> datagram, std::uint16_t count) noexc
     return offset == size;
 }
 
-moldudp64_session_id make_session_id(std::string_view session) noexcept {
+} // namespace
+
+moldudp64_session_id make_moldudp64_session_id(std::string_view session) noexcept {
     moldudp64_session_id id;
     id.fill(' ');
     std::copy_n(session.begin(), std::min(session.size(), id.size()), id.begin());
     return id;
 }
-
-} // namespace
 
 std::optional<moldudp64_header>
 moldudp64_peek_header(std::span<std::byte const> datagram) noexcept {
@@ -75,7 +75,7 @@ moldudp64_session::moldudp64_session(moldudp64_session_options const& options)
     max_jump_ = options.max_sequence_jump;
     resync_packets_ = options.resync_packets;
     if (!options.session.empty()) {
-        session_ = make_session_id(options.session);
+        session_ = make_moldudp64_session_id(options.session);
         have_session_ = true;
         pinned_ = true;
     }
@@ -233,7 +233,7 @@ moldudp64_session::plan_packet(std::span<std::byte const> datagram) noexcept {
 moldudp64_packer::moldudp64_packer(std::span<std::byte> buffer, std::string_view session,
                                    std::uint64_t next_sequence, moldudp64_packer_options options)
     : buffer_(buffer)
-    , session_(make_session_id(session))
+    , session_(make_moldudp64_session_id(session))
     , next_sequence_(next_sequence)
     , limit_(std::min(buffer.size(), options.max_payload))
     , max_messages_(options.max_messages) {
@@ -247,7 +247,7 @@ moldudp64_packer::moldudp64_packer(std::span<std::byte> buffer, std::string_view
 }
 
 void moldudp64_packer::set_session(std::string_view session) noexcept {
-    session_ = make_session_id(session);
+    session_ = make_moldudp64_session_id(session);
 }
 
 void moldudp64_packer::set_next_sequence(std::uint64_t sequence) noexcept {

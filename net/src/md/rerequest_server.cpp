@@ -29,19 +29,12 @@ std::uint64_t mix(std::uint64_t key) noexcept {
     return key;
 }
 
-moldudp64_session_id make_session_id(std::string_view session) noexcept {
-    moldudp64_session_id id;
-    id.fill(' ');
-    std::copy_n(session.begin(), std::min(session.size(), id.size()), id.begin());
-    return id;
-}
-
 } // namespace
 
 rerequest_server::rerequest_server(message_store const& store,
                                    rerequest_server_options const& options)
     : store_(store)
-    , session_(make_session_id(options.session))
+    , session_(make_moldudp64_session_id(options.session))
     , max_messages_(options.max_messages_per_answer)
     , max_payload_(options.max_payload) {
     if (max_messages_ == 0 || max_messages_ > 0xFFFF) {
@@ -75,7 +68,7 @@ rerequest_server::rerequest_server(message_store const& store,
 }
 
 void rerequest_server::set_session(std::string_view session) noexcept {
-    session_ = make_session_id(session);
+    session_ = make_moldudp64_session_id(session);
 }
 
 rerequest_outcome rerequest_server::count(rerequest_outcome outcome) noexcept {

@@ -70,6 +70,9 @@ struct moldudp64_header {
     std::uint16_t count = 0;
 };
 
+/// A session id from text: the first 10 characters, space padded.
+[[nodiscard]] moldudp64_session_id make_moldudp64_session_id(std::string_view session) noexcept;
+
 /// The header of a datagram without consuming or validating the blocks; nullopt if shorter than
 /// a header. For merging lines by sequence before feeding a session.
 [[nodiscard]] std::optional<moldudp64_header>
