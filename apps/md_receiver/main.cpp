@@ -187,17 +187,22 @@ std::string summary_json(double elapsed_s, latency_histogram::snapshot const& la
         feed["duplicate_order_refs"] = itch != nullptr ? itch->duplicate_order_refs : 0;
         feed["book_full_drops"] = itch != nullptr ? itch->book_full_drops : 0;
         feed["book_max_orders"] = f.processor->config().max_orders;
-        auto const percentiles = [](latency_histogram::snapshot const& h) {
-            return json{{"p50", h.percentile(0.50)},
-                        {"p99", h.percentile(0.99)},
-                        {"p999", h.percentile(0.999)},
-                        {"max", h.max},
-                        {"count", h.count}};
+        // Percentiles, and the exact cumulative buckets (upper bound ns, samples at or below)
+        // that scripts/plot-latency draws as a CDF.
+        auto const distribution = [](latency_histogram::snapshot const& h) {
+            json buckets = json::array();
+            h.for_each_cumulative([&](std::uint64_t le, std::uint64_t cumulative) {
+                buckets.push_back({le, cumulative});
+            });
+            return json{{"p50", h.percentile(0.50)},   {"p99", h.percentile(0.99)},
+                        {"p999", h.percentile(0.999)}, {"max", h.max},
+                        {"count", h.count},            {"buckets", std::move(buckets)}};
         };
         auto const& stages = f.processor->stages();
-        feed["stage_latency_ns"] = {{"receive", percentiles(stages.receive.take())},
-                                    {"queue", percentiles(stages.queue.take())},
-                                    {"parse", percentiles(stages.parse.take())}};
+        feed["stage_latency_ns"] = {{"receive", distribution(stages.receive.take())},
+                                    {"queue", distribution(stages.queue.take())},
+                                    {"parse", distribution(stages.parse.take())},
+                                    {"total", distribution(f.processor->latency().take())}};
         if (auto const* r = f.processor->recovery_stats()) {
             // Gap recovery (config rerequest): the gaps above are those finally lost.
             auto const took = f.processor->recovery_latency().take();

@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -402,8 +403,30 @@ def case_metrics_endpoint_reconciles_with_feed_and_summary(args, workdir, backen
                  live[("signet_feed_packets_total", line_a)], feed["packets"])
     expect_equal("messages_total == summary messages",
                  live[("signet_feed_messages_total", feed_label)], feed["messages"])
-    for stage in ("receive", "queue", "parse"):
-        assert feed["stage_latency_ns"][stage]["count"] > 0, feed["stage_latency_ns"]
+    for stage in ("receive", "queue", "parse", "total"):
+        dist = feed["stage_latency_ns"][stage]
+        assert dist["count"] > 0, feed["stage_latency_ns"]
+        cumulative = [c for _, c in dist["buckets"]]
+        bounds = [le for le, _ in dist["buckets"]]
+        assert cumulative == sorted(cumulative) and bounds == sorted(bounds), dist
+        expect_equal(f"{stage}: last bucket == count", cumulative[-1], dist["count"])
+        assert bounds[-1] >= dist["max"] >= dist["p99"] >= dist["p50"], dist
+    # The CDF plot: its points, and the PNG where gnuplot is installed.
+    summary_path = os.path.join(workdir, "summary.json")
+    with open(summary_path, "w") as f:
+        json.dump(summary, f)
+    plot = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
+                        "plot-latency")
+    table = subprocess.run([sys.executable, plot, summary_path, "--table"], capture_output=True,
+                           text=True, timeout=60, check=True).stdout.split("\n")
+    stages = {line.split()[0] for line in table if line}
+    expect_equal("plotted stages", stages, {"receive", "queue", "parse", "total"})
+    if shutil.which("gnuplot"):
+        png = os.path.join(workdir, "latency.png")
+        subprocess.run([sys.executable, plot, summary_path, png], capture_output=True, text=True,
+                       timeout=60, check=True)
+        with open(png, "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n", "not a PNG"
 
 
 def case_rerequests_recover_every_gap(args, workdir, backend):
