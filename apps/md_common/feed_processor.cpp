@@ -82,8 +82,42 @@ void feed_processor::service_recovery() {
     }
 }
 
+void feed_processor::publish_top() {
+    if (top_n_ == 0 || !itch_) {
+        return;
+    }
+    top_scratch_.clear();
+    itch_->book().for_each_stock([&](md::stock_view const& stock) {
+        if (stock.orders == 0) {
+            return;
+        }
+        top_row row;
+        std::copy_n(stock.symbol.begin(), std::min(stock.symbol.size(), row.symbol.size()),
+                    row.symbol.begin());
+        row.top = stock.top;
+        row.orders = stock.orders;
+        // Keep the n busiest, sorted by live orders (insertion into a short list).
+        auto at = std::find_if(top_scratch_.begin(), top_scratch_.end(),
+                               [&](top_row const& r) { return r.orders < row.orders; });
+        if (at != top_scratch_.end() || top_scratch_.size() < top_n_) {
+            top_scratch_.insert(at, row);
+            if (top_scratch_.size() > top_n_) {
+                top_scratch_.pop_back();
+            }
+        }
+    });
+    std::lock_guard lock(top_mutex_);
+    top_published_ = top_scratch_;
+}
+
+std::vector<feed_processor::top_row> feed_processor::top_rows() const {
+    std::lock_guard lock(top_mutex_);
+    return top_published_;
+}
+
 void feed_processor::on_idle() {
     now_ = net::realtime_ns();
+    publish_top();
     if (recorder_ != nullptr) {
         recorder_->flush(); // a quiet feed's last messages reach the disk too
     }
@@ -183,8 +217,8 @@ void feed_processor::publish() noexcept {
         book_full_logged_ = true; // once per feed: never per packet
         try {
             SPDLOG_WARN("feed {}: the order book holds {} live orders ([book] max_orders): "
-                         "further adds are dropped and counted (book_full_drops)",
-                         config_.name, config_.max_orders);
+                        "further adds are dropped and counted (book_full_drops)",
+                        config_.name, config_.max_orders);
         } catch (...) { // NOLINT(bugprone-empty-catch): a lost log line must not stop the feed
         }
     }
@@ -218,11 +252,11 @@ void feed_processor::log_untrusted(md::moldudp64_stats const& s) noexcept {
     std::string_view const session = itch_ ? itch_->session().session() : session_->session();
     try {
         SPDLOG_WARN("feed {}: MoldUDP64 session '{}', next sequence {}: so far ignored {} "
-                     "packet(s) of another session and {} with a sequence more than {} away; "
-                     "{} resync(s) (at most one such line per {} s)",
-                     config_.name, session, next_sequence(), s.foreign_session_packets,
-                     s.implausible_packets, config_.max_sequence_jump, s.resyncs,
-                     untrusted_log_interval.count());
+                    "packet(s) of another session and {} with a sequence more than {} away; "
+                    "{} resync(s) (at most one such line per {} s)",
+                    config_.name, session, next_sequence(), s.foreign_session_packets,
+                    s.implausible_packets, config_.max_sequence_jump, s.resyncs,
+                    untrusted_log_interval.count());
     } catch (...) { // NOLINT(bugprone-empty-catch): a lost log line must not stop the feed
     }
 }

@@ -9,11 +9,14 @@
 // and at most once a second when the MoldUDP64 session ignored or resynchronized on packets
 // (forged, stale or foreign: moldudp64.hpp, step 2).
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 #include <signet/md/feed_handler.hpp>
 #include <signet/md/moldudp64_recovery.hpp>
@@ -43,6 +46,21 @@ public:
     /// Parser contract only, run without packets (runtime::wake_parser): timers — the reorder
     /// hold and re-request timeouts.
     void on_idle();
+    /// The live view (md_receiver --top): the `n` stocks with the most live orders and their
+    /// top of book, published by on_idle() (parser contract) under a mutex — once per wake-up,
+    /// never per packet — and copied out by top_rows() on any thread.
+    struct top_row {
+        std::array<char, 8> symbol{};
+        md::top_of_book top{};
+        std::uint32_t orders = 0;
+    };
+    void set_top(std::size_t n) {
+        top_n_ = n;
+        top_scratch_.reserve(n + 1);
+        top_published_.reserve(n + 1);
+    }
+    [[nodiscard]] std::vector<top_row> top_rows() const;
+
     /// Any thread: a gap is being recovered (the owner wakes the parser for its timers).
     [[nodiscard]] bool recovering() const noexcept {
         // acquire: pairs with the release store in the state callback.
@@ -139,6 +157,11 @@ private:
         std::atomic<bool> recovering{false};
     } live_;
     bool book_full_logged_ = false;
+    void publish_top();
+    std::size_t top_n_ = 0;
+    std::vector<top_row> top_scratch_; // parser contract only
+    mutable std::mutex top_mutex_;     // guards top_published_
+    std::vector<top_row> top_published_;
     std::uint64_t untrusted_logged_ = 0; // ignored + resyncs when last logged
     std::chrono::steady_clock::time_point untrusted_log_time_{};
 };

@@ -5,6 +5,7 @@
 //
 // Exit codes: 0 ok, 1 runtime error (e.g. a port in use), 2 bad command line or config.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +15,7 @@
 
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/async.h>
@@ -58,6 +60,7 @@ struct feed_entry {
     // Main thread only: the previous stats line and the silence watch.
     feed_processor::live_counters last{};
     latency_histogram::snapshot last_latency{};
+    std::array<latency_histogram::snapshot, 4> top_last{}; // --top: stage windows
     std::uint64_t last_received = 0;
     clock_type::time_point last_change{};
     clock_type::time_point next_silence_warning{};
@@ -194,9 +197,12 @@ std::string summary_json(double elapsed_s, latency_histogram::snapshot const& la
             h.for_each_cumulative([&](std::uint64_t le, std::uint64_t cumulative) {
                 buckets.push_back({le, cumulative});
             });
-            return json{{"p50", h.percentile(0.50)},   {"p99", h.percentile(0.99)},
-                        {"p999", h.percentile(0.999)}, {"max", h.max},
-                        {"count", h.count},            {"buckets", std::move(buckets)}};
+            return json{{"p50", h.percentile(0.50)},
+                        {"p99", h.percentile(0.99)},
+                        {"p999", h.percentile(0.999)},
+                        {"max", h.max},
+                        {"count", h.count},
+                        {"buckets", std::move(buckets)}};
         };
         auto const& stages = f.processor->stages();
         feed["stage_latency_ns"] = {{"receive", distribution(stages.receive.take())},
@@ -252,21 +258,77 @@ void log_stats(net::runtime const& rt, feed_entry& f, double seconds) {
                             : "latency p50 " + micros(window.percentile(0.50)) + " µs, p99 " +
                                   micros(window.percentile(0.99)) + " µs";
     SPDLOG_INFO("stats {} | last {:.2f} s: {:.0f} pkts/s, {:.0f} msgs/s, {} | totals: {} pkts, "
-                 "{} msgs, {} gaps, {} missing msgs, {} dup pkts, {} malformed pkts, {} ignored "
-                 "pkts, {} queue drops, {} kernel drops, {} truncated",
-                 f.processor->config().name, seconds,
-                 static_cast<double>(live.packets - f.last.packets) / seconds,
-                 static_cast<double>(live.messages - f.last.messages) / seconds, latency_text,
-                 live.packets, live.messages, live.gaps, live.missing_messages,
-                 live.duplicate_packets, live.malformed_packets, live.ignored_packets,
-                 net_stats.dropped, net_stats.kernel_drops, net_stats.truncated);
+                "{} msgs, {} gaps, {} missing msgs, {} dup pkts, {} malformed pkts, {} ignored "
+                "pkts, {} queue drops, {} kernel drops, {} truncated",
+                f.processor->config().name, seconds,
+                static_cast<double>(live.packets - f.last.packets) / seconds,
+                static_cast<double>(live.messages - f.last.messages) / seconds, latency_text,
+                live.packets, live.messages, live.gaps, live.missing_messages,
+                live.duplicate_packets, live.malformed_packets, live.ignored_packets,
+                net_stats.dropped, net_stats.kernel_drops, net_stats.truncated);
     if (f.processor->config().rerequest) {
         SPDLOG_INFO("recovery {} | {}: {} msgs recovered, {} lost", f.processor->config().name,
-                     live.recovering ? "recovering" : "synchronized", live.recovered_messages,
-                     live.lost_messages);
+                    live.recovering ? "recovering" : "synchronized", live.recovered_messages,
+                    live.lost_messages);
     }
     f.last = live;
     f.last_latency = latency;
+}
+
+/// md_receiver --top: one screen, redrawn every interval (stdout, a terminal): per feed its
+/// rates, gaps, recovery state, stage latencies (µs over the interval) and the busiest stocks.
+void draw_top(net::runtime const& rt, std::vector<feed_entry>& feeds, double seconds) {
+    std::string screen = "\x1b[H\x1b[2J"; // home, clear
+    for (auto& f : feeds) {
+        auto const live = f.processor->live();
+        auto const net_stats = rt.stats(f.id);
+        auto const& config = f.processor->config();
+        auto const stage = [](latency_histogram const& h, latency_histogram::snapshot& last) {
+            auto const now = h.take();
+            auto const window = now - last;
+            last = now;
+            return window.count == 0
+                       ? std::string("     -/-     ")
+                       : micros(window.percentile(0.50)) + "/" + micros(window.percentile(0.99));
+        };
+        char line[256];
+        std::snprintf(line, sizeof(line),
+                      "feed %-12s %9.0f pkts/s %10.0f msgs/s  gaps %llu (missing %llu)  ignored "
+                      "%llu  drops %llu+%llu  %s\n",
+                      config.name.c_str(),
+                      static_cast<double>(live.packets - f.last.packets) / seconds,
+                      static_cast<double>(live.messages - f.last.messages) / seconds,
+                      static_cast<unsigned long long>(live.gaps),
+                      static_cast<unsigned long long>(live.missing_messages),
+                      static_cast<unsigned long long>(live.ignored_packets),
+                      static_cast<unsigned long long>(net_stats.dropped),
+                      static_cast<unsigned long long>(net_stats.kernel_drops),
+                      !config.rerequest ? ""
+                      : live.recovering ? "RECOVERING"
+                                        : "synchronized");
+        screen += line;
+        auto const& stages = f.processor->stages();
+        screen += "  latency p50/p99 µs: receive " + stage(stages.receive, f.top_last[0]) +
+                  "  queue " + stage(stages.queue, f.top_last[1]) + "  parse " +
+                  stage(stages.parse, f.top_last[2]) + "  total " +
+                  stage(f.processor->latency(), f.top_last[3]) + "\n";
+        screen += "  symbol        bid price x shares       ask price x shares   orders\n";
+        for (auto const& row : f.processor->top_rows()) {
+            auto const length = static_cast<std::size_t>(
+                std::find(row.symbol.begin(), row.symbol.end(), '\0') - row.symbol.begin());
+            std::string const symbol = printable(std::string_view(row.symbol.data(), length));
+            std::snprintf(line, sizeof(line), "  %-8s %10.4f x %-9llu %10.4f x %-9llu %6u\n",
+                          symbol.c_str(), row.top.bid_price / 10000.0,
+                          static_cast<unsigned long long>(row.top.bid_shares),
+                          row.top.ask_price / 10000.0,
+                          static_cast<unsigned long long>(row.top.ask_shares), row.orders);
+            screen += line;
+        }
+        screen += "\n";
+        f.last = live;
+    }
+    std::fwrite(screen.data(), 1, screen.size(), stdout);
+    std::fflush(stdout);
 }
 
 /// Warns when a feed that has not ended its session received nothing for `silent` seconds; then
@@ -285,11 +347,11 @@ void watch_silence(net::runtime const& rt, feed_entry& f, clock_type::time_point
     }
     auto const repeat = std::max<clock_type::duration>(silent, silence_repeat);
     SPDLOG_WARN("feed {}: nothing received for {:.1f} s{} ([stats] silent_warning_s; repeated "
-                 "at most every {} s while silent)",
-                 f.processor->config().name,
-                 std::chrono::duration<double>(now - f.last_change).count(),
-                 f.last_change == start ? " since start" : "",
-                 std::chrono::duration_cast<std::chrono::seconds>(repeat).count());
+                "at most every {} s while silent)",
+                f.processor->config().name,
+                std::chrono::duration<double>(now - f.last_change).count(),
+                f.last_change == start ? " since start" : "",
+                std::chrono::duration_cast<std::chrono::seconds>(repeat).count());
     f.next_silence_warning = now + repeat;
 }
 
@@ -307,6 +369,7 @@ int main(int argc, char** argv) {
     double duration_s = 0;
     std::string summary_path;
     std::string record_path;
+    std::size_t top = 0;
     std::string log_level = "info";
     auto* config_option =
         cli.add_option("--config", config_path, "TOML configuration file (see config/); required");
@@ -314,6 +377,11 @@ int main(int argc, char** argv) {
                    "seconds to run, at most one year; 0 = until SIGINT/SIGTERM")
         ->check(apps::number_in(0, apps::max_duration_s, "s"));
     cli.add_option("--summary-json", summary_path, "write the summary to this JSON file");
+    cli.add_option("--top", top,
+                   "live view on a terminal: redraw a table per feed every interval with the N "
+                   "busiest stocks' top of book (0: plain stats lines)")
+        ->check(CLI::Range(0, 100))
+        ->default_val(0);
     cli.add_option("--record", record_path,
                    "write what each MoldUDP64 feed delivered, in sequence, as a BinaryFILE "
                    "(FILE; with several feeds FILE.<feed name>)");
@@ -347,6 +415,10 @@ int main(int argc, char** argv) {
     spdlog::set_default_logger(logger);
     net::set_logger(logger);
 
+    if (top > 0 && ::isatty(STDOUT_FILENO) == 0) {
+        SPDLOG_WARN("md_receiver: --top needs a terminal on stdout; logging plain stats lines");
+        top = 0;
+    }
     std::vector<feed_entry> feeds;
     std::unique_ptr<net::runtime> rt;
     std::unique_ptr<apps::metrics_endpoint> endpoint; // [metrics] listen; goes before rt
@@ -369,6 +441,7 @@ int main(int argc, char** argv) {
             options.on_full = feed.on_full;
             options.buffer_size = feed.buffer_size;
             auto processor = std::make_unique<feed_processor>(feed);
+            processor->set_top(top);
             auto* p = processor.get();
             std::size_t const id = rt->add_feed(options, parser_of{p});
             if (feed.rerequest) {
@@ -394,7 +467,7 @@ int main(int argc, char** argv) {
                 if (feed.timestamps == net::timestamping::hardware &&
                     rt->timestamps(id, i) != net::timestamping::hardware) {
                     SPDLOG_WARN("feed {}: line {}: {}", feed.name, label(i),
-                                 rt->timestamp_note(id, i));
+                                rt->timestamp_note(id, i));
                 }
             }
             std::unique_ptr<apps::recorder> recording;
@@ -404,7 +477,7 @@ int main(int argc, char** argv) {
                 recording->attach(rt->group());
                 p->attach_recorder(*recording);
                 SPDLOG_INFO("feed {}: recording delivered messages to {}", feed.name,
-                             recording->path());
+                            recording->path());
             }
             feeds.push_back(
                 {.id = id, .processor = std::move(processor), .recording = std::move(recording)});
@@ -417,7 +490,7 @@ int main(int argc, char** argv) {
             endpoint = std::make_unique<apps::metrics_endpoint>(config.metrics_listen->to_string(),
                                                                 *rt, std::move(views));
             SPDLOG_INFO("md_receiver: Prometheus metrics at http://{}/metrics",
-                         config.metrics_listen->to_string());
+                        config.metrics_listen->to_string());
         }
         starting = true;
         rt->start();
@@ -458,7 +531,7 @@ int main(int argc, char** argv) {
         }
     }
     SPDLOG_INFO("md_receiver: ready: {} feed(s), stats every {} s; SIGINT or SIGTERM stops",
-                 feeds.size(), config.stats_interval_s);
+                feeds.size(), config.stats_interval_s);
     for (;;) {
         // Every pass polls for a stop request, however the timers stand.
         auto const wait = std::clamp(std::min(next_stats, stop_at) - clock_type::now(),
@@ -468,8 +541,7 @@ int main(int argc, char** argv) {
                                static_cast<long>(ns % 1'000'000'000)};
         int const sig = sigtimedwait(&signals, nullptr, &timeout);
         if (sig == SIGINT || sig == SIGTERM) {
-            SPDLOG_INFO("md_receiver: {} received, stopping",
-                         sig == SIGINT ? "SIGINT" : "SIGTERM");
+            SPDLOG_INFO("md_receiver: {} received, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
             break;
         }
         auto const now = clock_type::now();
@@ -477,7 +549,7 @@ int main(int argc, char** argv) {
             break;
         }
         for (auto const& f : feeds) {
-            if (f.processor->config().rerequest || f.recording) {
+            if (f.processor->config().rerequest || f.recording || top > 0) {
                 // Timers: re-request timeouts, the reorder hold's expiry, the recorder's flush.
                 rt->wake_parser(f.id);
             }
@@ -491,8 +563,12 @@ int main(int argc, char** argv) {
             continue;
         }
         double const seconds = std::chrono::duration<double>(now - last_stats).count();
-        for (auto& f : feeds) {
-            log_stats(*rt, f, seconds);
+        if (top > 0) {
+            draw_top(*rt, feeds, seconds);
+        } else {
+            for (auto& f : feeds) {
+                log_stats(*rt, f, seconds);
+            }
         }
         last_stats = now;
         next_stats += interval;

@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -497,6 +498,56 @@ def case_hostile_answers_never_corrupt_the_session(args, workdir, backend):
     expect_equal("next_sequence", feed["next_sequence"], 6)
 
 
+def case_top_redraws_a_live_view_on_a_terminal(args, workdir, backend):
+    """--top N on a terminal: a screen per interval with the feed's rates and its busiest
+    stocks; on a pipe: a warning and the plain stats lines."""
+    import pty
+    port = free_port()
+    config = os.path.join(workdir, "top.toml")
+    with open(config, "w") as f:
+        f.write(single_feed_config(port).replace("@BACKEND@", "auto"))
+    master, slave = pty.openpty()
+    process = subprocess.Popen([args.receiver, "--config", config, "--top", "3"], stdout=slave,
+                               stderr=subprocess.DEVNULL)
+    os.close(slave)
+    screen = bytearray()
+
+    def read_screen():
+        while True:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if not ready:
+                return
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            screen.extend(chunk)
+
+    try:
+        wait_until(lambda: read_screen() or b"feed e2e" in screen, 30, "the first screen")
+        run_feed(args.feed, "--to", f"127.0.0.1:{port}", "--count", "20000", "--rate", "200000",
+                 "--symbols", "8")
+        wait_until(lambda: read_screen() or screen.count(b"\x1b[2J") >= 3 and
+                   b"orders" in screen.split(b"\x1b[2J")[-1] and
+                   len(screen.split(b"\x1b[2J")[-1].split(b"\n")) >= 6, 30,
+                   "a screen with three stock rows")
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+        os.close(master)
+    last = screen.split(b"\x1b[2J")[-2 if screen.endswith(b"\x1b[2J") else -1].decode(errors="replace")
+    assert "pkts/s" in last and "latency p50/p99" in last, last
+    rows = [l for l in last.splitlines() if " x " in l and "price" not in l]
+    expect_equal("stock rows", len(rows), 3)
+    # Not a terminal: plain stats lines and a warning.
+    receiver = Receiver(args.receiver, single_feed_config(free_port()), workdir, backend,
+                        extra_args=("--top", "3"))
+    assert receiver.find("--top needs a terminal"), receiver.lines[:5]
+    receiver.stop()
+
+
 def itch_messages():
     """A stock directory (R, 39 bytes) for locate 1 and two adds (A, 36 bytes) on it."""
     header = lambda t, ts: t + (1).to_bytes(2, "big") + (0).to_bytes(2, "big") + ts.to_bytes(6, "big")
@@ -893,6 +944,7 @@ def main():
     runs = [(case, backend) for backend in args.backends.split(",") for case in cases]
     runs.append((case_bad_config_exits_2_naming_the_key, "auto"))
     runs.append((case_replay_binary_file, "auto"))
+    runs.append((case_top_redraws_a_live_view_on_a_terminal, "auto"))
     runs.append((case_hostile_answers_never_corrupt_the_session, "auto"))
     runs.append((case_metrics_endpoint_reconciles_with_feed_and_summary, "auto"))
     runs.append((case_record_writes_what_was_delivered_in_sequence, "auto"))
