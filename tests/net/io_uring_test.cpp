@@ -11,6 +11,7 @@
 
 #include <signet/net/runtime.hpp>
 
+#include "support/runtime_modes.hpp"
 #include "support/stress.hpp"
 #include "support/udp_sender.hpp"
 
@@ -30,27 +31,10 @@ using signet::test::eventually;
 using signet::test::sequence_of;
 using signet::test::udp_sender;
 
-struct uring_mode {
-    poller_mode poller;
-    idle_strategy idle;
-    std::size_t workers;
-    char const* name;
-};
-
-class IoUringTest : public ::testing::TestWithParam<uring_mode> {
+class IoUringTest : public ::testing::TestWithParam<signet::test::runtime_mode> {
 protected:
-    void SetUp() override {
-        std::string why_not;
-        if (!signet::net::io_uring_available(why_not)) {
-            GTEST_SKIP() << "io_uring backend unavailable here: " << why_not;
-        }
-    }
-    runtime_options options() const {
-        return {.backend = backend_kind::io_uring,
-                .workers = GetParam().workers,
-                .idle = GetParam().idle,
-                .poller = GetParam().poller};
-    }
+    void SetUp() override { SIGNET_SKIP_WITHOUT_IO_URING(GetParam()); }
+    runtime_options options() const { return GetParam().options(); }
 };
 
 // A line has queue_capacity (8) pool buffers in its buffer ring. The parser holds the first
@@ -106,11 +90,8 @@ TEST_P(IoUringTest, MultishotReceiveEndsAndIsRearmedWithoutLoss) {
 }
 
 // The poller thread, and the reactor contract on one worker that sleeps in the ring.
-INSTANTIATE_TEST_SUITE_P(
-    PollerModes, IoUringTest,
-    ::testing::Values(uring_mode{poller_mode::thread, idle_strategy::backoff, 2, "thread"},
-                      uring_mode{poller_mode::contract, idle_strategy::block, 1, "block1"},
-                      uring_mode{poller_mode::contract, idle_strategy::spin, 1, "spin1"}),
-    [](::testing::TestParamInfo<uring_mode> const& mode) { return std::string(mode.param.name); });
+INSTANTIATE_TEST_SUITE_P(PollerModes, IoUringTest,
+                         ::testing::ValuesIn(signet::test::runtime_modes({backend_kind::io_uring})),
+                         signet::test::runtime_mode_name);
 
 } // namespace

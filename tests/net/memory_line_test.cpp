@@ -14,6 +14,7 @@
 
 #include <signet/net/runtime.hpp>
 
+#include "support/runtime_modes.hpp"
 #include "support/stress.hpp"
 
 namespace {
@@ -30,21 +31,9 @@ using signet::net::runtime;
 using signet::net::runtime_options;
 using signet::test::eventually;
 
-struct memory_mode {
-    poller_mode poller;
-    idle_strategy idle;
-    std::size_t workers;
-    char const* name;
-};
-
-class MemoryLineTest : public ::testing::TestWithParam<memory_mode> {
+class MemoryLineTest : public ::testing::TestWithParam<signet::test::runtime_mode> {
 protected:
-    runtime_options options() const {
-        return {.backend = backend_kind::memory,
-                .workers = GetParam().workers,
-                .idle = GetParam().idle,
-                .poller = GetParam().poller};
-    }
+    runtime_options options() const { return GetParam().options(); }
 };
 
 std::uint64_t read_sequence(packet const& p) {
@@ -66,7 +55,7 @@ TEST_P(MemoryLineTest, WriterThreadDeliversEveryPacketInOrder) {
     EXPECT_EQ(rt.backend(), backend_kind::memory);
     feed_options feed;
     feed.name = "memory";
-    feed.queue_capacity = 64; // small: the writer meets a full queue often
+    feed.queue_capacity = 64;        // small: the writer meets a full queue often
     std::vector<std::uint64_t> seen; // parser only
     std::atomic<std::uint64_t> parsed{0};
     auto const f = rt.add_feed(feed, [&](packet const& p) {
@@ -168,13 +157,9 @@ TEST_P(MemoryLineTest, OversizedPayloadIsTruncatedAndCounted) {
     EXPECT_EQ(rt.stats(f).truncated, 1U);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    PollerModes, MemoryLineTest,
-    ::testing::Values(memory_mode{poller_mode::thread, idle_strategy::block, 2, "thread"},
-                      memory_mode{poller_mode::contract, idle_strategy::block, 1, "block1"},
-                      memory_mode{poller_mode::contract, idle_strategy::spin, 1, "spin1"},
-                      memory_mode{poller_mode::contract, idle_strategy::backoff, 2, "backoff2"}),
-    [](::testing::TestParamInfo<memory_mode> const& mode) { return std::string(mode.param.name); });
+INSTANTIATE_TEST_SUITE_P(PollerModes, MemoryLineTest,
+                         ::testing::ValuesIn(signet::test::runtime_modes({backend_kind::memory})),
+                         signet::test::runtime_mode_name);
 
 TEST(MemoryLine, OnlyTheMemoryBackendHasMemoryLines) {
     runtime rt(runtime_options{.backend = backend_kind::epoll});

@@ -21,6 +21,7 @@
 #include <signet/net/runtime.hpp>
 
 #include "support/allocation_counter.hpp"
+#include "support/runtime_modes.hpp"
 #include "support/stress.hpp"
 #include "support/udp_sender.hpp"
 
@@ -42,14 +43,6 @@ using signet::test::eventually;
 constexpr std::uint64_t warm_up = 2'000;  // first sleeps, wakes, pauses: whatever is lazy
 constexpr std::uint64_t measured = 5'000; // packets inside the counting window
 constexpr std::uint64_t burst = 256;      // UDP: fits the socket buffer, so the kernel drops none
-
-struct allocation_mode {
-    backend_kind backend;
-    poller_mode poller;
-    idle_strategy idle;
-    std::size_t workers;
-    char const* name;
-};
 
 // Checks the order and counts: never allocates (it runs inside the counting window).
 class counting_parser {
@@ -78,21 +71,10 @@ private:
     std::atomic<std::uint64_t> out_of_order_{0};
 };
 
-class RuntimeAllocationTest : public ::testing::TestWithParam<allocation_mode> {
+class RuntimeAllocationTest : public ::testing::TestWithParam<signet::test::runtime_mode> {
 protected:
-    void SetUp() override {
-        std::string why_not;
-        if (GetParam().backend == backend_kind::io_uring &&
-            !signet::net::io_uring_available(why_not)) {
-            GTEST_SKIP() << "io_uring backend unavailable here: " << why_not;
-        }
-    }
-    runtime_options options() const {
-        return {.backend = GetParam().backend,
-                .workers = GetParam().workers,
-                .idle = GetParam().idle,
-                .poller = GetParam().poller};
-    }
+    void SetUp() override { SIGNET_SKIP_WITHOUT_IO_URING(GetParam()); }
+    runtime_options options() const { return GetParam().options(); }
 };
 
 // Writes packets [from, to) from this thread; a full queue is retried after a flush.
@@ -202,21 +184,9 @@ TEST(RuntimeAllocation, AnAllocatingParserIsCountedOnTheWorkerThread) {
     EXPECT_GE(allocations, n);
 }
 
-std::vector<allocation_mode> all_modes() {
-    std::vector<allocation_mode> modes;
-    for (auto backend : {backend_kind::memory, backend_kind::epoll, backend_kind::io_uring}) {
-        modes.push_back({backend, poller_mode::thread, idle_strategy::backoff, 2, "thread"});
-        modes.push_back({backend, poller_mode::contract, idle_strategy::block, 1, "block1"});
-        modes.push_back({backend, poller_mode::contract, idle_strategy::spin, 1, "spin1"});
-        modes.push_back({backend, poller_mode::contract, idle_strategy::backoff, 2, "backoff2"});
-    }
-    return modes;
-}
-
-INSTANTIATE_TEST_SUITE_P(Backends, RuntimeAllocationTest, ::testing::ValuesIn(all_modes()),
-                         [](auto const& param_info) {
-                             return std::string(to_string(param_info.param.backend)) + "_" +
-                                    param_info.param.name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Backends, RuntimeAllocationTest,
+                         ::testing::ValuesIn(signet::test::runtime_modes(
+                             {backend_kind::memory, backend_kind::epoll, backend_kind::io_uring})),
+                         signet::test::runtime_mode_name);
 
 } // namespace

@@ -12,6 +12,7 @@
 
 #include <signet/net/runtime.hpp>
 
+#include "support/runtime_modes.hpp"
 #include "support/stress.hpp"
 #include "support/udp_sender.hpp"
 
@@ -39,33 +40,14 @@ feed_options loopback_feed(std::string name, std::size_t lines = 1) {
     return options;
 }
 
-// Every runtime test runs on every backend in every poller mode: the dedicated poller thread,
-// and the reactor contract with one worker blocking in the backend, one spinning, and two
-// backing off (io_uring serves two workers with its poller thread: that fallback is tested too).
-struct runtime_mode {
-    backend_kind backend;
-    signet::net::poller_mode poller;
-    signet::idle_strategy idle;
-    std::size_t workers; // 0: the test's own choice
-    char const* name;
-};
+// Every runtime test runs on every backend in every poller mode (support/runtime_modes.hpp;
+// io_uring serves two workers with its poller thread: that fallback is tested too).
+using signet::test::runtime_mode;
 
 class RuntimeTest : public ::testing::TestWithParam<runtime_mode> {
 protected:
-    void SetUp() override {
-        std::string why_not;
-        if (GetParam().backend == backend_kind::io_uring &&
-            !signet::net::io_uring_available(why_not)) {
-            GTEST_SKIP() << "io_uring backend unavailable here: " << why_not;
-        }
-    }
-    runtime_options options(std::size_t workers = 2) const {
-        auto const& mode = GetParam();
-        return {.backend = mode.backend,
-                .workers = mode.workers != 0 ? mode.workers : workers,
-                .idle = mode.idle,
-                .poller = mode.poller};
-    }
+    void SetUp() override { SIGNET_SKIP_WITHOUT_IO_URING(GetParam()); }
+    runtime_options options(std::size_t workers = 2) const { return GetParam().options(workers); }
 };
 
 TEST_P(RuntimeTest, DeliversEveryDatagramInOrder) {
@@ -296,8 +278,8 @@ TEST_P(RuntimeTest, TruncatedDatagramIsCountedAndFlagged) {
     rt.start();
     udp_sender sender;
     sender.send_sequence(rt.local_endpoint(feed), 1, 50);
-    sender.send_sequence(rt.local_endpoint(feed), 2, 100);  // fits exactly
-    sender.send_sequence(rt.local_endpoint(feed), 3, 101);  // one byte too long
+    sender.send_sequence(rt.local_endpoint(feed), 2, 100); // fits exactly
+    sender.send_sequence(rt.local_endpoint(feed), 3, 101); // one byte too long
     sender.send_sequence(rt.local_endpoint(feed), 4, 1000);
     ASSERT_TRUE(eventually([&] { return total.load(std::memory_order_acquire) == 4; }));
     rt.stop();
@@ -362,24 +344,10 @@ TEST_P(RuntimeTest, PortInUseFailsAddFeedWithAClearError) {
     }
 }
 
-std::vector<runtime_mode> all_modes() {
-    using signet::idle_strategy;
-    using signet::net::poller_mode;
-    std::vector<runtime_mode> modes;
-    for (auto backend : {backend_kind::io_uring, backend_kind::epoll, backend_kind::asio}) {
-        modes.push_back({backend, poller_mode::thread, idle_strategy::backoff, 0, "thread"});
-        modes.push_back({backend, poller_mode::contract, idle_strategy::block, 1, "block1"});
-        modes.push_back({backend, poller_mode::contract, idle_strategy::spin, 1, "spin1"});
-        modes.push_back({backend, poller_mode::contract, idle_strategy::backoff, 2, "backoff2"});
-    }
-    return modes;
-}
-
-INSTANTIATE_TEST_SUITE_P(Backends, RuntimeTest, ::testing::ValuesIn(all_modes()),
-                         [](auto const& param_info) {
-                             return std::string(to_string(param_info.param.backend)) + "_" +
-                                    param_info.param.name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Backends, RuntimeTest,
+                         ::testing::ValuesIn(signet::test::runtime_modes(
+                             {backend_kind::io_uring, backend_kind::epoll, backend_kind::asio}, 0)),
+                         signet::test::runtime_mode_name);
 
 // A contract scheduled from a foreign thread wakes the worker asleep in the backend (reactor
 // mode, block): no wake-up is lost, however the schedule and the sleep interleave.

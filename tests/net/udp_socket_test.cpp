@@ -115,8 +115,8 @@ TEST(UdpSocket, SoftwareTimestampsAreTheDefault) {
     udp_socket s({.bind = udp_endpoint::parse("127.0.0.1:0")});
     EXPECT_EQ(s.timestamps(), signet::net::timestamping::software);
     EXPECT_TRUE(s.timestamp_note().empty());
-    udp_socket off({.bind = udp_endpoint::parse("127.0.0.1:0"),
-                    .timestamps = signet::net::timestamping::off});
+    udp_socket off(
+        {.bind = udp_endpoint::parse("127.0.0.1:0"), .timestamps = signet::net::timestamping::off});
     EXPECT_EQ(off.timestamps(), signet::net::timestamping::off);
 }
 
@@ -155,8 +155,7 @@ TEST(UdpSocket, BusyPollIsSetOnTheSocket) {
     socklen_t length = sizeof(value);
     ASSERT_EQ(::getsockopt(s.native_handle(), SOL_SOCKET, SO_BUSY_POLL, &value, &length), 0);
     EXPECT_EQ(value, 50);
-    ASSERT_EQ(::getsockopt(s.native_handle(), SOL_SOCKET, SO_PREFER_BUSY_POLL, &value, &length),
-              0);
+    ASSERT_EQ(::getsockopt(s.native_handle(), SOL_SOCKET, SO_PREFER_BUSY_POLL, &value, &length), 0);
     EXPECT_EQ(value, 1);
 }
 
