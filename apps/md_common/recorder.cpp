@@ -12,15 +12,6 @@
 
 namespace signet::apps {
 
-namespace {
-
-void bump(std::atomic<std::uint64_t>& counter, std::uint64_t n) noexcept {
-    // relaxed load + store: one writer per counter; readers take a snapshot.
-    counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
-
-} // namespace
-
 recorder::recorder(std::string path, std::size_t chunks, std::size_t chunk_bytes)
     : path_(std::move(path))
     , chunk_bytes_(chunk_bytes)
@@ -61,22 +52,22 @@ bool recorder::take_chunk() noexcept {
 void recorder::append(std::span<std::byte const> message) noexcept {
     std::size_t const need = 2 + message.size();
     if (need > chunk_bytes_) {
-        bump(drops_, 1); // cannot happen with MoldUDP64's 16-bit lengths and 64 KiB chunks
+        drops_.add(1); // cannot happen with MoldUDP64's 16-bit lengths and 64 KiB chunks
         return;
     }
     if (have_current_ && current_.used + need > chunk_bytes_) {
         flush();
     }
     if (!have_current_ && !take_chunk()) {
-        bump(drops_, 1); // every chunk is waiting for the disk
+        drops_.add(1); // every chunk is waiting for the disk
         return;
     }
     std::byte* out = memory_.get() + std::size_t{current_.index} * chunk_bytes_ + current_.used;
     md::store_be16(out, static_cast<std::uint16_t>(message.size()));
     std::memcpy(out + 2, message.data(), message.size());
     current_.used += static_cast<std::uint32_t>(need);
-    bump(messages_, 1);
-    bump(bytes_, need);
+    messages_.add(1);
+    bytes_.add(need);
 }
 
 void recorder::flush() noexcept {
@@ -108,7 +99,7 @@ void recorder::write_chunk(chunk const& c) noexcept {
             continue;
         }
         if (n <= 0) {
-            bump(write_errors_, 1);
+            write_errors_.add(1);
             return;
         }
         data += n;
@@ -127,9 +118,7 @@ void recorder::finish() noexcept {
 }
 
 recorder::stats recorder::snapshot() const noexcept {
-    // relaxed: independent counters, a snapshot.
-    return {messages_.load(std::memory_order_relaxed), bytes_.load(std::memory_order_relaxed),
-            drops_.load(std::memory_order_relaxed), write_errors_.load(std::memory_order_relaxed)};
+    return {messages_.value(), bytes_.value(), drops_.value(), write_errors_.value()};
 }
 
 } // namespace signet::apps

@@ -12,7 +12,6 @@
 // consumes full chunks; stats() from any thread (relaxed snapshots); finish() once the runtime
 // stopped (no contract runs), on the controlling thread.
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -20,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include <signet/core/metrics.hpp>
 #include <signet/core/spsc_fixed_queue.hpp>
 #include <signet/core/work_contract.hpp>
 #include <signet/core/work_contract_group.hpp>
@@ -73,12 +73,11 @@ private:
     work_contract writer_;
     bool have_current_ = false; // parser side: the chunk being filled
     chunk current_{};
-    // Single-writer counters (relaxed load + store): messages, bytes, drops by the parser;
-    // write_errors by the writer.
-    std::atomic<std::uint64_t> messages_{0};
-    std::atomic<std::uint64_t> bytes_{0};
-    std::atomic<std::uint64_t> drops_{0};
-    std::atomic<std::uint64_t> write_errors_{0};
+    // Single-writer counters: messages, bytes, drops by the parser; write_errors by the writer.
+    metrics::counter messages_;
+    metrics::counter bytes_;
+    metrics::counter drops_;
+    metrics::counter write_errors_;
 };
 
 } // namespace signet::apps

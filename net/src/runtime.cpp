@@ -256,15 +256,16 @@ void runtime::stop() {
 feed_stats runtime::stats(std::size_t feed, std::size_t line) const {
     auto const& l = *feeds_.at(feed)->lines.at(line);
     feed_stats s;
-    s.packets = l.packets.get();
-    s.bytes = l.bytes.get();
-    s.dropped = l.dropped.get();
-    s.truncated = l.truncated.get();
+    s.packets = l.packets.value();
+    s.bytes = l.bytes.value();
+    s.dropped = l.dropped.value();
+    s.truncated = l.truncated.value();
     // The cmsg counter only moves with a received datagram; the socket's own counter also has
     // the drops after the last one (a flood that ends while the queue is full).
-    s.kernel_drops = std::max(l.kernel_drops.get(), l.socket.kernel_drops());
-    s.rearms = l.rearms.get();
-    s.hardware_timestamps = l.hardware_timestamps.get();
+    s.kernel_drops =
+        std::max(static_cast<std::uint64_t>(l.kernel_drops.value()), l.socket.kernel_drops());
+    s.rearms = l.rearms.value();
+    s.hardware_timestamps = l.hardware_timestamps.value();
     return s;
 }
 
@@ -281,8 +282,8 @@ feed_stats runtime::stats(std::size_t feed) const {
         s.rearms += l.rearms;
         s.hardware_timestamps += l.hardware_timestamps;
     }
-    s.parsed = f.parsed.get();
-    s.parser_errors = f.parser_errors.get();
+    s.parsed = f.parsed.value();
+    s.parser_errors = f.parser_errors.value();
     return s;
 }
 

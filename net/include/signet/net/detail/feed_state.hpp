@@ -23,28 +23,15 @@
 #include <vector>
 
 #include <signet/core/cache_line.hpp>
+#include <signet/core/metrics.hpp>
 #include <signet/core/spsc_fixed_queue.hpp>
 #include <signet/core/work_contract.hpp>
 #include <signet/net/feed.hpp>
 
 namespace signet::net::detail {
 
-/// A counter with a single writer: increments are a relaxed load and store (no RMW).
-class counter {
-public:
-    void add(std::uint64_t n) noexcept {
-        // relaxed: one writer; readers want a snapshot and order nothing on it.
-        value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    }
-    void set(std::uint64_t n) noexcept { value_.store(n, std::memory_order_relaxed); }
-    [[nodiscard]] std::uint64_t get() const noexcept {
-        // relaxed: a snapshot.
-        return value_.load(std::memory_order_relaxed);
-    }
-
-private:
-    std::atomic<std::uint64_t> value_{0};
-};
+// Counters: signet::metrics::counter (one writer, a relaxed load and store per add, no RMW).
+using metrics::counter;
 
 struct feed_state;
 
@@ -67,7 +54,7 @@ struct line_state {
     counter bytes;
     counter dropped;
     counter truncated;
-    counter kernel_drops;
+    metrics::gauge kernel_drops; // the socket's cumulative SO_RXQ_OVFL count
     counter rearms;
     counter hardware_timestamps; // packets stamped by the NIC (timestamping::hardware)
     // alignas: the pause flag is touched by both sides.
