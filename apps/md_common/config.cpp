@@ -393,6 +393,13 @@ int configured_cpu_limit() noexcept {
     return static_cast<int>(std::clamp<long>(configured, 1, CPU_SETSIZE));
 }
 
+char const* line_name(feed_config const& feed, std::size_t line) noexcept {
+    if (line == 0) {
+        return "a";
+    }
+    return line == 1 && feed.bind_b ? "b" : "r";
+}
+
 std::vector<net::udp_socket_options> line_options(feed_config const& feed) {
     std::vector<net::udp_socket_options> lines;
     net::udp_socket_options a;

@@ -94,5 +94,7 @@ int configured_cpu_limit() noexcept;
 
 /// The socket options of a feed's lines (one, or two for A/B).
 std::vector<net::udp_socket_options> line_options(feed_config const& feed);
+/// The name of line_options(feed)[line]: "a", then "b" (A/B), then "r" (the re-request line).
+char const* line_name(feed_config const& feed, std::size_t line) noexcept;
 
 } // namespace signet::apps

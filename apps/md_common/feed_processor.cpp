@@ -243,12 +243,12 @@ void feed_processor::publish() noexcept {
 }
 
 void feed_processor::log_untrusted(md::moldudp64_stats const& s) noexcept {
-    auto const now = std::chrono::steady_clock::now();
-    if (untrusted_logged_ != 0 && now - untrusted_log_time_ < untrusted_log_interval) {
+    // The packet's (or wake-up's) time: no clock read of its own while the limit holds.
+    if (untrusted_logged_ != 0 && now_ < untrusted_log_ns_ + untrusted_log_interval_ns) {
         return; // rate-limited: the counts are in the stats line and the summary
     }
     untrusted_logged_ = s.foreign_session_packets + s.implausible_packets + s.resyncs;
-    untrusted_log_time_ = now;
+    untrusted_log_ns_ = now_;
     std::string_view const session = itch_ ? itch_->session().session() : session_->session();
     try {
         SPDLOG_WARN("feed {}: MoldUDP64 session '{}', next sequence {}: so far ignored {} "
@@ -256,7 +256,7 @@ void feed_processor::log_untrusted(md::moldudp64_stats const& s) noexcept {
                     "{} resync(s) (at most one such line per {} s)",
                     config_.name, session, next_sequence(), s.foreign_session_packets,
                     s.implausible_packets, config_.max_sequence_jump, s.resyncs,
-                    untrusted_log_interval.count());
+                    untrusted_log_interval_ns / 1'000'000'000);
     } catch (...) { // NOLINT(bugprone-empty-catch): a lost log line must not stop the feed
     }
 }

@@ -11,7 +11,6 @@
 
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -125,7 +124,7 @@ private:
     void service_recovery();
     void log_untrusted(md::moldudp64_stats const& s) noexcept;
 
-    static constexpr std::chrono::seconds untrusted_log_interval{1};
+    static constexpr std::uint64_t untrusted_log_interval_ns = 1'000'000'000;
 
     feed_config config_;
     std::optional<md::itch_feed_handler> itch_;      // moldudp64 + itch50
@@ -163,7 +162,7 @@ private:
     mutable std::mutex top_mutex_;     // guards top_published_
     std::vector<top_row> top_published_;
     std::uint64_t untrusted_logged_ = 0; // ignored + resyncs when last logged
-    std::chrono::steady_clock::time_point untrusted_log_time_{};
+    std::uint64_t untrusted_log_ns_ = 0; // now_ when last logged
 };
 
 } // namespace signet::apps

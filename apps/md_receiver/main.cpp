@@ -6,6 +6,7 @@
 // Exit codes: 0 ok, 1 runtime error (e.g. a port in use), 2 bad command line or config.
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -450,14 +451,15 @@ int main(int argc, char** argv) {
                                        static_cast<std::uint16_t>(request));
             }
             // Line labels: A (and B), then R, the re-request line.
-            auto const label = [&](std::size_t i) {
-                return feed.rerequest && i + 1 == options.lines.size() ? "R" : i == 0 ? "A" : "B";
+            auto const label = [&](std::size_t i) { // "A", "B", "R" (line_name, upper case)
+                return std::string(1, static_cast<char>(std::toupper(*apps::line_name(feed, i))));
             };
             std::string lines;
             for (std::size_t i = 0; i < options.lines.size(); ++i) {
-                lines += (i == 0 ? "" : "; ") +
-                         describe_line(label(i), options.lines[i], rt->local_endpoint(id, i)) +
-                         ", timestamps " + std::string(net::to_string(rt->timestamps(id, i)));
+                lines +=
+                    (i == 0 ? "" : "; ") +
+                    describe_line(label(i).c_str(), options.lines[i], rt->local_endpoint(id, i)) +
+                    ", timestamps " + std::string(net::to_string(rt->timestamps(id, i)));
             }
             if (feed.rerequest) {
                 lines += "; re-requests to " + feed.rerequest->to_string();

@@ -97,13 +97,9 @@ public:
                              MetricType::Histogram);
         for (auto const& f : feeds_) {
             std::string const& name = f.processor->config().name;
-            std::size_t const lines = f.processor->config().rerequest
-                                          ? (f.processor->config().bind_b ? 3 : 2)
-                                          : (f.processor->config().bind_b ? 2 : 1);
-            for (std::size_t l = 0; l < lines; ++l) {
-                bool const request = f.processor->config().rerequest && l + 1 == lines;
+            for (std::size_t l = 0; l < rt_.line_count(f.id); ++l) {
                 std::vector<ClientMetric::Label> const labels{
-                    {"feed", name}, {"line", request ? "r" : (l == 0 ? "a" : "b")}};
+                    {"feed", name}, {"line", line_name(f.processor->config(), l)}};
                 auto const s = rt_.stats(f.id, l);
                 add_counter(packets, labels, static_cast<double>(s.packets));
                 add_counter(bytes, labels, static_cast<double>(s.bytes));

@@ -14,8 +14,8 @@ std::shared_ptr<spdlog::logger> custom_logger;
 // program embedding the library sees problems, not its setup chatter.
 std::shared_ptr<spdlog::logger> library_logger() {
     auto const base = spdlog::default_logger();
-    auto quiet = std::make_shared<spdlog::logger>("signet", base->sinks().begin(),
-                                                  base->sinks().end());
+    auto quiet =
+        std::make_shared<spdlog::logger>("signet", base->sinks().begin(), base->sinks().end());
     quiet->set_level(spdlog::level::warn);
     return quiet;
 }

@@ -78,6 +78,9 @@ public:
     [[nodiscard]] poller_mode poller() const noexcept { return poller_; }
     [[nodiscard]] std::string const& backend_reason() const noexcept { return backend_reason_; }
     [[nodiscard]] std::size_t feed_count() const noexcept { return feeds_.size(); }
+    [[nodiscard]] std::size_t line_count(std::size_t feed) const {
+        return feeds_.at(feed)->lines.size();
+    }
     [[nodiscard]] std::string const& feed_name(std::size_t feed) const {
         return feeds_.at(feed)->name;
     }

@@ -7,7 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
-// clang-format off: <linux/errqueue.h> needs <time.h>'s timespec declared before it.
+// <linux/errqueue.h> needs <time.h>'s timespec declared before it: keep this order.
+// clang-format off
 #include <sys/socket.h>
 #include <time.h>
 #include <linux/errqueue.h>
