@@ -116,7 +116,7 @@ std::vector<feed_processor::top_row> feed_processor::top_rows() const {
 }
 
 void feed_processor::on_idle() {
-    now_ = net::realtime_ns();
+    now_ = realtime_clock::now_ns();
     publish_top();
     if (recorder_ != nullptr) {
         recorder_->flush(); // a quiet feed's last messages reach the disk too
@@ -162,10 +162,8 @@ void feed_processor::deliver(std::span<std::byte const> datagram) {
 }
 
 void feed_processor::operator()(net::packet const& p) {
-    // Stage clocks: CLOCK_REALTIME, like the kernel's stamp and the receive side's user_rx_ns.
-    bool const timed = p.kernel_rx_ns != 0 && !p.hardware_timestamp;
-    std::uint64_t const start = timed ? net::realtime_ns() : 0;
-    now_ = p.user_rx_ns != 0 ? p.user_rx_ns : (timed ? start : net::realtime_ns());
+    std::uint64_t const start = stages_.begin(p);
+    now_ = p.user_rx_ns != 0 ? p.user_rx_ns : start;
     if (p.line == request_line_ && request_socket_ != nullptr) {
         ++rerequest_answers_;
     }
@@ -181,21 +179,8 @@ void feed_processor::operator()(net::packet const& p) {
     } else {
         ++raw_packets_;
     }
-    // A NIC's clock need not be the system's (PTP may not discipline it): only kernel stamps
-    // are compared with CLOCK_REALTIME.
-    if (timed) {
-        std::uint64_t const done = net::realtime_ns();
-        auto const since = [](std::uint64_t to, std::uint64_t from) {
-            return to > from ? to - from : 0;
-        };
-        latency_.record(since(done, p.kernel_rx_ns));
-        if (p.user_rx_ns != 0) {
-            stages_.receive.record(since(p.user_rx_ns, p.kernel_rx_ns));
-            stages_.queue.record(since(start, p.user_rx_ns));
-        }
-        stages_.parse.record(since(done, start));
-    }
     publish();
+    stages_.end(p);
 }
 
 void feed_processor::attach_recorder(recorder& r) {

@@ -2,8 +2,8 @@
 
 // feed_processor: what md_receiver plugs into a feed's parser contract. Per packet: MoldUDP64
 // sequencing (through a sequence_arbiter), ITCH 5.0 decoding into the order book, counting, and
-// the latency from the kernel's receive timestamp to the end of parsing, with its stages (two
-// clock reads per packet). Never runs concurrently
+// the latency from the kernel's receive timestamp to the end of parsing, with its stages
+// (net::stage_latency: one clock read per packet). Never runs concurrently
 // with itself (it is the parser contract's body); live() may be read from any thread. Logs once
 // (a warning) when the order book first drops an add because it holds max_orders live orders,
 // and at most once a second when the MoldUDP64 session ignored or resynchronized on packets
@@ -20,6 +20,7 @@
 #include <signet/md/feed_handler.hpp>
 #include <signet/md/moldudp64_recovery.hpp>
 #include <signet/net/packet.hpp>
+#include <signet/net/stage_latency.hpp>
 #include <signet/net/udp_socket.hpp>
 
 #include "config.hpp"
@@ -84,16 +85,9 @@ public:
         bool recovering = false;
     };
     [[nodiscard]] live_counters live() const noexcept;
-    [[nodiscard]] latency_histogram const& latency() const noexcept { return latency_; }
-    /// Where the latency goes, per packet (kernel-stamped packets only): receive (kernel stamp
-    /// -> the receive side took it from the kernel), queue (-> the parser contract started on
-    /// it: the line queue and scheduling), parse (-> session, ITCH decode and book done).
-    struct stage_latency {
-        latency_histogram receive;
-        latency_histogram queue;
-        latency_histogram parse;
-    };
-    [[nodiscard]] stage_latency const& stages() const noexcept { return stages_; }
+    /// Where the latency goes, per packet (net/stage_latency.hpp): receive, queue, parse, and
+    /// total (the kernel's stamp -> parse done).
+    [[nodiscard]] net::stage_latency const& stages() const noexcept { return stages_; }
 
     // After the runtime stopped (or from the parser contract).
     [[nodiscard]] feed_config const& config() const noexcept { return config_; }
@@ -139,8 +133,7 @@ private:
     std::uint64_t request_send_errors_ = 0;
     latency_histogram recovery_latency_; // gap requested -> filled
     std::uint64_t raw_packets_ = 0;      // raw + count
-    latency_histogram latency_;
-    stage_latency stages_;
+    net::stage_latency stages_;
     struct atomic_counters {
         std::atomic<std::uint64_t> packets{0};
         std::atomic<std::uint64_t> messages{0};

@@ -206,10 +206,10 @@ std::string summary_json(double elapsed_s, latency_histogram::snapshot const& la
                         {"buckets", std::move(buckets)}};
         };
         auto const& stages = f.processor->stages();
-        feed["stage_latency_ns"] = {{"receive", distribution(stages.receive.take())},
-                                    {"queue", distribution(stages.queue.take())},
-                                    {"parse", distribution(stages.parse.take())},
-                                    {"total", distribution(f.processor->latency().take())}};
+        feed["stage_latency_ns"] = {{"receive", distribution(stages.receive().take())},
+                                    {"queue", distribution(stages.queue().take())},
+                                    {"parse", distribution(stages.parse().take())},
+                                    {"total", distribution(stages.total().take())}};
         if (auto const* r = f.processor->recovery_stats()) {
             // Gap recovery (config rerequest): the gaps above are those finally lost.
             auto const took = f.processor->recovery_latency().take();
@@ -252,7 +252,7 @@ std::string micros(std::uint64_t ns) {
 void log_stats(net::runtime const& rt, feed_entry& f, double seconds) {
     auto const live = f.processor->live();
     auto const net_stats = rt.stats(f.id);
-    auto const latency = f.processor->latency().take();
+    auto const latency = f.processor->stages().total().take();
     auto const window = latency - f.last_latency;
     std::string const latency_text =
         window.total() == 0 ? std::string("latency -")
@@ -309,10 +309,10 @@ void draw_top(net::runtime const& rt, std::vector<feed_entry>& feeds, double sec
                                         : "synchronized");
         screen += line;
         auto const& stages = f.processor->stages();
-        screen += "  latency p50/p99 µs: receive " + stage(stages.receive, f.top_last[0]) +
-                  "  queue " + stage(stages.queue, f.top_last[1]) + "  parse " +
-                  stage(stages.parse, f.top_last[2]) + "  total " +
-                  stage(f.processor->latency(), f.top_last[3]) + "\n";
+        screen += "  latency p50/p99 µs: receive " + stage(stages.receive(), f.top_last[0]) +
+                  "  queue " + stage(stages.queue(), f.top_last[1]) + "  parse " +
+                  stage(stages.parse(), f.top_last[2]) + "  total " +
+                  stage(stages.total(), f.top_last[3]) + "\n";
         screen += "  symbol        bid price x shares       ask price x shares   orders\n";
         for (auto const& row : f.processor->top_rows()) {
             auto const length = static_cast<std::size_t>(
@@ -589,7 +589,7 @@ int main(int argc, char** argv) {
     double const elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
     latency_histogram::snapshot latency;
     for (auto const& f : feeds) {
-        latency += f.processor->latency().take();
+        latency += f.processor->stages().total().take();
     }
     spdlog::shutdown(); // flush the async log before the summary goes to stdout
 

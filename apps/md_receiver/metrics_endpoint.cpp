@@ -117,11 +117,11 @@ public:
             add_counter(ignored, labels, static_cast<double>(live.ignored_packets));
             add_counter(recovered, labels, static_cast<double>(live.recovered_messages));
             add_counter(lost, labels, static_cast<double>(live.lost_messages));
-            add_histogram(latency, labels, f.processor->latency().take());
+            add_histogram(latency, labels, f.processor->stages().total().take());
             auto const& st = f.processor->stages();
-            add_histogram(stages, {{"feed", name}, {"stage", "receive"}}, st.receive.take());
-            add_histogram(stages, {{"feed", name}, {"stage", "queue"}}, st.queue.take());
-            add_histogram(stages, {{"feed", name}, {"stage", "parse"}}, st.parse.take());
+            add_histogram(stages, {{"feed", name}, {"stage", "receive"}}, st.receive().take());
+            add_histogram(stages, {{"feed", name}, {"stage", "queue"}}, st.queue().take());
+            add_histogram(stages, {{"feed", name}, {"stage", "parse"}}, st.parse().take());
         }
         return {packets,  bytes,     queue_drops, kernel_drops, truncated,
                 messages, gaps,      missing,     duplicates,   malformed,

@@ -9,7 +9,8 @@
 //   signal_tree_batch:   set_bits of 16 slots of a leaf + one claim of 16; items are slots
 //   spsc_push_pop:       one push + one pop on the same thread
 //   spsc_two_threads:    producer/consumer throughput across two threads
-//   clock_realtime, clock_monotonic, tsc: the per-stage latency clock's candidates (one read)
+//   clock_realtime, clock_monotonic, tsc: the per-stage latency clock's candidates (one read);
+//   realtime_clock_now: the one chosen (signet::realtime_clock)
 #include <atomic>
 #include <bit>
 #include <cstdint>
@@ -168,5 +169,16 @@ void tsc(benchmark::State& state) {
 }
 BENCHMARK(tsc);
 #endif
+
+// What the stage timestamps read: rdtsc scaled to CLOCK_REALTIME (or the system clock where the
+// TSC is not usable; the label says which).
+void realtime_clock_now(benchmark::State& state) {
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(signet::realtime_clock::now_ns());
+    }
+    state.SetLabel(
+        signet::realtime_clock::active() == signet::realtime_clock::source::tsc ? "tsc" : "system");
+}
+BENCHMARK(realtime_clock_now);
 
 BENCHMARK_MAIN();

@@ -19,6 +19,7 @@
 
 #include <signet/core/metrics/histogram.hpp>
 #include <signet/md/feed_handler.hpp>
+#include <signet/net/stage_latency.hpp>
 
 namespace signet::bench {
 
@@ -109,12 +110,16 @@ public:
     [[nodiscard]] md::itch_feed_handler const& handler() const noexcept { return handler_; }
     /// Send timestamp -> parse done (ns), recorded by the feed's parser; take() on any thread.
     [[nodiscard]] metrics::histogram const& latency() const noexcept { return latency_; }
+    /// Per-stage latency, for a design that times its parser's stages (signet --stages):
+    /// begin()/end() by the feed's parser, the histograms' take() on any thread.
+    [[nodiscard]] net::stage_latency& stages() noexcept { return stages_; }
 
 private:
     md::itch_feed_handler handler_;
     sink_timing timing_;
     std::atomic<bool> const* recording_;
     metrics::histogram latency_;
+    net::stage_latency stages_;
     std::atomic<std::uint64_t> parsed_{0};
     std::atomic<std::uint64_t> first_ns_{0};
     std::atomic<std::uint64_t> last_ns_{0};
@@ -146,6 +151,7 @@ struct receiver_config {
     std::size_t receive_buffer = 4u << 20; ///< SO_RCVBUF(FORCE) request per socket
     std::size_t queue_capacity = 1024;     ///< packets in flight per feed (signet, queue)
     bool dedicated_poller = false;         ///< signet: poller thread instead of the reactor
+    bool stages = false; ///< signet: kernel software timestamps and feed_sink::stages()
 };
 
 std::unique_ptr<receiver> make_signet_receiver(receiver_config const& config, sink_set& sinks);
@@ -176,6 +182,7 @@ struct pipeline_config {
     std::vector<int> worker_cpus;
     std::size_t queue_capacity = 1024; ///< packets in flight per feed
     packet_templates const* templates = nullptr;
+    bool stages = false; ///< signet: user_rx_ns stamped per burst and feed_sink::stages()
 };
 
 std::unique_ptr<pipeline> make_signet_pipeline(pipeline_config const& config, sink_set& sinks);

@@ -81,6 +81,11 @@ int main(int argc, char** argv) {
     app.add_option("--idle", plan.idles,
                    "worker idle: spin,block (default: latency both, other modes block)")
         ->delimiter(',');
+    app.add_option("--stages", plan.stages,
+                   "signet designs: off,on,system — per-stage latency in the parser "
+                   "(net::stage_latency; system: with the system clock instead of the TSC); "
+                   "default off")
+        ->delimiter(',');
     app.add_option("--cpus", cpus,
                    "CPU ids: the first for the sender (memory mode: injector), the rest for the "
                    "receiver threads (default: last CPU sends, the others receive)")
@@ -127,6 +132,12 @@ int main(int argc, char** argv) {
     for (auto const& i : plan.idles) {
         if (i != "spin" && i != "block") {
             std::cerr << "unknown idle mode '" << i << "' (spin, block)\n";
+            return 2;
+        }
+    }
+    for (auto const& s : plan.stages) {
+        if (!contains(all_stages, s)) {
+            std::cerr << "unknown --stages value '" << s << "' (off, on, system)\n";
             return 2;
         }
     }

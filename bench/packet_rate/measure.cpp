@@ -18,6 +18,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <signet/core/realtime_clock.hpp>
+
 #include "sender.hpp"
 
 namespace signet::bench {
@@ -98,6 +100,15 @@ void wait_parsed(sink_set const& sinks, std::uint64_t target, double quiet) {
 }
 
 /// Checks every feed: the handler saw exactly what was sent, in order, nothing malformed.
+/// Parses timed by the feeds' stage_latency (0 without --stages).
+std::uint64_t stage_samples(sink_set const& sinks) {
+    std::uint64_t n = 0;
+    for (auto const& s : sinks) {
+        n += s->stages().parse().take().count;
+    }
+    return n;
+}
+
 void verify(point_result& r, sink_set const& sinks, std::vector<feed_cursor> const& sent) {
     for (std::size_t f = 0; f < sinks.size(); ++f) {
         auto const& session = sinks[f]->handler().session_stats();
@@ -197,6 +208,7 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
     config.workers = spec.workers;
     config.idle = spec.idle;
     config.dedicated_poller = spec.design == "signet_poller";
+    config.stages = spec.stages != "off";
     config.cpus = settings.receiver_cpus;
     config.queue_capacity = settings.queue_capacity != 0 ? settings.queue_capacity : 1024;
     std::size_t per_feed_fill = 0;
@@ -348,6 +360,7 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
         r.p99 = all.percentile(0.99);
         r.p999 = all.percentile(0.999);
     }
+    r.stage_samples = stage_samples(sinks);
     verify(r, sinks, tx.cursors());
     return r;
 }
@@ -374,6 +387,7 @@ point_result run_memory_point(point_spec const& spec, packet_templates const& te
                                 ? settings.queue_capacity
                                 : std::clamp<std::size_t>(65536 / spec.feeds, 64, 1024);
     config.templates = &templates;
+    config.stages = spec.stages != "off";
 
     std::vector<pid_t> const before = thread_ids();
     std::unique_ptr<pipeline> p = pipeline_for(spec)(config, sinks);
@@ -413,6 +427,7 @@ point_result run_memory_point(point_spec const& spec, packet_templates const& te
     r.loss_pct = r.sent != 0 ? 100.0 * static_cast<double>(r.sent - std::min(r.sent, r.parsed)) /
                                    static_cast<double>(r.sent)
                              : 0;
+    r.stage_samples = stage_samples(sinks);
     verify(r, sinks, p->cursors());
     return r;
 }
@@ -421,8 +436,12 @@ point_result run_memory_point(point_spec const& spec, packet_templates const& te
 
 point_result run_point(point_spec const& spec, packet_templates const& templates,
                        run_settings const& settings) {
-    return spec.mode == "memory" ? run_memory_point(spec, templates, settings)
-                                 : run_socket_point(spec, templates, settings);
+    // The point's threads are new: each takes its first clock anchor after this.
+    realtime_clock::use_system_clock(spec.stages == "system");
+    point_result r = spec.mode == "memory" ? run_memory_point(spec, templates, settings)
+                                           : run_socket_point(spec, templates, settings);
+    realtime_clock::use_system_clock(false);
+    return r;
 }
 
 point_result median_run(std::vector<point_result> runs) {

@@ -45,6 +45,7 @@ struct point_result {
     double other_cpus = 0;          // CPUs' worth used by other processes in the window
     std::uint64_t sent = 0;
     std::uint64_t parsed = 0;
+    std::uint64_t stage_samples = 0;   // parses timed by net::stage_latency (--stages on/system)
     std::vector<std::string> problems; // verification failures
 };
 

@@ -63,7 +63,14 @@ std::vector<point_spec> plan_points(plan_options const& options) {
                                 s.payload = payload;
                                 s.mode = mode;
                                 s.idle = idle == "spin" ? idle_mode::spin : idle_mode::block;
-                                points.push_back(s);
+                                if (design != "signet" && design != "signet_poller") {
+                                    points.push_back(s); // no stage timing of their own
+                                    continue;
+                                }
+                                for (auto const& stages : options.stages) {
+                                    s.stages = stages;
+                                    points.push_back(s);
+                                }
                             }
                         }
                     }

@@ -3,8 +3,8 @@
 // Planning for signet_packet_rate: which points run, in which order. A point is one design,
 // backend, feed count, worker count, rate, payload, mode and idle mode; plan_points() expands the
 // command line's lists into points (mode outermost, then design, backend, feeds, workers,
-// payload, idle) and applies the per-mode rules: latency defaults to 50k packets/s, drain and
-// memory run unpaced, memory has no backend, raw always runs one thread. Nothing here opens a
+// payload, idle, stages) and applies the per-mode rules: latency defaults to 50k packets/s, drain
+// and memory run unpaced, memory has no backend, raw always runs one thread. Nothing here opens a
 // socket or starts a thread; measure.hpp runs a point, report.hpp prints it.
 
 #include <algorithm>
@@ -21,6 +21,7 @@ namespace signet::bench {
 inline constexpr std::array<std::string_view, 5> all_designs{"signet", "signet_poller", "queue",
                                                              "asio", "raw"};
 inline constexpr std::array<std::string_view, 4> all_modes{"paced", "drain", "latency", "memory"};
+inline constexpr std::array<std::string_view, 3> all_stages{"off", "on", "system"};
 inline constexpr std::array<std::string_view, 4> all_backends{"io_uring", "epoll", "asio",
                                                               "recvmmsg"};
 
@@ -39,6 +40,10 @@ struct point_spec {
     std::size_t payload = 64;
     std::string mode;
     idle_mode idle = idle_mode::block;
+    /// signet designs: "off", "on" (net::stage_latency in the parser; memory mode stamps
+    /// user_rx_ns per burst, socket modes ask for kernel software timestamps) or "system" (on,
+    /// with realtime_clock forced to the system clock). Other designs: "off".
+    std::string stages = "off";
 };
 
 /// The command line's lists, already checked against all_designs, all_modes and all_backends.
@@ -52,6 +57,7 @@ struct plan_options {
     std::vector<std::size_t> payloads;
     std::vector<std::string> modes;
     std::vector<std::string> idles; ///< "spin"/"block"; empty: latency both, other modes block
+    std::vector<std::string> stages{"off"}; ///< of all_stages; innermost, signet designs only
 };
 
 /// Every point to run, in run order.

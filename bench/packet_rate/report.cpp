@@ -25,6 +25,17 @@ std::string backend_label(point_spec const& spec) {
     return label;
 }
 
+/// stdout's design column: "+st" (stages on) or "+st-sys" (on, system clock) after the name.
+std::string design_label(point_spec const& spec) {
+    if (spec.stages == "on") {
+        return spec.design + "+st";
+    }
+    if (spec.stages == "system") {
+        return spec.design + "+st-sys";
+    }
+    return spec.design;
+}
+
 } // namespace
 
 void print_setup(run_settings const& settings, std::string const& receiver_cpus) {
@@ -51,9 +62,10 @@ void print_header() {
 
 void print_row(point_result const& r) {
     std::string const backend = backend_label(r.spec);
+    std::string const design = design_label(r.spec);
     std::printf("%-7s %-15s %5zu %3zu %8.0f %4zu %-7s %11.0f %8.4f %9.1f %8llu %8llu %8llu %7.4f "
                 "%11.0f %5.1f %6.3f %6.1f\n",
-                r.spec.design.c_str(), backend.c_str(), r.spec.feeds, r.spec.workers, r.spec.rate,
+                design.c_str(), backend.c_str(), r.spec.feeds, r.spec.workers, r.spec.rate,
                 r.spec.payload, r.spec.mode.c_str(), r.pps, r.loss_pct, r.cpu_ns_per_packet,
                 static_cast<unsigned long long>(r.p50), static_cast<unsigned long long>(r.p99),
                 static_cast<unsigned long long>(r.p999), r.feed_cv, r.tx_pps, 100 * r.cpu_share,
@@ -86,7 +98,9 @@ void write_json(std::string const& path, std::vector<point_result> const& rows) 
                            {"p99_ns", r.p99},
                            {"p999_ns", r.p999},
                            {"feed_cv", finite_or_zero(r.feed_cv)},
-                           {"switches_per_packet", finite_or_zero(r.switches_per_packet)}});
+                           {"switches_per_packet", finite_or_zero(r.switches_per_packet)},
+                           {"stages", r.spec.stages},
+                           {"stage_samples", r.stage_samples}});
     }
     write_json_array(path, objects);
 }

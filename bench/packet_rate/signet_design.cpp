@@ -2,15 +2,19 @@
 //
 // Sockets: signet::net::runtime with the chosen backend (io_uring / epoll / asio), W workers of a
 // blocking work-contract group; one feed (one line) per socket, its parser contract calling the
-// feed's sink. Kernel timestamps and the SO_RXQ_OVFL counter are off (no design here asks the
-// kernel for control messages). Design `signet`: the runtime's default poller mode (a reactor
-// contract on the workers; workers start on the first receiver CPU). Design `signet_poller`: the
-// dedicated poller thread on the first receiver CPU, the workers on the others (cycling).
+// feed's sink. Kernel timestamps (unless --stages) and the SO_RXQ_OVFL counter are off (no other
+// design asks the kernel for control messages). Design `signet`: the runtime's default poller mode
+// (a reactor contract on the workers; workers start on the first receiver CPU). Design
+// `signet_poller`: the dedicated poller thread on the first receiver CPU, the workers on the others
+// (cycling).
 //
 // Memory mode: the runtime on backend_kind::memory — its own per-feed path without sockets
 // (packet pool, spsc_fixed_queue<packet>, the parser contract, the workers in thread mode) — with
 // an injector thread writing each feed's memory_line in the poller's place: a packet written
 // straight into a pool buffer, one flush (parser schedule) per feed and round.
+//
+// --stages on/system: the parser is timed by net::stage_latency (md_receiver's instrumentation);
+// sockets ask for kernel software timestamps, the injector stamps user_rx_ns once per burst.
 
 #include <algorithm>
 #include <atomic>
@@ -23,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include <signet/core/realtime_clock.hpp>
 #include <signet/net/memory_line.hpp>
 #include <signet/net/runtime.hpp>
 
@@ -47,6 +52,20 @@ std::vector<int> worker_cpus(std::vector<int> const& cpus) {
     return rotated;
 }
 
+/// The feed's parser contract calls its sink; with `stages`, timed by the sink's stage_latency.
+void add_parser(net::runtime& runtime, net::feed_options const& feed, feed_sink& sink,
+                bool stages) {
+    if (stages) {
+        runtime.add_feed(feed, [s = &sink](net::packet const& p) {
+            s->stages().begin(p);
+            s->on_packet(p.payload());
+            s->stages().end(p);
+        });
+    } else {
+        runtime.add_feed(feed, [s = &sink](net::packet const& p) { s->on_packet(p.payload()); });
+    }
+}
+
 class signet_receiver final : public receiver {
 public:
     signet_receiver(receiver_config const& config, sink_set& sinks)
@@ -66,15 +85,13 @@ public:
             net::udp_socket_options line;
             line.bind = net::udp_endpoint::parse("127.0.0.1:0");
             line.receive_buffer = config.receive_buffer;
-            line.timestamps = net::timestamping::off;
+            line.timestamps = config.stages ? net::timestamping::software : net::timestamping::off;
             line.kernel_drop_counter = false;
             feed.lines.push_back(line);
             feed.queue_capacity = config.queue_capacity;
             feed.buffer_size = packet_buffer_size;
             feed.on_full = net::full_policy::backpressure;
-            runtime_.add_feed(feed, [sink = sinks.at(f).get()](net::packet const& p) {
-                sink->on_packet(p.payload());
-            });
+            add_parser(runtime_, feed, *sinks.at(f), config.stages);
         }
     }
 
@@ -110,9 +127,7 @@ public:
             feed.queue_capacity = config.queue_capacity;
             feed.buffer_size = packet_buffer_size;
             feed.on_full = net::full_policy::backpressure;
-            runtime_.add_feed(feed, [sink = sinks.at(f).get()](net::packet const& p) {
-                sink->on_packet(p.payload());
-            });
+            add_parser(runtime_, feed, *sinks.at(f), config.stages);
             lines_.push_back(runtime_.memory_line(f));
         }
     }
@@ -144,12 +159,16 @@ private:
         while (!stopping_.load(std::memory_order_acquire)) {
             bool progress = false;
             for (std::size_t f = 0; f < lines_.size(); ++f) {
+                // --stages: one stamp per burst, as a socket line's receive side per batch.
+                std::uint64_t const rx_ns = config_.stages ? realtime_clock::now_ns() : 0;
                 std::size_t pushed = 0;
                 while (pushed < burst) {
                     feed_cursor const saved = cursors_[f];
-                    bool const written = lines_[f].write([&](std::span<std::byte> buffer) noexcept {
-                        return produce_packet(templates, cursors_[f], buffer.data());
-                    });
+                    bool const written = lines_[f].write(
+                        [&](std::span<std::byte> buffer) noexcept {
+                            return produce_packet(templates, cursors_[f], buffer.data());
+                        },
+                        rx_ns);
                     if (!written) {
                         cursors_[f] = saved; // no room: not injected
                         break;

@@ -43,6 +43,7 @@
 #include <liburing.h>
 #include <spdlog/spdlog.h>
 
+#include <signet/core/realtime_clock.hpp>
 #include <signet/net/detail/backends.hpp>
 #include <signet/net/detail/delivery.hpp>
 #include <signet/net/detail/feed_state.hpp>
@@ -512,7 +513,7 @@ private:
                 log_error_once("io_uring_submit_and_get_events", rc);
             }
         }
-        std::uint64_t const now = realtime_ns();
+        std::uint64_t const now = realtime_clock::now_ns();
         unsigned head = 0;
         unsigned seen = 0;
         io_uring_cqe* cqe = nullptr;

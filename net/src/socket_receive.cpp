@@ -4,6 +4,7 @@
 
 #include <sys/socket.h>
 
+#include <signet/core/realtime_clock.hpp>
 #include <signet/net/detail/delivery.hpp>
 #include <signet/net/detail/socket_receive.hpp>
 
@@ -64,7 +65,7 @@ receive_result receive_from_socket(line_state& line) noexcept {
             }
             return receive_result::drained; // EAGAIN: empty (other errors: see next readiness)
         }
-        std::uint64_t const now = realtime_ns();
+        std::uint64_t const now = realtime_clock::now_ns();
         bool pushed = false;
         for (std::size_t i = 0; i < want; ++i) {
             if (i >= static_cast<std::size_t>(n)) {

@@ -12,7 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <signet/core/realtime_clock.hpp>
 #include <signet/net/runtime.hpp>
+#include <signet/net/stage_latency.hpp>
 
 #include "support/runtime_modes.hpp"
 #include "support/stress.hpp"
@@ -42,11 +44,13 @@ std::uint64_t read_sequence(packet const& p) {
     return value;
 }
 
-bool write_sequence(memory_line& line, std::uint64_t value) {
-    return line.write([value](std::span<std::byte> buffer) noexcept {
-        std::memcpy(buffer.data(), &value, sizeof(value));
-        return sizeof(value);
-    });
+bool write_sequence(memory_line& line, std::uint64_t value, std::uint64_t rx_ns = 0) {
+    return line.write(
+        [value](std::span<std::byte> buffer) noexcept {
+            std::memcpy(buffer.data(), &value, sizeof(value));
+            return sizeof(value);
+        },
+        rx_ns);
 }
 
 TEST_P(MemoryLineTest, WriterThreadDeliversEveryPacketInOrder) {
@@ -155,6 +159,44 @@ TEST_P(MemoryLineTest, OversizedPayloadIsTruncatedAndCounted) {
     rt.stop();
     EXPECT_TRUE(flagged.load(std::memory_order_relaxed));
     EXPECT_EQ(rt.stats(f).truncated, 1U);
+}
+
+TEST_P(MemoryLineTest, ARunMarksThePacketsThatFollowAndStagesAreTimed) {
+    runtime rt(options());
+    feed_options feed;
+    feed.name = "memory-run";
+    std::vector<bool> follows; // parser only
+    signet::net::stage_latency stages;
+    std::atomic<std::uint64_t> parsed{0};
+    auto const f = rt.add_feed(feed, [&](packet const& p) {
+        stages.begin(p);
+        follows.push_back(p.follows_in_run);
+        stages.end(p);
+        parsed.fetch_add(1, std::memory_order_release); // pairs with the acquire load below
+    });
+    rt.start();
+    memory_line line = rt.memory_line(f);
+    constexpr std::uint64_t burst = 10; // under the parser's batch of 64: one run
+    std::uint64_t const rx_ns = signet::realtime_clock::now_ns();
+    for (std::uint64_t i = 0; i < burst; ++i) {
+        ASSERT_TRUE(write_sequence(line, i, rx_ns));
+    }
+    line.flush();
+    ASSERT_TRUE(eventually([&] { return parsed.load(std::memory_order_acquire) == burst; }));
+    rt.stop();
+    ASSERT_EQ(follows.size(), burst);
+    EXPECT_FALSE(follows.front());
+    for (std::size_t i = 1; i < burst; ++i) {
+        EXPECT_TRUE(follows[i]) << "packet " << i;
+    }
+    // user_rx_ns was given: queue and parse per packet; no kernel stamp: no receive or total.
+    auto const queue = stages.queue().take();
+    EXPECT_EQ(queue.count, burst);
+    EXPECT_EQ(stages.parse().take().count, burst);
+    EXPECT_EQ(stages.receive().take().count, 0U);
+    EXPECT_EQ(stages.total().take().count, 0U);
+    // Packets later in the run waited for the earlier ones' parse: never less than the first.
+    EXPECT_GE(queue.max, queue.min);
 }
 
 INSTANTIATE_TEST_SUITE_P(PollerModes, MemoryLineTest,

@@ -21,11 +21,14 @@ struct packet {
     /// Receive timestamp (SO_TIMESTAMPING), ns: the kernel's (CLOCK_REALTIME), or the NIC's when
     /// hardware_timestamp is set (the NIC's clock, usually PTP-disciplined); 0 when off.
     std::uint64_t kernel_rx_ns = 0;
-    std::uint64_t user_rx_ns = 0;    ///< when the receiver took it from the kernel, CLOCK_REALTIME
+    std::uint64_t user_rx_ns = 0;    ///< when the receiver took it from the kernel: realtime_clock
     std::uint16_t line = 0;          ///< which socket of the feed: 0 = line A, 1 = line B
     bool truncated = false;          ///< the datagram was larger than the buffer (bytes lost)
     bool hardware_timestamp = false; ///< kernel_rx_ns comes from the NIC (timestamping::hardware)
-    sockaddr_in6 source_address{};   ///< sender (an IPv4 sender is stored as sockaddr_in)
+    /// Set by the parser contract: the parser was called for this feed's previous packet just
+    /// before, in the same run, so that call's end is this one's start (stage_latency).
+    bool follows_in_run = false;
+    sockaddr_in6 source_address{}; ///< sender (an IPv4 sender is stored as sockaddr_in)
 
     [[nodiscard]] std::span<std::byte const> payload() const noexcept { return {data, size}; }
     [[nodiscard]] udp_endpoint source() const noexcept {
@@ -34,9 +37,6 @@ struct packet {
             source_address.sin6_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
     }
 };
-
-/// CLOCK_REALTIME in nanoseconds (comparable with kernel receive timestamps).
-std::uint64_t realtime_ns() noexcept;
 
 /// A fixed set of fixed-size buffers, allocated once. Buffers go out with packets and come back
 /// through returns(): an spsc queue whose producer is the feed's parser contract and whose

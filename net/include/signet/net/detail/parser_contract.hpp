@@ -38,6 +38,7 @@ void run_parser(feed_state& feed, Parser& parser) {
         if (next == nullptr) {
             break;
         }
+        next->follows_in_run = n != 0;
         try {
             parser(static_cast<packet const&>(*next));
         } catch (...) {
