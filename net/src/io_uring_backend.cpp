@@ -4,10 +4,13 @@
 // packet and pushes it into the line's queue, so the poller is the single producer of every
 // line queue and of every buffer ring (parsers hand buffers back through the pool's returns
 // queue; the poller re-adds them). Per packet: no syscall (one io_uring_enter per batch of
-// completions), one spsc push, no copy, no allocation.
+// completions), one spsc push, no copy, no allocation. The ring holds feed_options::ring_buffers
+// of the pool, refilled with the buffers the parser freed last (still in cache; top_up()).
 //
 // A multishot receive ends when the buffer ring runs dry (-ENOBUFS) or when we cancel it for
-// backpressure; the poller re-arms it once buffers are back and counts each re-arm. Under
+// backpressure; the poller re-arms it once buffers are back and counts each re-arm. A dry ring
+// with every buffer on the parser side uses the pause protocol too: the parser's next batch
+// resumes the line, so a poller that went to sleep meanwhile is woken to re-arm. Under
 // full_policy::backpressure a full queue cancels the receive and parks the completions still
 // in flight in `held` (bounded by the pool size) until the parser makes room; data that has not
 // arrived yet stays in the kernel. Under full_policy::drop the packet is counted and its buffer
@@ -25,6 +28,7 @@
 //                 mode serves one worker; the runtime keeps the poller thread for more.
 // Either way an eventfd, watched by a multishot poll in the ring, lets other threads interrupt
 // the sleep: stop(), a resumed line, and contracts scheduled while the worker sleeps.
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -60,6 +64,7 @@ constexpr unsigned completion_queue_entries = 16384;
 constexpr auto stop_deadline = std::chrono::seconds(5);     // bound on reaping in-flight data
 constexpr std::chrono::nanoseconds idle_sleep{100'000'000}; // thread mode: bounds a lost wake
 constexpr std::size_t max_ring_entries = 32768;
+
 
 // The kernel lays out header, name, control data, payload back to back in the buffer; a name
 // length that is a multiple of 8 keeps the control messages (cmsghdr) aligned.
@@ -159,6 +164,7 @@ private:
         unsigned entries = 0;
         msghdr message{}; // template for recvmsg: name and control sizes
         unsigned in_ring = 0;
+        unsigned ring_target = 0; // buffers kept in the ring (feed_options::ring_buffers)
         int pending_adds = 0;
         bool armed = false;
         bool ever_armed = false;
@@ -220,9 +226,11 @@ private:
                                         "io_uring backend: io_uring_register_buf_ring (needs "
                                         "Linux >= 5.19)");
             }
-            for (std::uint32_t b = 0; b < pool.count(); ++b) {
-                add_buffer(ul, b);
-            }
+            ul.ring_target = static_cast<unsigned>(
+                ul.line->feed.ring_buffers == 0
+                    ? pool.count()
+                    : std::min(pool.count(), ul.line->feed.ring_buffers));
+            top_up(ul); // the line's stash holds every buffer to begin with
             flush_buffers(ul);
         }
     }
@@ -252,6 +260,23 @@ private:
                               static_cast<unsigned short>(index),
                               io_uring_buf_ring_mask(ul.entries), ul.pending_adds++);
         ++ul.in_ring;
+    }
+
+    /// Takes back the buffers the parser returned (onto the stash, most recent on top) and fills
+    /// the ring up to ring_target from the top of the stash. The kernel takes ring buffers in
+    /// order: a ring holding the whole pool would cycle through all of it (16 MiB for 16 feeds
+    /// of 1024 1-KiB buffers) and miss the cache on every copy; the top of the stash is what the
+    /// parser released last.
+    void top_up(uring_line& ul) noexcept {
+        line_state& line = *ul.line;
+        std::uint32_t buffer = 0;
+        while (line.pool.returns().pop(buffer)) {
+            line.stash.push_back(buffer); // never reallocates: reserved for the whole pool
+        }
+        while (ul.in_ring < ul.ring_target && !line.stash.empty()) {
+            add_buffer(ul, line.stash.back());
+            line.stash.pop_back();
+        }
     }
 
     void flush_buffers(uring_line& ul) noexcept {
@@ -460,10 +485,7 @@ private:
         bool progress = false;
         for (std::size_t i = 0; i < lines_.size(); ++i) {
             uring_line& ul = *lines_[i];
-            std::uint32_t buffer = 0;
-            while (ul.line->pool.returns().pop(buffer)) {
-                add_buffer(ul, buffer);
-            }
+            top_up(ul);
             flush_buffers(ul);
             if (ul.paused) {
                 progress = flush_held(ul) || progress;
@@ -471,8 +493,8 @@ private:
                     cancel(i);
                 }
             }
-            if (!ul.armed && !ul.paused && ul.in_ring > 0 && !stopping) {
-                arm(i);
+            if (!stopping) {
+                rearm(i);
             }
             busy = busy || ul.armed || ul.cancel_pending || !ul.held.empty();
         }
@@ -522,11 +544,34 @@ private:
             ++seen;
         }
         io_uring_cq_advance(&ring_, seen);
-        for (auto& ul : lines_) {
-            flush_buffers(*ul);
+        for (std::size_t i = 0; i < lines_.size(); ++i) {
+            flush_buffers(*lines_[i]);
+            if (!stopping) {
+                rearm(i); // a receive that just ended: its SQE goes with the next enter
+            }
         }
         schedule_parsers();
         return may_sleep ? false : (progress || seen != 0);
+    }
+
+    /// A line whose multishot receive ended (and not for backpressure) gets a new one if its
+    /// ring has buffers. A dry ring (-ENOBUFS: every buffer is on the parser side) asks to be
+    /// resumed when the parser frees some (pause protocol, feed_state.hpp), then looks again:
+    /// the parser may have freed some already. Without that, a worker or poller that sleeps in
+    /// the ring would wait for a completion that no receive is armed to post.
+    void rearm(std::size_t index) {
+        uring_line& ul = *lines_[index];
+        if (ul.armed || ul.paused) {
+            return;
+        }
+        if (ul.in_ring == 0) {
+            ul.line->paused.exchange(true, std::memory_order_acq_rel);
+            top_up(ul);
+            flush_buffers(ul);
+        }
+        if (ul.in_ring > 0) {
+            arm(index);
+        }
     }
 
     void schedule_parsers() {

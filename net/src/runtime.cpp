@@ -48,6 +48,7 @@ detail::feed_state& runtime::open_feed(feed_options const& options) {
     auto feed = std::make_unique<detail::feed_state>();
     feed->name = options.name;
     feed->on_full = options.on_full;
+    feed->ring_buffers = options.ring_buffers;
     feed->stopping = &stopping_;
     std::size_t const headroom =
         backend_->kind() == backend_kind::io_uring ? detail::io_uring_headroom() : 0;

@@ -89,6 +89,57 @@ TEST_P(IoUringTest, MultishotReceiveEndsAndIsRearmedWithoutLoss) {
     }
 }
 
+// A ring of 4 buffers (feed_options::ring_buffers) in front of a queue of 1024: the flood
+// empties the ring long before the queue fills, so the multishot receive ends for want of
+// buffers (-ENOBUFS), not for backpressure, while the parser holds them. Once it frees them the
+// line must be resumed and re-armed, also when the poller (or the reactor's worker) went to
+// sleep in the ring meanwhile: every datagram arrives, in order, with rearms > 0.
+TEST_P(IoUringTest, DryRingIsRearmedWhenTheParserFreesBuffers) {
+    signet::test::watchdog dog(60s, "DryRingIsRearmedWhenTheParserFreesBuffers");
+    runtime rt(options());
+    ASSERT_EQ(rt.backend(), backend_kind::io_uring);
+    feed_options feed;
+    feed.name = "dry";
+    feed.lines.push_back({.bind = udp_endpoint::parse("127.0.0.1:0")});
+    feed.queue_capacity = 1024;
+    feed.ring_buffers = 4;
+    constexpr std::uint64_t n = 2'000;
+    std::vector<std::uint64_t> seen; // parser only; read after stop()
+    seen.reserve(n);
+    std::atomic<bool> flood_sent{false};
+    std::atomic<std::uint64_t> parsed{0};
+    auto const f = rt.add_feed(feed, [&](packet const& p) {
+        // acquire: pairs with the test's release store once every datagram is sent.
+        while (!flood_sent.load(std::memory_order_acquire)) {
+            std::this_thread::yield();
+        }
+        seen.push_back(sequence_of(p.payload()));
+        // release: pairs with the test's acquire load.
+        parsed.fetch_add(1, std::memory_order_release);
+    });
+    rt.start();
+    udp_sender sender;
+    udp_endpoint const to = rt.local_endpoint(f);
+    for (std::uint64_t i = 0; i < n; ++i) {
+        sender.send_sequence(to, i);
+    }
+    flood_sent.store(true, std::memory_order_release);
+    ASSERT_TRUE(eventually([&] { return parsed.load(std::memory_order_acquire) == n; }))
+        << parsed.load(std::memory_order_relaxed) << " of " << n;
+    rt.stop();
+
+    auto const stats = rt.stats(f);
+    RecordProperty("rearms", std::to_string(stats.rearms));
+    EXPECT_GT(stats.rearms, 0U);
+    EXPECT_EQ(stats.packets, n);
+    EXPECT_EQ(stats.dropped, 0U);
+    EXPECT_EQ(stats.kernel_drops, 0U);
+    ASSERT_EQ(seen.size(), n);
+    for (std::uint64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(seen[i], i) << "out of order at " << i;
+    }
+}
+
 // The poller thread, and the reactor contract on one worker that sleeps in the ring.
 INSTANTIATE_TEST_SUITE_P(PollerModes, IoUringTest,
                          ::testing::ValuesIn(signet::test::runtime_modes({backend_kind::io_uring})),

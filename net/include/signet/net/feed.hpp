@@ -28,6 +28,12 @@ struct feed_options {
     std::size_t queue_capacity = 4096; ///< packets in flight per line (also the pool size)
     std::size_t buffer_size = 1500;    ///< payload bytes per packet buffer (1500-byte MTU)
     full_policy on_full = full_policy::backpressure;
+    /// io_uring: buffers each line keeps in the kernel's provided-buffer ring. The rest of the
+    /// pool waits, the most recently freed on top, so the kernel copies into buffers still in
+    /// cache instead of cycling through the whole pool. A ring that runs dry ends the multishot
+    /// receive until the parser frees buffers (counted in feed_stats::rearms; the data waits
+    /// in the socket). 0: the whole pool.
+    std::size_t ring_buffers = 64;
 };
 
 /// Counters of one feed (all lines), readable from any thread while running. Once idle:

@@ -64,6 +64,7 @@ struct line_state {
 struct feed_state {
     std::string name;
     full_policy on_full = full_policy::backpressure;
+    std::size_t ring_buffers = 0; // feed_options::ring_buffers (io_uring)
     std::vector<std::unique_ptr<line_state>> lines;
     work_contract parser;
     std::atomic<bool> const* stopping = nullptr; // the runtime's stop flag
