@@ -65,7 +65,6 @@ constexpr auto stop_deadline = std::chrono::seconds(5);     // bound on reaping 
 constexpr std::chrono::nanoseconds idle_sleep{100'000'000}; // thread mode: bounds a lost wake
 constexpr std::size_t max_ring_entries = 32768;
 
-
 // The kernel lays out header, name, control data, payload back to back in the buffer; a name
 // length that is a multiple of 8 keeps the control messages (cmsghdr) aligned.
 constexpr std::size_t name_length = (sizeof(sockaddr_in6) + 7) / 8 * 8;
@@ -226,10 +225,10 @@ private:
                                         "io_uring backend: io_uring_register_buf_ring (needs "
                                         "Linux >= 5.19)");
             }
-            ul.ring_target = static_cast<unsigned>(
-                ul.line->feed.ring_buffers == 0
-                    ? pool.count()
-                    : std::min(pool.count(), ul.line->feed.ring_buffers));
+            ul.ring_target =
+                static_cast<unsigned>(ul.line->feed.ring_buffers == 0
+                                          ? pool.count()
+                                          : std::min(pool.count(), ul.line->feed.ring_buffers));
             top_up(ul); // the line's stash holds every buffer to begin with
             flush_buffers(ul);
         }
