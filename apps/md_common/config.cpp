@@ -170,6 +170,7 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
                          "busy_poll_us",
                          "reuse_port",
                          "buffer_size",
+                         "ring_buffers",
                          "session",
                          "max_sequence_jump",
                          "rerequest",
@@ -228,6 +229,7 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
     f.reuse_port = get_bool(file, t, "reuse_port", f.reuse_port);
     f.buffer_size =
         get_size(file, t, "buffer_size", f.buffer_size, min_buffer_size, max_buffer_size);
+    f.ring_buffers = get_size(file, t, "ring_buffers", f.ring_buffers, 0, 32'032);
     f.session = get_string(file, t, "session");
     if (f.session.size() > md::moldudp64_session_size ||
         !std::all_of(f.session.begin(), f.session.end(),

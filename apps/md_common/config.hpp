@@ -51,6 +51,7 @@ struct feed_config {
     unsigned busy_poll_us = 0;      ///< SO_BUSY_POLL; 0: off
     bool reuse_port = false;        ///< SO_REUSEPORT on every line
     std::size_t buffer_size = 1500; ///< payload bytes per packet buffer; longer ones truncated
+    std::size_t ring_buffers = 64;  ///< io_uring: buffers in each line's ring; 0: all
     std::string session{};          ///< MoldUDP64 session id to accept (pinned); empty: learn it
     std::uint64_t max_sequence_jump = 100'000; ///< farthest plausible sequence jump (messages)
     /// MoldUDP64 re-request server: gaps are requested from it (a line of its own receives the

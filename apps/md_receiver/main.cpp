@@ -174,6 +174,7 @@ std::string summary_json(double elapsed_s, latency_histogram::snapshot const& la
         feed["queue_drops"] = net_stats.dropped;
         feed["kernel_drops"] = net_stats.kernel_drops;
         feed["truncated"] = net_stats.truncated;
+        feed["rearms"] = net_stats.rearms; // io_uring receives re-armed (ring_buffers)
         feed["hardware_timestamps"] = net_stats.hardware_timestamps;
         feed["books"] = json::object();
         if (auto const* book = f.processor->book()) {
@@ -441,6 +442,7 @@ int main(int argc, char** argv) {
             options.queue_capacity = feed.queue_capacity;
             options.on_full = feed.on_full;
             options.buffer_size = feed.buffer_size;
+            options.ring_buffers = feed.ring_buffers;
             auto processor = std::make_unique<feed_processor>(feed);
             processor->set_top(top);
             auto* p = processor.get();

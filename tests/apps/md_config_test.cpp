@@ -348,6 +348,24 @@ TEST(MdConfig, BufferSizeIsBounded) {
     }
 }
 
+TEST(MdConfig, RingBuffersIsBoundedAndZeroMeansAll) {
+    EXPECT_EQ(parse_receiver_config(feed_text, "t").feeds[0].ring_buffers, 64U);
+    for (std::size_t good : {std::size_t{0}, std::size_t{1}, std::size_t{32032}}) {
+        EXPECT_EQ(
+            parse_receiver_config(feed_text + "ring_buffers = " + std::to_string(good) + "\n", "t")
+                .feeds[0]
+                .ring_buffers,
+            good);
+    }
+    for (char const* bad : {"-1", "32033", "1.5", "\"all\""}) {
+        std::string const error = error_of(feed_text + "ring_buffers = " + std::string(bad) + "\n");
+        EXPECT_EQ(
+            error.rfind("test.toml:4: key 'ring_buffers': expected an integer from 0 to 32032", 0),
+            0U)
+            << bad << ": " << error;
+    }
+}
+
 TEST(MdConfig, MemoryBackendIsRejected) {
     // The library accepts "memory" (in-process lines for tests and tools); md_receiver has no
     // writer for it, so it would receive nothing.
