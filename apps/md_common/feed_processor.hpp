@@ -88,6 +88,12 @@ public:
     /// Where the latency goes, per packet (net/stage_latency.hpp): receive, queue, parse, and
     /// total (the kernel's stamp -> parse done).
     [[nodiscard]] net::stage_latency const& stages() const noexcept { return stages_; }
+    /// The "sequence" stage: how long packets that arrived ahead of a gap (reordered, line B's
+    /// copy, a re-request answer) waited until delivered in sequence (sequence_arbiter's
+    /// hold_latency); empty without MoldUDP64.
+    [[nodiscard]] latency_histogram const& sequence_latency() const noexcept {
+        return arbiter_ ? arbiter_->hold_latency() : no_holds_;
+    }
 
     // After the runtime stopped (or from the parser contract).
     [[nodiscard]] feed_config const& config() const noexcept { return config_; }
@@ -134,6 +140,7 @@ private:
     latency_histogram recovery_latency_; // gap requested -> filled
     std::uint64_t raw_packets_ = 0;      // raw + count
     net::stage_latency stages_;
+    latency_histogram no_holds_; // sequence_latency() without an arbiter: stays empty
     struct atomic_counters {
         std::atomic<std::uint64_t> packets{0};
         std::atomic<std::uint64_t> messages{0};

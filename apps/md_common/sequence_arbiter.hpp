@@ -14,7 +14,10 @@
 // session counts the gap) once it gave up; rule 4 makes it give up (the hold is the bound on
 // what waits for a recovery).
 // Packets are copied into a fixed pool allocated at construction: nothing allocates later.
-// Threading: none (it runs inside the feed's parser contract).
+// hold_latency() is the time each held packet waited: from its arrival to the arrival (or
+// timer) that released it, the "sequence" stage of md_receiver's per-stage latency.
+// Threading: none (it runs inside the feed's parser contract); hold_latency().take() from any
+// thread (metrics::histogram).
 
 #include <algorithm>
 #include <array>
@@ -25,6 +28,7 @@
 #include <span>
 #include <vector>
 
+#include <signet/core/metrics/histogram.hpp>
 #include <signet/md/moldudp64.hpp>
 #include <signet/md/moldudp64_recovery.hpp>
 
@@ -88,6 +92,8 @@ public:
     [[nodiscard]] std::size_t held() const noexcept { return order_.size(); }
     /// Packets that waited in the hold and whose gap was filled in time.
     [[nodiscard]] std::uint64_t gaps_filled() const noexcept { return gaps_filled_; }
+    /// How long released packets waited in the hold, ns (not those flush() released).
+    [[nodiscard]] metrics::histogram const& hold_latency() const noexcept { return held_for_; }
 
 private:
     struct slot {
@@ -95,6 +101,10 @@ private:
         std::uint64_t arrived = 0;
         std::size_t size = 0;
     };
+
+    void record_hold(slot const& h, std::uint64_t now) noexcept {
+        held_for_.record(now > h.arrived ? now - h.arrived : 0);
+    }
 
     std::span<std::byte const> bytes(std::size_t s) const noexcept {
         return {storage_.get() + s * max_packet_, held_[s].size};
@@ -109,6 +119,7 @@ private:
             }
             std::size_t const oldest = order_.front(); // full: the lowest sequence goes first
             order_.erase(order_.begin());
+            record_hold(held_[oldest], now);
             deliver(bytes(oldest));
             free_.push_back(oldest);
         }
@@ -148,6 +159,9 @@ private:
                 ++gaps_filled_;
             }
             order_.erase(order_.begin());
+            if (!everything) {
+                record_hold(h, now);
+            }
             deliver(bytes(s));
             free_.push_back(s);
         }
@@ -157,6 +171,7 @@ private:
     std::size_t max_held_;
     std::size_t max_packet_;
     std::uint64_t hold_ns_;
+    metrics::histogram held_for_;
     std::unique_ptr<std::byte[]> storage_;
     std::vector<slot> held_;
     std::vector<std::size_t> order_; // held slots by ascending sequence

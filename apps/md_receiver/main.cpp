@@ -207,10 +207,12 @@ std::string summary_json(double elapsed_s, latency_histogram::snapshot const& la
                         {"buckets", std::move(buckets)}};
         };
         auto const& stages = f.processor->stages();
-        feed["stage_latency_ns"] = {{"receive", distribution(stages.receive().take())},
-                                    {"queue", distribution(stages.queue().take())},
-                                    {"parse", distribution(stages.parse().take())},
-                                    {"total", distribution(stages.total().take())}};
+        feed["stage_latency_ns"] = {
+            {"receive", distribution(stages.receive().take())},
+            {"queue", distribution(stages.queue().take())},
+            {"parse", distribution(stages.parse().take())},
+            {"total", distribution(stages.total().take())},
+            {"sequence", distribution(f.processor->sequence_latency().take())}};
         if (auto const* r = f.processor->recovery_stats()) {
             // Gap recovery (config rerequest): the gaps above are those finally lost.
             auto const took = f.processor->recovery_latency().take();

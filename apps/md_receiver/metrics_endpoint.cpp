@@ -32,8 +32,11 @@ void add_counter(MetricFamily& f, std::vector<ClientMetric::Label> labels, doubl
     f.metric.push_back(std::move(m));
 }
 
-void add_histogram(MetricFamily& f, std::vector<ClientMetric::Label> labels,
-                   latency_histogram::snapshot const& h) {
+/// Takes `histogram`'s snapshot here, one at a time: a snapshot is 15 KiB and the exposer's
+/// threads have small stacks (several snapshots live at once in one frame overflowed it).
+[[gnu::noinline]] void add_histogram(MetricFamily& f, std::vector<ClientMetric::Label> labels,
+                                     latency_histogram const& histogram) {
+    latency_histogram::snapshot const h = histogram.take();
     ClientMetric m;
     m.label = std::move(labels);
     m.histogram.sample_count = h.count;
@@ -117,11 +120,13 @@ public:
             add_counter(ignored, labels, static_cast<double>(live.ignored_packets));
             add_counter(recovered, labels, static_cast<double>(live.recovered_messages));
             add_counter(lost, labels, static_cast<double>(live.lost_messages));
-            add_histogram(latency, labels, f.processor->stages().total().take());
+            add_histogram(latency, labels, f.processor->stages().total());
             auto const& st = f.processor->stages();
-            add_histogram(stages, {{"feed", name}, {"stage", "receive"}}, st.receive().take());
-            add_histogram(stages, {{"feed", name}, {"stage", "queue"}}, st.queue().take());
-            add_histogram(stages, {{"feed", name}, {"stage", "parse"}}, st.parse().take());
+            add_histogram(stages, {{"feed", name}, {"stage", "receive"}}, st.receive());
+            add_histogram(stages, {{"feed", name}, {"stage", "queue"}}, st.queue());
+            add_histogram(stages, {{"feed", name}, {"stage", "parse"}}, st.parse());
+            add_histogram(stages, {{"feed", name}, {"stage", "sequence"}},
+                          f.processor->sequence_latency());
         }
         return {packets,  bytes,     queue_drops, kernel_drops, truncated,
                 messages, gaps,      missing,     duplicates,   malformed,

@@ -7,7 +7,7 @@
 //
 // Names follow Prometheus conventions: signet_feed_<what>_total counters with labels feed (and
 // line: a, b, r for the re-request line), signet_feed_latency_seconds and
-// signet_feed_stage_latency_seconds{stage=receive|queue|parse} histograms.
+// signet_feed_stage_latency_seconds{stage=receive|queue|parse|sequence} histograms.
 
 #include <cstddef>
 #include <memory>

@@ -19,6 +19,7 @@
 
 #include <signet/core/metrics/histogram.hpp>
 #include <signet/md/feed_handler.hpp>
+#include <signet/net/feed.hpp>
 #include <signet/net/stage_latency.hpp>
 
 namespace signet::bench {
@@ -151,6 +152,7 @@ struct receiver_config {
     std::size_t receive_buffer = 4u << 20; ///< SO_RCVBUF(FORCE) request per socket
     std::size_t queue_capacity = 1024;     ///< packets in flight per feed (signet, queue)
     bool dedicated_poller = false;         ///< signet: poller thread instead of the reactor
+    std::size_t ring_buffers = net::feed_options{}.ring_buffers; ///< signet io_uring
     bool stages = false; ///< signet: kernel software timestamps and feed_sink::stages()
 };
 

@@ -92,6 +92,9 @@ int main(int argc, char** argv) {
         ->delimiter(',');
     app.add_option("--drain-mib", drain_mib, "drain: socket buffer MiB over all feeds")
         ->check(CLI::Range(1, 4096));
+    app.add_option("--ring-buffers", settings.ring_buffers,
+                   "signet io_uring: buffers each line lends the kernel (feed_options::"
+                   "ring_buffers; default 64, 0: the whole pool)");
     app.add_option("--queue-capacity", settings.queue_capacity,
                    "packets in flight per feed (default 1024; memory: 65536/feeds in 64..1024)");
     app.add_option("--repeat", repeat,

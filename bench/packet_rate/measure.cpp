@@ -211,6 +211,7 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
     config.stages = spec.stages != "off";
     config.cpus = settings.receiver_cpus;
     config.queue_capacity = settings.queue_capacity != 0 ? settings.queue_capacity : 1024;
+    config.ring_buffers = settings.ring_buffers;
     std::size_t per_feed_fill = 0;
     if (drain) {
         // The sender is done before the receiver starts: the receiver may use its CPU too.

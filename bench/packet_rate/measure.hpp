@@ -27,6 +27,7 @@ struct run_settings {
     std::vector<int> receiver_cpus;
     std::size_t drain_budget = 256u << 20; // bytes of socket buffer, all feeds together
     std::size_t queue_capacity = 0;        // 0: per mode default
+    std::size_t ring_buffers = net::feed_options{}.ring_buffers; // signet io_uring; 0: whole pool
 };
 
 struct point_result {

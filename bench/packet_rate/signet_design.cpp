@@ -91,6 +91,7 @@ public:
             feed.queue_capacity = config.queue_capacity;
             feed.buffer_size = packet_buffer_size;
             feed.on_full = net::full_policy::backpressure;
+            feed.ring_buffers = config.ring_buffers;
             add_parser(runtime_, feed, *sinks.at(f), config.stages);
         }
     }

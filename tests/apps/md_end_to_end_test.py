@@ -394,7 +394,8 @@ def case_metrics_endpoint_reconciles_with_feed_and_summary(args, workdir, backen
     assert count > 0, live
     inf = live[("signet_feed_latency_seconds_bucket", frozenset(feed_label | {("le", "+Inf")}))]
     expect_equal("+Inf bucket == count", inf, count)
-    for stage in ("receive", "queue", "parse"):
+    # sequence: --drop-every leaves gaps; the packets behind each wait out the reorder hold.
+    for stage in ("receive", "queue", "parse", "sequence"):
         key = ("signet_feed_stage_latency_seconds_count",
                frozenset(feed_label | {("stage", stage)}))
         assert live[key] > 0, (stage, live.get(key))
@@ -404,7 +405,7 @@ def case_metrics_endpoint_reconciles_with_feed_and_summary(args, workdir, backen
                  live[("signet_feed_packets_total", line_a)], feed["packets"])
     expect_equal("messages_total == summary messages",
                  live[("signet_feed_messages_total", feed_label)], feed["messages"])
-    for stage in ("receive", "queue", "parse", "total"):
+    for stage in ("receive", "queue", "parse", "total", "sequence"):
         dist = feed["stage_latency_ns"][stage]
         assert dist["count"] > 0, feed["stage_latency_ns"]
         cumulative = [c for _, c in dist["buckets"]]
@@ -421,7 +422,10 @@ def case_metrics_endpoint_reconciles_with_feed_and_summary(args, workdir, backen
     table = subprocess.run([sys.executable, plot, summary_path, "--table"], capture_output=True,
                            text=True, timeout=60, check=True).stdout.split("\n")
     stages = {line.split()[0] for line in table if line}
-    expect_equal("plotted stages", stages, {"receive", "queue", "parse", "total"})
+    expect_equal("plotted stages", stages, {"receive", "queue", "parse", "total", "sequence"})
+    # A packet behind a gap that nobody fills waits out the 2 ms hold (or until 64 wait: 2.5 ms
+    # at this rate): well over 1 ms.
+    assert feed["stage_latency_ns"]["sequence"]["max"] >= 1_000_000, feed["stage_latency_ns"]
     if shutil.which("gnuplot"):
         png = os.path.join(workdir, "latency.png")
         subprocess.run([sys.executable, plot, summary_path, png], capture_output=True, text=True,

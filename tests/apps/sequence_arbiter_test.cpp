@@ -57,6 +57,7 @@ TEST(SequenceArbiter, InOrderPassesStraightThrough) {
     }
     EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 2, 3, 4, 5}));
     EXPECT_EQ(h.arbiter.held(), 0U);
+    EXPECT_EQ(h.arbiter.hold_latency().take().count, 0U); // nothing waited
 }
 
 TEST(SequenceArbiter, ReorderedPacketIsPutBackInOrder) {
@@ -67,6 +68,9 @@ TEST(SequenceArbiter, ReorderedPacketIsPutBackInOrder) {
     h.arrive(2, 0, 30);
     EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 2, 3}));
     EXPECT_EQ(h.session.gaps, 0U);
+    auto const held = h.arbiter.hold_latency().take(); // 3 waited from 20 until 2 came at 30
+    EXPECT_EQ(held.count, 1U);
+    EXPECT_EQ(held.sum, 10U);
 }
 
 TEST(SequenceArbiter, HeldPacketIsReleasedAfterTheHoldTime) {
@@ -78,6 +82,10 @@ TEST(SequenceArbiter, HeldPacketIsReleasedAfterTheHoldTime) {
     h.arrive(5, 0, 2000); // 3 has waited too long: the gap is real
     EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 3, 4, 5}));
     EXPECT_EQ(h.session.gaps, 1U);
+    // 3 and 4 waited until 2000 (1980 and 1500 ns); 5 went through the hold with no wait.
+    auto const held = h.arbiter.hold_latency().take();
+    EXPECT_EQ(held.count, 3U);
+    EXPECT_EQ(held.sum, 3480U);
 }
 
 TEST(SequenceArbiter, OtherLineFillsTheGap) {
@@ -120,6 +128,7 @@ TEST(SequenceArbiter, FlushReleasesEverything) {
     h.arbiter.flush([&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; });
     EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 4, 5}));
     EXPECT_EQ(h.arbiter.held(), 0U);
+    EXPECT_EQ(h.arbiter.hold_latency().take().count, 0U); // the end of the run is not a wait
 }
 
 } // namespace
