@@ -7,10 +7,9 @@ rounds of signet_packet_rate's JSON, as Markdown.
 Each ROUND_JSON is one round of the paced, latency and drain commands bench/run-packet-rate
 --reactor runs (their points concatenated); a point's value is the median over the rounds.
 """
-import argparse
-import json
 import statistics
-import sys
+
+import round_tables
 
 
 def key(p):
@@ -80,27 +79,7 @@ def table(m):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("rounds", nargs="+")
-    parser.add_argument("--json")
-    parser.add_argument("--markdown")
-    args = parser.parse_args()
-    rounds = []
-    for path in args.rounds:
-        with open(path, encoding="utf-8") as f:
-            rounds.append(json.load(f))
-    m = medians(rounds)
-    text = table(m)
-    sys.stdout.write(text)
-    if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as f:
-            f.write(f"Medians of {len(rounds)} interleaved rounds "
-                    "(bench/run-packet-rate --reactor).\n\n" + text)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump([dict(zip(("design", "backend", "mode", "feeds", "workers", "payload"), k),
-                            **v) for k, v in sorted(m.items())], f, indent=1)
-            f.write("\n")
+    round_tables.run(("design", "backend", "mode", "feeds", "workers", "payload"), medians, table, "bench/run-packet-rate --reactor")
 
 
 if __name__ == "__main__":

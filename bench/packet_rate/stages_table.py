@@ -10,10 +10,9 @@ clock forced to clock_gettime(CLOCK_REALTIME). The cost is the difference from "
 ns per packet (every thread of the pipeline) and in wall ns per packet (1 / packets/s), taken
 within each round (the variants of a point run back to back) and then the median over rounds.
 """
-import argparse
-import json
 import statistics
-import sys
+
+import round_tables
 
 FIELDS = ("pps", "cpu_ns_per_packet", "stage_samples")
 
@@ -75,27 +74,7 @@ def table(m):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("rounds", nargs="+")
-    parser.add_argument("--json")
-    parser.add_argument("--markdown")
-    args = parser.parse_args()
-    rounds = []
-    for path in args.rounds:
-        with open(path, encoding="utf-8") as f:
-            rounds.append(json.load(f))
-    m = medians(rounds)
-    text = table(m)
-    sys.stdout.write(text)
-    if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as f:
-            f.write(f"Medians of {len(rounds)} interleaved rounds "
-                    "(bench/run-packet-rate --stages).\n\n" + text)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            names = ("design", "backend", "mode", "feeds", "workers", "payload", "stages")
-            json.dump([dict(zip(names, k), **v) for k, v in sorted(m.items())], f, indent=1)
-            f.write("\n")
+    round_tables.run(("design", "backend", "mode", "feeds", "workers", "payload", "stages"), medians, table, "bench/run-packet-rate --stages")
 
 
 if __name__ == "__main__":
