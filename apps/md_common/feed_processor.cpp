@@ -179,8 +179,11 @@ void feed_processor::operator()(net::packet const& p) {
     } else {
         ++raw_packets_;
     }
-    publish();
     stages_.end(p);
+}
+
+void feed_processor::on_batch() {
+    publish();
 }
 
 void feed_processor::attach_recorder(recorder& r) {

@@ -43,6 +43,9 @@ public:
 
     /// Parser contract only.
     void operator()(net::packet const& p);
+    /// Parser contract only, after a run that parsed packets: publishes live() (once per run of
+    /// up to 64 packets, not per packet).
+    void on_batch();
     /// Parser contract only, run without packets (runtime::wake_parser): timers — the reorder
     /// hold and re-request timeouts.
     void on_idle();
@@ -69,7 +72,8 @@ public:
     /// After the runtime stopped: releases packets still held by the arbiter.
     void finish();
 
-    /// Counters readable from any thread while running.
+    /// Counters readable from any thread while running: as of the parser's last on_batch(),
+    /// on_idle() or finish().
     struct live_counters {
         std::uint64_t packets = 0;
         std::uint64_t messages = 0;

@@ -51,6 +51,7 @@ constexpr std::chrono::seconds silence_repeat{60};
 struct parser_of {
     feed_processor* processor;
     void operator()(net::packet const& packet) { (*processor)(packet); }
+    void on_batch() { processor->on_batch(); }
     void on_idle() { processor->on_idle(); }
 };
 

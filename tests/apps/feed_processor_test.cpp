@@ -29,6 +29,7 @@ void push(feed_processor& processor, t::bytes const& datagram) {
     p.size = static_cast<std::uint32_t>(datagram.size());
     p.user_rx_ns = 1;
     processor(p);
+    processor.on_batch(); // as the parser contract does after its run
 }
 
 TEST(FeedProcessor, OrderTableOverflowIsCounted) {

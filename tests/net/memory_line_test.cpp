@@ -199,6 +199,45 @@ TEST_P(MemoryLineTest, ARunMarksThePacketsThatFollowAndStagesAreTimed) {
     EXPECT_GE(queue.max, queue.min);
 }
 
+// A parser's on_batch() follows every run that parsed packets, once; on_idle() only a run that
+// found none (wake_parser).
+TEST_P(MemoryLineTest, OnBatchFollowsARunAndOnIdleAnEmptyOne) {
+    struct counting_parser {
+        std::atomic<std::uint64_t>* parsed;
+        std::atomic<std::uint64_t>* batches;
+        std::atomic<std::uint64_t>* idles;
+        void operator()(packet const&) const {
+            parsed->fetch_add(1, std::memory_order_relaxed); // ordered by batches' release
+        }
+        void on_batch() const {
+            batches->fetch_add(1, std::memory_order_release); // pairs with the test's acquire
+        }
+        void on_idle() const {
+            idles->fetch_add(1, std::memory_order_release); // pairs with the test's acquire
+        }
+    };
+    runtime rt(options());
+    feed_options feed;
+    feed.name = "memory-batch";
+    std::atomic<std::uint64_t> parsed{0};
+    std::atomic<std::uint64_t> batches{0};
+    std::atomic<std::uint64_t> idles{0};
+    auto const f = rt.add_feed(feed, counting_parser{&parsed, &batches, &idles});
+    rt.start();
+    memory_line line = rt.memory_line(f);
+    for (std::uint64_t i = 0; i < 10; ++i) { // under the parser's batch of 64: one run
+        ASSERT_TRUE(write_sequence(line, i));
+    }
+    line.flush();
+    ASSERT_TRUE(eventually([&] { return batches.load(std::memory_order_acquire) == 1; }));
+    EXPECT_EQ(parsed.load(std::memory_order_relaxed), 10U);
+    EXPECT_EQ(idles.load(std::memory_order_acquire), 0U);
+    rt.wake_parser(f);
+    ASSERT_TRUE(eventually([&] { return idles.load(std::memory_order_acquire) == 1; }));
+    rt.stop();
+    EXPECT_EQ(batches.load(std::memory_order_acquire), 1U);
+}
+
 INSTANTIATE_TEST_SUITE_P(PollerModes, MemoryLineTest,
                          ::testing::ValuesIn(signet::test::runtime_modes({backend_kind::memory})),
                          signet::test::runtime_mode_name);

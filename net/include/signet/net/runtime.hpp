@@ -104,7 +104,8 @@ public:
         return feeds_.at(feed)->lines.at(line)->socket;
     }
     /// Any thread: runs the feed's parser contract soon even if no packet arrives; a parser
-    /// with a member `on_idle()` has it called by a run that found no packets (timers).
+    /// with a member `on_idle()` has it called by a run that found no packets (timers). (A
+    /// parser with a member `on_batch()` has it called after each run that parsed packets.)
     void wake_parser(std::size_t feed) { feeds_.at(feed)->parser.schedule(); }
     /// The group the runtime runs: add your own contracts to it.
     blocking_work_contract_group& group() noexcept { return group_; }

@@ -18,8 +18,9 @@ void after_parse_batch(feed_state& feed) noexcept;
 /// Logs a parser exception once per feed (error path), counted by the caller.
 void report_parser_error(feed_state& feed, std::exception_ptr error) noexcept;
 
-/// Up to `batch` packets, merged by arrival time across lines; a run that found none calls the
-/// parser's `on_idle()` if it has one (runtime::wake_parser).
+/// Up to `batch` packets, merged by arrival time across lines. Then the parser's `on_batch()`,
+/// if it has one, after a run that parsed packets (publish counters once per run, not per
+/// packet), or its `on_idle()` after a run that found none (runtime::wake_parser: timers).
 template <typename Parser>
 void run_parser(feed_state& feed, Parser& parser) {
     constexpr int batch = 64;
@@ -49,6 +50,16 @@ void run_parser(feed_state& feed, Parser& parser) {
         [[maybe_unused]] bool const returned = from->pool.returns().push(next->buffer);
         from->ready.pop_front();
         feed.parsed.add(1);
+    }
+    if constexpr (requires { parser.on_batch(); }) {
+        if (n != 0) {
+            try {
+                parser.on_batch();
+            } catch (...) {
+                feed.parser_errors.add(1);
+                report_parser_error(feed, std::current_exception());
+            }
+        }
     }
     if constexpr (requires { parser.on_idle(); }) {
         if (n == 0) {
