@@ -3,7 +3,8 @@
 // feed_processor: what md_receiver plugs into a feed's parser contract. Per packet: MoldUDP64
 // sequencing (through a sequence_arbiter), ITCH 5.0 decoding into the order book, counting, and
 // the latency from the kernel's receive timestamp to the end of parsing, with its stages
-// (net::stage_latency: one clock read per packet). Never runs concurrently
+// (net::stage_latency: one clock read per packet, one more per parser run). Never runs
+// concurrently
 // with itself (it is the parser contract's body); live() may be read from any thread. Logs once
 // (a warning) when the order book first drops an add because it holds max_orders live orders,
 // and at most once a second when the MoldUDP64 session ignored or resynchronized on packets

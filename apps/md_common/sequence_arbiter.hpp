@@ -103,7 +103,9 @@ private:
     };
 
     void record_hold(slot const& h, std::uint64_t now) noexcept {
-        held_for_.record(now > h.arrived ? now - h.arrived : 0);
+        if (h.arrived != 0 && now != 0) { // unstamped packets (user_rx_ns 0) have no wait to tell
+            held_for_.record(now > h.arrived ? now - h.arrived : 0);
+        }
     }
 
     std::span<std::byte const> bytes(std::size_t s) const noexcept {

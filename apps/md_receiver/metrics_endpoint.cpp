@@ -96,7 +96,8 @@ public:
                    MetricType::Histogram);
         auto stages = family("signet_feed_stage_latency_seconds",
                              "Latency per stage: receive (kernel -> user space), queue (-> parse "
-                             "start), parse (-> parse end)",
+                             "start), parse (-> parse end), sequence (held for a gap -> "
+                             "delivered in sequence)",
                              MetricType::Histogram);
         for (auto const& f : feeds_) {
             std::string const& name = f.processor->config().name;

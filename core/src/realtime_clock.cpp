@@ -20,9 +20,6 @@ struct calibration {
     std::uint64_t hz = 0;
 };
 
-/// Written by static initialization only (design step 2), read afterwards.
-calibration clock_calibration;
-
 /// relaxed: a preference read at re-anchors; nothing is published through it.
 std::atomic<bool> system_clock_forced{false};
 
@@ -31,6 +28,12 @@ __extension__ using uint128 = unsigned __int128; // exact 32.32 fixed-point divi
 constexpr std::uint64_t anchor_ns = 1'000'000;
 /// 0.1% of the nominal rate (design step 4).
 constexpr std::uint64_t rate_tolerance_divisor = 1000;
+/// Design step 4: the base span over which a thread's rate is measured.
+constexpr std::uint64_t min_base_ns = 100'000'000;
+constexpr std::uint64_t max_base_ns = 10'000'000'000;
+/// Design step 4: a re-anchor that misses the running anchor's prediction by more than this
+/// (plus 100 ppm of the time since that anchor) is a step of CLOCK_REALTIME or of the TSC.
+constexpr std::uint64_t step_ns = 1'000;
 
 #if defined(__x86_64__)
 struct pair {
@@ -105,11 +108,19 @@ calibration calibrate() noexcept {
     return c;
 }
 
-/// Runs calibrate() during static initialization (design step 2).
-[[maybe_unused]] bool const calibrated = [] {
-    clock_calibration = calibrate();
-    return true;
-}();
+/// Design step 2: calibrated on first use, once per process (a function-local static: the
+/// initialization is thread-safe, and after it every thread only reads).
+calibration const& clock_calibration() noexcept {
+    static calibration const c = calibrate();
+    return c;
+}
+
+#if defined(__x86_64__)
+/// The time the anchor predicts at `tsc`.
+std::uint64_t predict(clock_anchor const& a, std::uint64_t tsc) noexcept {
+    return a.ns + static_cast<std::uint64_t>((static_cast<uint128>(tsc - a.tsc) * a.rate) >> 32);
+}
+#endif
 
 } // namespace
 
@@ -121,22 +132,37 @@ std::uint64_t system_ns() noexcept {
 
 std::uint64_t reanchor(clock_anchor& a) noexcept {
 #if defined(__x86_64__)
-    calibration const& c = clock_calibration;
+    calibration const& c = clock_calibration();
     if (!c.usable || system_clock_forced.load(std::memory_order_relaxed)) {
         a.span = 0;
         return system_ns();
     }
     pair const now = tightest_pair(2);
-    pair const base{a.base_tsc, a.base_ns, 0};
-    std::uint64_t const refined = a.base_tsc != 0 ? rate_between(base, now) : 0;
+    bool continuous = false; // the running anchor predicts `now` (no step since it was taken)
+    if (a.span != 0 && now.tsc > a.tsc && now.ns > a.ns) {
+        std::uint64_t const predicted = predict(a, now.tsc);
+        std::uint64_t const miss = predicted > now.ns ? predicted - now.ns : now.ns - predicted;
+        continuous = miss <= step_ns + (now.ns - a.ns) / 10'000;
+    }
     std::uint64_t const tolerance = c.rate / rate_tolerance_divisor;
-    if (refined != 0 && refined + tolerance >= c.rate && refined <= c.rate + tolerance) {
-        a.rate = refined;
-    } else {
-        // First anchor on this thread, or CLOCK_REALTIME stepped, or the TSC did: start over.
+    if (!continuous) {
+        // First anchor on this thread, a re-anchor after the system clock was forced, or a
+        // step of CLOCK_REALTIME or of the TSC: a new base (the rate, if refined, stays).
         a.base_tsc = now.tsc;
         a.base_ns = now.ns;
-        a.rate = c.rate;
+        if (a.rate == 0) {
+            a.rate = c.rate;
+        }
+    } else if (now.ns - a.base_ns >= min_base_ns) {
+        pair const base{a.base_tsc, a.base_ns, 0};
+        std::uint64_t const refined = rate_between(base, now);
+        if (refined != 0 && refined + tolerance >= c.rate && refined <= c.rate + tolerance) {
+            a.rate = refined;
+        }
+        if (now.ns - a.base_ns >= max_base_ns) {
+            a.base_tsc = now.tsc; // follow changes of the slew: measure over the last 10 s
+            a.base_ns = now.ns;
+        }
     }
     a.tsc = now.tsc;
     a.ns = now.ns;
@@ -152,11 +178,11 @@ std::uint64_t reanchor(clock_anchor& a) noexcept {
 
 realtime_clock::source realtime_clock::active() noexcept {
     bool const forced = detail::system_clock_forced.load(std::memory_order_relaxed); // see above
-    return detail::clock_calibration.usable && !forced ? source::tsc : source::system;
+    return detail::clock_calibration().usable && !forced ? source::tsc : source::system;
 }
 
 std::uint64_t realtime_clock::tsc_hz() noexcept {
-    return detail::clock_calibration.hz;
+    return detail::clock_calibration().hz;
 }
 
 void realtime_clock::use_system_clock(bool system) noexcept {

@@ -564,9 +564,19 @@ private:
             return;
         }
         if (ul.in_ring == 0) {
+            top_up(ul);
+            flush_buffers(ul);
+        }
+        if (ul.in_ring == 0) {
+            // acq_rel: the pause protocol's RMW pair with after_parse_batch() (feed_state.hpp).
             ul.line->paused.exchange(true, std::memory_order_acq_rel);
             top_up(ul);
             flush_buffers(ul);
+            if (ul.in_ring > 0) {
+                // Buffers came back meanwhile: no resume needed (a spurious one is harmless).
+                // acq_rel: as above.
+                ul.line->paused.exchange(false, std::memory_order_acq_rel);
+            }
         }
         if (ul.in_ring > 0) {
             arm(index);

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <signet/core/cpu_relax.hpp>
+#include <signet/core/realtime_clock.hpp>
 #include <signet/net/detail/backends.hpp>
 #include <signet/net/log.hpp>
 #include <signet/net/runtime.hpp>
@@ -26,6 +27,8 @@ runtime::runtime(runtime_options options)
     backend_ = make_receive_backend(options_.backend, group_, backend_reason_);
     SPDLOG_LOGGER_INFO(logger(), "signet runtime: backend {} ({})", to_string(backend_->kind()),
                        backend_reason_);
+    // The stamps' clock calibrates on first use (~2 ms): here, not on the first packet.
+    (void)realtime_clock::now_ns();
 }
 
 runtime::~runtime() {

@@ -6,8 +6,8 @@
 /// the per-stage latency of a parser.
 ///
 /// Threading: now_ns() from any thread at any time. Each thread keeps its own anchor
-/// (thread_local): threads share nothing but the process-wide calibration, written once before
-/// main() and only read afterwards.
+/// (thread_local): threads share nothing but the process-wide calibration, computed once on first
+/// use (a function-local static: thread-safe) and only read afterwards.
 ///
 /// When to use: timestamps compared with each other or with kernel stamps, a few per packet.
 /// Not for deadlines (use std::chrono::steady_clock): the value follows CLOCK_REALTIME, steps
@@ -22,26 +22,26 @@
 ///      0x80000007, EDX bit 8: a constant rate in every P- and C-state) and the calibration
 ///      (step 2) finds a rate between 0.1 and 10 GHz. Otherwise, or after
 ///      use_system_clock(true), every call reads std::chrono::system_clock (CLOCK_REALTIME).
-///   2. Calibration, once per process during static initialization (so before main() and before
-///      any thread of ours starts): two (tsc, realtime) pairs taken 2 ms apart (a sleep, no
-///      spinning), each bracketed by two rdtsc reads and the tightest of five kept. The nominal
-///      rate is ns per tick in 32.32 fixed point. A call made by another static initializer
-///      before this one ran sees the zero-initialized calibration, "not usable", and reads the
-///      system clock: correct, only slower.
+///   2. Calibration, once per process on first use (~2 ms, mostly a sleep: net::runtime takes it
+///      in its constructor, off the packet path): two (tsc, realtime) pairs taken 2 ms apart,
+///      each bracketed by two rdtsc reads and the tightest of five kept. The nominal rate is ns
+///      per tick in 32.32 fixed point.
 ///   3. Per thread, an anchor (tsc_a, ns_a, rate): now = ns_a + ((tsc - tsc_a) * rate >> 32).
 ///      The anchor is re-taken (one system clock read) once tsc - tsc_a reaches 1 ms of ticks,
-///      so a step or slew of CLOCK_REALTIME is followed within 1 ms and an error in the rate
+///      so CLOCK_REALTIME's steps and slews are followed within 1 ms, and an error in the rate
 ///      accumulates over at most 1 ms.
-///   4. The thread's rate is refined at every re-anchor: (ns - ns_b) / (tsc - tsc_b) since the
-///      thread's base pair b. Each pair is off by about its bracket (tens of ns), so the rate's
-///      relative error shrinks as the span grows: under 1 ppm (1 ns per 1 ms anchor) after
-///      100 ms. An estimate more than 0.1% from the nominal rate means CLOCK_REALTIME stepped
-///      (or the thread moved to a core whose TSC is offset): the base restarts at the new pair
-///      and the nominal rate is used until the span is long again.
+///   4. At a re-anchor the running anchor predicts the new reading. A miss of more than 1 us
+///      (plus 100 ppm of the time since the anchor) is a step of CLOCK_REALTIME, or a TSC that
+///      jumped (a core whose TSC is offset): the thread's base pair restarts there. Otherwise,
+///      once the base is 100 ms old, the rate becomes (ns - ns_b) / (tsc - tsc_b) since the base
+///      pair b, if within 0.1% of the nominal rate. Each pair is off by about its bracket (tens
+///      of ns), so over 100 ms the rate is within 1 ppm (1 ns per 1 ms anchor). The base moves
+///      forward every 10 s, so the rate follows changes in CLOCK_REALTIME's slew (NTP, chrony).
 ///   Limits: not monotonic. At a re-anchor a thread's reading may step back by the error its
-///   rate accumulated over the last anchor (nanoseconds), or by a CLOCK_REALTIME step; clamp
-///   differences at zero, as with any CLOCK_REALTIME readings. Two threads' readings agree to
-///   within their anchors' errors (tens of ns); both follow CLOCK_REALTIME.
+///   rate accumulated over the last anchor (nanoseconds once refined; up to tens of ns in a
+///   thread's first 100 ms, on the nominal rate), or by a CLOCK_REALTIME step; clamp differences
+///   at zero, as with any CLOCK_REALTIME readings. Two threads' readings agree to within their
+///   anchors' errors; both follow CLOCK_REALTIME.
 ///
 /// Costs: rdtsc, a thread_local anchor (one cache line, the thread's own), a multiply and a
 /// branch; once a millisecond per thread, one clock_gettime more. No lock, no atomic
