@@ -62,7 +62,7 @@ struct feed_entry {
     // Main thread only: the previous stats line and the silence watch.
     feed_processor::live_counters last{};
     latency_histogram::snapshot last_latency{};
-    std::array<latency_histogram::snapshot, 4> top_last{}; // --top: stage windows
+    std::array<latency_histogram::snapshot, 5> top_last{}; // --top: stage windows
     std::uint64_t last_received = 0;
     clock_type::time_point last_change{};
     clock_type::time_point next_silence_warning{};
@@ -316,7 +316,8 @@ void draw_top(net::runtime const& rt, std::vector<feed_entry>& feeds, double sec
         screen += "  latency p50/p99 µs: receive " + stage(stages.receive(), f.top_last[0]) +
                   "  queue " + stage(stages.queue(), f.top_last[1]) + "  parse " +
                   stage(stages.parse(), f.top_last[2]) + "  total " +
-                  stage(stages.total(), f.top_last[3]) + "\n";
+                  stage(stages.total(), f.top_last[3]) + "  sequence " +
+                  stage(f.processor->sequence_latency(), f.top_last[4]) + "\n";
         screen += "  symbol        bid price x shares       ask price x shares   orders\n";
         for (auto const& row : f.processor->top_rows()) {
             auto const length = static_cast<std::size_t>(

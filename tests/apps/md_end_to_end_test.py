@@ -542,7 +542,7 @@ def case_top_redraws_a_live_view_on_a_terminal(args, workdir, backend):
         process.wait(timeout=30)
         os.close(master)
     last = screen.split(b"\x1b[2J")[-2 if screen.endswith(b"\x1b[2J") else -1].decode(errors="replace")
-    assert "pkts/s" in last and "latency p50/p99" in last, last
+    assert "pkts/s" in last and "latency p50/p99" in last and "sequence" in last, last
     rows = [l for l in last.splitlines() if " x " in l and "price" not in l]
     expect_equal("stock rows", len(rows), 3)
     # Not a terminal: plain stats lines and a warning.
