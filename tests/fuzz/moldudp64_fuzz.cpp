@@ -40,6 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
     std::uint64_t const first = (data[0] & 1U) != 0 ? moldudp64_session::late_join : 1;
     moldudp64_session session(first);
     std::vector<delivered_message> delivered;
+    std::size_t since_resync = 0; // index in `delivered` of the first delivery after the last resync
     std::uint64_t packets = 0;
 
     std::size_t offset = 1;
@@ -83,12 +84,20 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         // Strictly in sequence, once each, between resyncs (a resync re-anchors the session:
         // moldudp64.hpp, step 2).
         SIGNET_FUZZ_CHECK(after.resyncs == before.resyncs + (result.resynced ? 1 : 0));
-        if (!result.resynced) {
+        if (result.resynced) {
+            since_resync = delivered_before; // this packet's deliveries start a new run
+        } else {
             SIGNET_FUZZ_CHECK(after.next_sequence >= before.next_sequence);
-            if (in_packet != 0 && delivered_before != 0) {
+            // The run since the last resync (which may have been a packet that delivered
+            // nothing, a heartbeat) only goes up.
+            if (in_packet != 0 && delivered_before > since_resync) {
                 SIGNET_FUZZ_CHECK(delivered[delivered_before].sequence >
                                   delivered[delivered_before - 1].sequence);
             }
+        }
+        SIGNET_FUZZ_CHECK(header.has_value() || result.kind == packet_kind::malformed);
+        if (header && header->sequence == 0) {
+            SIGNET_FUZZ_CHECK(result.kind == packet_kind::malformed); // numbered from 1
         }
         if (in_packet != 0) {
             SIGNET_FUZZ_CHECK(delivered.back().sequence + 1 == session.next_sequence());

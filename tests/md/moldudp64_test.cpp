@@ -223,7 +223,9 @@ INSTANTIATE_TEST_SUITE_P(
         std::pair{"HeartbeatWithTrailingBytes", appended(mold_header("SESSION01", 1, 0), 2)},
         std::pair{"EndOfSessionWithBlocks",
                   with_count(packet(1, {"abc"}), moldudp64_end_of_session_count)},
-        std::pair{"SequenceOverflows", packet(0xFFFFFFFFFFFFFFFFULL, {"a", "b"})}),
+        std::pair{"SequenceOverflows", packet(0xFFFFFFFFFFFFFFFFULL, {"a", "b"})},
+        std::pair{"SequenceZero", packet(0, {"a"})},
+        std::pair{"HeartbeatWithSequenceZero", mold_header("SESSION01", 0, 0)}),
     [](auto const& test_case) { return std::string(test_case.param.first); });
 
 TEST(MoldUdp64Session, OtherSessionIsIgnoredOnceTheSessionIsConfirmed) {
@@ -323,6 +325,25 @@ TEST(MoldUdp64Session, InterleavedStaleHeartbeatsNeverMoveTheAnchor) {
     expect_real_stream(r, 50);
     EXPECT_EQ(session.stats().resyncs, 0U);
     EXPECT_EQ(session.stats().foreign_session_packets + session.stats().implausible_packets, 50U);
+}
+
+// Found by the fuzzer: three heartbeats of another session with sequence 0 were a contiguous
+// run (step 2b) and re-anchored the session at 0, the "no sequence yet" state, so that the next
+// data packet of any sequence was taken as the stream. Sequence 0 is malformed instead.
+TEST(MoldUdp64Session, ZeroSequenceHeartbeatsNeverReanchorTheSession) {
+    moldudp64_session session;
+    recorder r;
+    (void)session.on_packet(view(packet(1, {"a", "b"})), r);
+    (void)session.on_packet(view(packet(3, {"c"})), r); // confirmed: SESSION01 at 4
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_EQ(session.on_packet(view(mold_header("FORGED", 0, 0)), r).kind,
+                  packet_kind::malformed);
+    }
+    EXPECT_EQ(session.stats().resyncs, 0U);
+    EXPECT_EQ(session.next_sequence(), 4U);
+    EXPECT_EQ(session.session(), "SESSION01 ");
+    (void)session.on_packet(view(packet(4, {"d"})), r);
+    EXPECT_EQ(r.got.back(), (std::pair<std::uint64_t, std::string>{4, "d"}));
 }
 
 TEST(MoldUdp64Session, PinnedSessionNeverAdoptsAnother) {

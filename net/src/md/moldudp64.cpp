@@ -170,7 +170,7 @@ moldudp64_session::plan_packet(std::span<std::byte const> datagram) noexcept {
     }
     bool const end = header->count == moldudp64_end_of_session_count;
     std::uint16_t const blocks = end ? 0 : header->count;
-    bool const well_formed = blocks_fill(datagram, blocks) &&
+    bool const well_formed = header->sequence != 0 && blocks_fill(datagram, blocks) &&
                              header->sequence <= std::numeric_limits<std::uint64_t>::max() - blocks;
     if (!well_formed) {
         ++stats_.malformed_packets;

@@ -13,10 +13,12 @@
 /// packets of both lines in arrival order: whichever copy arrives second is a duplicate.
 ///
 /// Algorithm (on_packet):
-///   1. Validate the whole packet before delivering anything: header present, every block inside
-///      the datagram, exactly `count` blocks that exactly fill it, sequence + count not
-///      overflowing. Otherwise the packet is malformed: counted, nothing delivered, no state
-///      change.
+///   1. Validate the whole packet before delivering anything: header present, a sequence number
+///      of at least 1 (MoldUDP64 numbers messages from 1; 0 would also read as "no sequence
+///      yet", the late-join state, so a run of forged 0-sequence heartbeats could re-anchor the
+///      session on whatever came next), every block inside the datagram, exactly `count`
+///      blocks that exactly fill it, sequence + count not overflowing. Otherwise the packet is
+///      malformed: counted, nothing delivered, no state change.
 ///   2. Plausibility (MoldUDP64 has no authentication: one forged or stale datagram must not
 ///      blind the feed). The *anchor* is the session id and next_sequence(). A packet of another
 ///      session, or whose sequence is more than max_sequence_jump away from next_sequence()
