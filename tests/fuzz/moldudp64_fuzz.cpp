@@ -40,7 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
     std::uint64_t const first = (data[0] & 1U) != 0 ? moldudp64_session::late_join : 1;
     moldudp64_session session(first);
     std::vector<delivered_message> delivered;
-    std::size_t since_resync = 0; // index in `delivered` of the first delivery after the last resync
+    // Index in `delivered` of the first delivery after the last resync.
+    std::size_t since_resync = 0;
     std::uint64_t packets = 0;
 
     std::size_t offset = 1;
