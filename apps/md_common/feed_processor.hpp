@@ -97,7 +97,8 @@ public:
     /// copy, a re-request answer) waited until delivered in sequence (sequence_arbiter's
     /// hold_latency); empty without MoldUDP64.
     [[nodiscard]] latency_histogram const& sequence_latency() const noexcept {
-        return arbiter_ ? arbiter_->hold_latency() : no_holds_;
+        static latency_histogram const no_holds; // without an arbiter: stays empty
+        return arbiter_ ? arbiter_->hold_latency() : no_holds;
     }
 
     // After the runtime stopped (or from the parser contract).
@@ -145,7 +146,6 @@ private:
     latency_histogram recovery_latency_; // gap requested -> filled
     std::uint64_t raw_packets_ = 0;      // raw + count
     net::stage_latency stages_;
-    latency_histogram no_holds_; // sequence_latency() without an arbiter: stays empty
     struct atomic_counters {
         std::atomic<std::uint64_t> packets{0};
         std::atomic<std::uint64_t> messages{0};

@@ -99,21 +99,10 @@ std::uint64_t count_messages(std::span<std::byte const> datagram, type_counts& t
     if (!header || header->count == 0 || header->count == md::moldudp64_end_of_session_count) {
         return 0;
     }
-    std::size_t offset = md::moldudp64_header_size;
-    for (std::uint32_t i = 0; i < header->count; ++i) { // validate before counting
-        if (datagram.size() - offset < 2) {
-            return 0;
-        }
-        std::size_t const length = md::load_be16(datagram.data() + offset);
-        if (datagram.size() - offset - 2 < length) {
-            return 0;
-        }
-        offset += 2 + length;
-    }
-    if (offset != datagram.size()) {
+    if (!md::moldudp64_blocks_fill(datagram, header->count)) { // validate before counting
         return 0;
     }
-    offset = md::moldudp64_header_size;
+    std::size_t offset = md::moldudp64_header_size;
     for (std::uint32_t i = 0; i < header->count; ++i) {
         std::size_t const length = md::load_be16(datagram.data() + offset);
         if (length != 0) {

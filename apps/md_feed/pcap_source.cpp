@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include <signet/md/big_endian.hpp>
+
 #include <pcap/pcap.h>
 
 namespace signet::apps {
@@ -17,13 +19,13 @@ static_assert(link_type::ethernet == DLT_EN10MB && link_type::raw_ip == DLT_RAW 
 constexpr std::uint16_t ethertype_ipv4 = 0x0800;
 constexpr std::uint8_t protocol_udp = 17;
 
+// The callers check the lengths first.
 std::uint16_t be16(std::span<std::byte const> b, std::size_t at) noexcept {
-    return static_cast<std::uint16_t>((std::to_integer<unsigned>(b[at]) << 8) |
-                                      std::to_integer<unsigned>(b[at + 1]));
+    return md::load_be16(b.data() + at);
 }
 
 std::uint32_t be32(std::span<std::byte const> b, std::size_t at) noexcept {
-    return (std::uint32_t{be16(b, at)} << 16) | be16(b, at + 2);
+    return md::load_be32(b.data() + at);
 }
 
 // The IPv4 packet after the link header; empty (with `kind` set) if there is none.

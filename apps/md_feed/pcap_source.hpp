@@ -80,7 +80,6 @@ public:
     [[nodiscard]] std::optional<datagram> next();
 
     [[nodiscard]] pcap_counts const& counts() const noexcept { return counts_; }
-    [[nodiscard]] int link() const noexcept { return link_; }
     /// The link type's libpcap name ("EN10MB", "LINUX_SLL", ...).
     [[nodiscard]] std::string link_name() const;
 

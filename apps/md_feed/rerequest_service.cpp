@@ -93,19 +93,7 @@ bool well_formed_data(std::span<std::byte const> datagram, md::moldudp64_header 
         header.sequence > std::numeric_limits<std::uint64_t>::max() - header.count) {
         return false;
     }
-    std::size_t offset = md::moldudp64_header_size;
-    for (std::uint32_t i = 0; i < header.count; ++i) {
-        if (datagram.size() - offset < 2) {
-            return false;
-        }
-        std::size_t const length = md::load_be16(datagram.data() + offset);
-        offset += 2;
-        if (datagram.size() - offset < length) {
-            return false;
-        }
-        offset += length;
-    }
-    return offset == datagram.size();
+    return md::moldudp64_blocks_fill(datagram, header.count);
 }
 
 } // namespace

@@ -259,9 +259,9 @@ void log_stats(net::runtime const& rt, feed_entry& f, double seconds) {
     auto const latency = f.processor->stages().total().take();
     auto const window = latency - f.last_latency;
     std::string const latency_text =
-        window.total() == 0 ? std::string("latency -")
-                            : "latency p50 " + micros(window.percentile(0.50)) + " µs, p99 " +
-                                  micros(window.percentile(0.99)) + " µs";
+        window.count == 0 ? std::string("latency -")
+                          : "latency p50 " + micros(window.percentile(0.50)) + " µs, p99 " +
+                                micros(window.percentile(0.99)) + " µs";
     SPDLOG_INFO("stats {} | last {:.2f} s: {:.0f} pkts/s, {:.0f} msgs/s, {} | totals: {} pkts, "
                 "{} msgs, {} gaps, {} missing msgs, {} dup pkts, {} malformed pkts, {} ignored "
                 "pkts, {} queue drops, {} kernel drops, {} truncated",

@@ -169,6 +169,7 @@ private:
         bool ever_armed = false;
         bool cancel_pending = false;
         bool paused = false;
+        bool resume_asked = false; // dry ring: the parser side resumes us (rearm())
         bool delivered = false;
         std::vector<packet> held;
     };
@@ -554,10 +555,10 @@ private:
     }
 
     /// A line whose multishot receive ended (and not for backpressure) gets a new one if its
-    /// ring has buffers. A dry ring (-ENOBUFS: every buffer is on the parser side) asks to be
-    /// resumed when the parser frees some (pause protocol, feed_state.hpp), then looks again:
-    /// the parser may have freed some already. Without that, a worker or poller that sleeps in
-    /// the ring would wait for a completion that no receive is armed to post.
+    /// ring has buffers. A dry ring (-ENOBUFS: every buffer is on the parser side) asks once per
+    /// dry spell to be resumed when the parser frees some (pause protocol, feed_state.hpp), then
+    /// looks again: the parser may have freed some already. Without that, a worker or poller
+    /// that sleeps in the ring would wait for a completion that no receive is armed to post.
     void rearm(std::size_t index) {
         uring_line& ul = *lines_[index];
         if (ul.armed || ul.paused) {
@@ -567,18 +568,20 @@ private:
             top_up(ul);
             flush_buffers(ul);
         }
-        if (ul.in_ring == 0) {
+        if (ul.in_ring == 0 && !ul.resume_asked) {
             // acq_rel: the pause protocol's RMW pair with after_parse_batch() (feed_state.hpp).
             ul.line->paused.exchange(true, std::memory_order_acq_rel);
+            ul.resume_asked = true;
             top_up(ul);
             flush_buffers(ul);
-            if (ul.in_ring > 0) {
-                // Buffers came back meanwhile: no resume needed (a spurious one is harmless).
-                // acq_rel: as above.
-                ul.line->paused.exchange(false, std::memory_order_acq_rel);
-            }
         }
         if (ul.in_ring > 0) {
+            if (ul.resume_asked) {
+                // Buffers are back: withdraw the request (a resume already under way is
+                // harmless). acq_rel: as above.
+                ul.line->paused.exchange(false, std::memory_order_acq_rel);
+                ul.resume_asked = false;
+            }
             arm(index);
         }
     }

@@ -277,16 +277,9 @@ feed_stats runtime::stats(std::size_t feed) const {
     auto const& f = *feeds_.at(feed);
     feed_stats s;
     for (std::size_t line = 0; line < f.lines.size(); ++line) {
-        feed_stats const l = stats(feed, line);
-        s.packets += l.packets;
-        s.bytes += l.bytes;
-        s.dropped += l.dropped;
-        s.truncated += l.truncated;
-        s.kernel_drops += l.kernel_drops;
-        s.rearms += l.rearms;
-        s.hardware_timestamps += l.hardware_timestamps;
+        s += stats(feed, line);
     }
-    s.parsed = f.parsed.value();
+    s.parsed = f.parsed.value(); // the parser's counters are the feed's, not a line's
     s.parser_errors = f.parser_errors.value();
     return s;
 }

@@ -137,7 +137,7 @@ TEST(FeedProcessor, AGapIsReRequestedAndFilledInSequence) {
     EXPECT_EQ(r->rerequests_sent, 1U);
     EXPECT_EQ(r->lost_messages, 0U);
     EXPECT_EQ(processor.rerequest_answers(), 1U);
-    EXPECT_EQ(processor.recovery_latency().take().total(), 1U);
+    EXPECT_EQ(processor.recovery_latency().take().count, 1U);
 }
 
 TEST(FeedProcessor, AnUnansweredGapIsLostAfterItsTries) {

@@ -58,6 +58,7 @@ namespace {
 
 namespace t = signet::md::test;
 using t::bytes;
+using t::view;
 using clock_type = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
@@ -125,10 +126,6 @@ bytes linux_sll2(bytes const& network) {
     t::put_be(b, 0, 0x0800, 2);
     b.insert(b.end(), network.begin(), network.end());
     return b;
-}
-
-std::span<std::byte const> view(bytes const& b) {
-    return {b.data(), b.size()};
 }
 
 // ---- traffic and captures ---------------------------------------------------------------------

@@ -42,6 +42,15 @@ std::uint64_t sample(std::uint64_t k) {
     return k % 4 == 0 ? h >> 58 : (h >> 24) >> (h % 24);
 }
 
+/// `h` holds exactly the samples 0..sample_count()-1 (as one writer recording them would).
+void expect_every_sample(histogram const& h) {
+    histogram reference;
+    for (std::uint64_t k = 0; k < sample_count(); ++k) {
+        reference.record(sample(k));
+    }
+    EXPECT_EQ(h.take(), reference.take());
+}
+
 // Checks one snapshot against the previous one; counts how many were checked.
 struct snapshot_checker {
     histogram::snapshot previous{};
@@ -129,11 +138,7 @@ TEST(MetricsHistogramStress, SnapshotsWhileOneWriterRecords) {
     ASSERT_FALSE(::testing::Test::HasFatalFailure());
     checker.check(h.take());
 
-    histogram reference;
-    for (std::uint64_t k = 0; k < sample_count(); ++k) {
-        reference.record(sample(k));
-    }
-    EXPECT_EQ(h.take(), reference.take());
+    expect_every_sample(h);
     EXPECT_EQ(recorded.value(), sample_count());
     EXPECT_EQ(last_value.value(), static_cast<std::int64_t>(sample_count() - 1));
     std::printf("[ info     ] %llu snapshots while recording\n",
@@ -186,11 +191,7 @@ TEST(MetricsHistogramStress, WriterMovesBetweenWorkersAsAContract) {
     }
     ASSERT_FALSE(::testing::Test::HasFatalFailure());
     checker.check(h.take());
-    histogram reference;
-    for (std::uint64_t k = 0; k < sample_count(); ++k) {
-        reference.record(sample(k));
-    }
-    EXPECT_EQ(h.take(), reference.take());
+    expect_every_sample(h);
 }
 
 } // namespace

@@ -8,12 +8,9 @@
 
 namespace signet::md {
 
-namespace {
-
 constexpr std::size_t block_header_size = 2;
 
-// True if exactly `count` blocks fill the datagram after the header (step 1).
-bool blocks_fill(std::span<std::byte const> datagram, std::uint16_t count) noexcept {
+bool moldudp64_blocks_fill(std::span<std::byte const> datagram, std::uint16_t count) noexcept {
     std::size_t const size = datagram.size();
     std::byte const* const data = datagram.data();
     std::size_t offset = moldudp64_header_size;
@@ -30,8 +27,6 @@ bool blocks_fill(std::span<std::byte const> datagram, std::uint16_t count) noexc
     }
     return offset == size;
 }
-
-} // namespace
 
 moldudp64_session_id make_moldudp64_session_id(std::string_view session) noexcept {
     moldudp64_session_id id;
@@ -170,7 +165,7 @@ moldudp64_session::plan_packet(std::span<std::byte const> datagram) noexcept {
     }
     bool const end = header->count == moldudp64_end_of_session_count;
     std::uint16_t const blocks = end ? 0 : header->count;
-    bool const well_formed = header->sequence != 0 && blocks_fill(datagram, blocks) &&
+    bool const well_formed = header->sequence != 0 && moldudp64_blocks_fill(datagram, blocks) &&
                              header->sequence <= std::numeric_limits<std::uint64_t>::max() - blocks;
     if (!well_formed) {
         ++stats_.malformed_packets;

@@ -31,6 +31,7 @@
 
 #include <signet/core/cache_line.hpp>
 #include <signet/core/cpu_relax.hpp>
+#include <signet/core/metrics/counter.hpp>
 #include <signet/core/work_contract_group.hpp>
 
 namespace signet {
@@ -80,15 +81,11 @@ public:
 
 private:
     // alignas: each worker writes its own counters; keep them off each other's lines.
+    // metrics::counter: one writer (the owning worker), relaxed snapshots for readers.
     struct alignas(destructive_interference_size) counters {
-        std::atomic<std::uint64_t> executed{0};
-        std::atomic<std::uint64_t> idle_loops{0};
+        metrics::counter executed;
+        metrics::counter idle_loops;
     };
-
-    static void bump(std::atomic<std::uint64_t>& counter) noexcept {
-        // relaxed load + store: only the owning worker writes; readers want a snapshot.
-        counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    }
 
     bool execute_once(lane preferred);
     void idle(unsigned streak) const;
@@ -159,9 +156,7 @@ void worker_pool<Group>::stop() {
 template <typename Group>
 worker_stats worker_pool<Group>::stats(std::size_t index) const noexcept {
     auto const& c = counters_[index];
-    // relaxed: independent counters; a snapshot.
-    return {c.executed.load(std::memory_order_relaxed),
-            c.idle_loops.load(std::memory_order_relaxed)};
+    return {c.executed.value(), c.idle_loops.value()}; // a snapshot of independent counters
 }
 
 template <typename Group>
@@ -203,17 +198,17 @@ void worker_pool<Group>::run(std::size_t index) {
     // acquire: pairs with the release store in stop().
     while (!stopping_.load(std::memory_order_acquire)) {
         if (execute_once(preferred)) {
-            bump(mine.executed);
+            mine.executed.add();
             streak = 0;
         } else {
-            bump(mine.idle_loops);
+            mine.idle_loops.add();
             idle(streak++);
         }
     }
     // Drain: run what is scheduled (work and releases) without waiting, within the bound.
     auto const deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
     while (group_.execute_next_contract(lane{})) {
-        bump(mine.executed);
+        mine.executed.add();
         if (std::chrono::steady_clock::now() >= deadline) {
             break;
         }

@@ -81,6 +81,10 @@ struct moldudp64_header {
 moldudp64_peek_header(std::span<std::byte const> datagram) noexcept;
 /// The header's sequence number, or 0 (never a valid sequence) if shorter than a header.
 [[nodiscard]] std::uint64_t moldudp64_sequence(std::span<std::byte const> datagram) noexcept;
+/// True if exactly `count` message blocks (2-byte length, then the message) fill `datagram`
+/// after its header: the block check of on_packet's step 1.
+[[nodiscard]] bool moldudp64_blocks_fill(std::span<std::byte const> datagram,
+                                         std::uint16_t count) noexcept;
 
 /// Session counters. A plain struct: the owner reads it, others get a copy.
 struct moldudp64_stats {

@@ -49,6 +49,20 @@ struct feed_stats {
     std::uint64_t rearms = 0;       ///< io_uring multishot receives re-armed after ending
     std::uint64_t hardware_timestamps = 0; ///< packets stamped by the NIC (the rest: software)
     std::uint64_t parser_errors = 0;       ///< exceptions thrown by the parser (caught and counted)
+
+    /// Field by field (lines of one feed, feeds of a run).
+    feed_stats& operator+=(feed_stats const& o) noexcept {
+        packets += o.packets;
+        bytes += o.bytes;
+        parsed += o.parsed;
+        dropped += o.dropped;
+        truncated += o.truncated;
+        kernel_drops += o.kernel_drops;
+        rearms += o.rearms;
+        hardware_timestamps += o.hardware_timestamps;
+        parser_errors += o.parser_errors;
+        return *this;
+    }
 };
 
 } // namespace signet::net

@@ -117,8 +117,6 @@ struct histogram::snapshot {
     std::uint64_t min = 0;
     std::uint64_t max = 0;
 
-    /// The same as count (the apps' statistics code reads it under this name).
-    [[nodiscard]] std::uint64_t total() const noexcept { return count; }
     /// The nearest-rank percentile, 0 <= q <= 1 (see the header comment). Returns 0 if empty.
     [[nodiscard]] std::uint64_t percentile(double q) const noexcept;
     /// The bucket upper bound for 1-based `rank` (clamped to [1, count]), clamped to [min, max].

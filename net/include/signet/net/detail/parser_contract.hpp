@@ -18,6 +18,17 @@ void after_parse_batch(feed_state& feed) noexcept;
 /// Logs a parser exception once per feed (error path), counted by the caller.
 void report_parser_error(feed_state& feed, std::exception_ptr error) noexcept;
 
+/// Calls `call()`; an exception is counted (parser_errors) and logged once per feed.
+template <typename Call>
+void guarded(feed_state& feed, Call&& call) noexcept {
+    try {
+        call();
+    } catch (...) {
+        feed.parser_errors.add(1);
+        report_parser_error(feed, std::current_exception());
+    }
+}
+
 /// Up to `batch` packets, merged by arrival time across lines. Then the parser's `on_batch()`,
 /// if it has one, after a run that parsed packets (publish counters once per run, not per
 /// packet), or its `on_idle()` after a run that found none (runtime::wake_parser: timers).
@@ -40,12 +51,7 @@ void run_parser(feed_state& feed, Parser& parser) {
             break;
         }
         next->follows_in_run = n != 0;
-        try {
-            parser(static_cast<packet const&>(*next));
-        } catch (...) {
-            feed.parser_errors.add(1);
-            report_parser_error(feed, std::current_exception());
-        }
+        guarded(feed, [&] { parser(static_cast<packet const&>(*next)); });
         // Never full: the returns queue holds every buffer of the pool.
         [[maybe_unused]] bool const returned = from->pool.returns().push(next->buffer);
         from->ready.pop_front();
@@ -53,22 +59,12 @@ void run_parser(feed_state& feed, Parser& parser) {
     }
     if constexpr (requires { parser.on_batch(); }) {
         if (n != 0) {
-            try {
-                parser.on_batch();
-            } catch (...) {
-                feed.parser_errors.add(1);
-                report_parser_error(feed, std::current_exception());
-            }
+            guarded(feed, [&] { parser.on_batch(); });
         }
     }
     if constexpr (requires { parser.on_idle(); }) {
         if (n == 0) {
-            try {
-                parser.on_idle();
-            } catch (...) {
-                feed.parser_errors.add(1);
-                report_parser_error(feed, std::current_exception());
-            }
+            guarded(feed, [&] { parser.on_idle(); });
         }
     }
     after_parse_batch(feed);
