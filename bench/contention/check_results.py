@@ -17,7 +17,7 @@ import math
 import subprocess
 import sys
 
-IMPLS = ["signet", "signet_blocking", "moodycamel", "tbb", "boost_lockfree", "mutex_deque",
+IMPLS = ["signet", "signet_blocking", "moodycamel", "moodycamel_bulk", "tbb", "boost_lockfree", "mutex_deque",
          "work_stealing"]
 TASKS = ["max", "high", "medium", "low"]
 WORKLOADS = ["self", "fan_in", "fan_out"]

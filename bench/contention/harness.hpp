@@ -25,10 +25,10 @@
 #include <thread>
 #include <vector>
 
-#include <pthread.h>
-#include <sched.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <signet/core/cpu_affinity.hpp>
 
 #include "hash_task.hpp"
 
@@ -109,13 +109,6 @@ inline double busy_seconds(std::vector<int> const& cpus) {
     return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-inline int pin_this_thread(int cpu) noexcept {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(static_cast<std::size_t>(cpu), &set);
-    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
 /// Runs one measurement point on a fresh scheduler. Throws std::system_error when a worker (or
 /// the producer) cannot be pinned.
 template <typename Scheduler>
@@ -139,9 +132,11 @@ point_result run_point(point_config const& config) {
                                                         std::vector<std::uint64_t>(config.tasks));
 
     auto const pin_or_record = [&](int cpu) {
-        if (int const rc = pin_this_thread(cpu); rc != 0) {
+        try {
+            pin_this_thread(cpu, "benchmark worker");
+        } catch (std::system_error const& e) {
             // relaxed: read by the main thread after it saw `ready` (acquire) below.
-            pin_error.store(rc, std::memory_order_relaxed);
+            pin_error.store(e.code().value(), std::memory_order_relaxed);
         }
     };
     auto const wait_for_start = [&] {
@@ -268,7 +263,7 @@ template <unsigned N>
 double measure_body_ns(int cpu, double seconds) {
     double ns = 0;
     std::thread thread([&] {
-        (void)pin_this_thread(cpu);
+        pin_this_thread(cpu, "body timer");
         using clock = std::chrono::steady_clock;
         std::uint64_t sink = 0;
         std::uint64_t calls = 0;

@@ -108,8 +108,10 @@ std::vector<implementation> all_implementations() {
     list.push_back({"signet_blocking", &run_for<signet_blocking>});
 #if defined(SIGNET_BENCH_HAVE_MOODYCAMEL)
     list.push_back({"moodycamel", &run_for<moodycamel_scheduler>});
+    list.push_back({"moodycamel_bulk", &run_for<moodycamel_bulk_scheduler>});
 #else
     list.push_back({"moodycamel", {}});
+    list.push_back({"moodycamel_bulk", {}});
 #endif
 #if defined(SIGNET_BENCH_HAVE_TBB)
     list.push_back({"tbb", &run_for<tbb_scheduler>});
@@ -204,7 +206,8 @@ point_row measure(implementation const& impl, task_kind const& task, workload_ki
     return row;
 }
 
-/// signet against the fastest shared queue (moodycamel, tbb, boost_lockfree, mutex_deque) at
+/// signet against the fastest shared queue (moodycamel, moodycamel_bulk, tbb, boost_lockfree,
+/// mutex_deque) at
 /// each point measured for both, and signet's worst fairness per workload. work_stealing is
 /// listed apart: in the self workload it starves tasks (never_run), so it is no baseline there.
 void print_comparison(std::vector<point_row> const& rows) {
@@ -222,7 +225,8 @@ void print_comparison(std::vector<point_row> const& rows) {
     for (auto const& key : order) {
         auto const& at = points[key];
         point_row const* best = nullptr;
-        for (char const* queue : {"moodycamel", "tbb", "boost_lockfree", "mutex_deque"}) {
+        for (char const* queue :
+             {"moodycamel", "moodycamel_bulk", "tbb", "boost_lockfree", "mutex_deque"}) {
             auto it = at.find(queue);
             if (it != at.end() &&
                 (best == nullptr || it->second->tasks_per_sec > best->tasks_per_sec)) {
@@ -251,7 +255,8 @@ void print_comparison(std::vector<point_row> const& rows) {
         }
         if (!header) {
             std::printf("\nsignet vs best queue (throughput ratio; best queue = the fastest of "
-                        "moodycamel, tbb, boost_lockfree, mutex_deque at the same point)\n");
+                        "moodycamel, moodycamel_bulk, tbb, boost_lockfree, mutex_deque at the same "
+                        "point)\n");
             header = true;
         }
         auto const& [load, task, task_count, threads] = key;
@@ -353,8 +358,8 @@ int main(int argc, char** argv) {
     // trigger_on_parse: a flag given twice takes its last value (or list), so a wrapper script's
     // defaults can be overridden by the flags passed after them.
     app.add_option("--impl", impl_names,
-                   "implementations: signet,signet_blocking,moodycamel,tbb,boost_lockfree,"
-                   "mutex_deque,work_stealing (default: all)")
+                   "implementations: signet,signet_blocking,moodycamel,moodycamel_bulk,tbb,"
+                   "boost_lockfree,mutex_deque,work_stealing (default: all)")
         ->delimiter(',')
         ->trigger_on_parse();
     app.add_option("--task", task_names, "task sizes: max,high,medium,low (default: all)")

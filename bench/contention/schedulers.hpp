@@ -25,14 +25,22 @@
 // Neither design ever runs one task on two threads at once.
 //
 // Queue designs carry a 32-bit task index; nothing allocates per task. They call the body
-// directly (no indirect call), which if anything favours them. The third-party queues are
+// directly (no indirect call), which if anything favours them.
+//
+// Batching is offered to both sides alike: a signet worker runs up to signet's max_batch (16)
+// contracts per call (execute_next_contracts), and moodycamel_bulk dequeues up to the same
+// number of tasks per call (try_dequeue_bulk with the worker's consumer token) and, in the
+// self workload, re-enqueues them with one enqueue_bulk. moodycamel (one task per dequeue)
+// stays as the plain baseline. The third-party queues are
 // optional: each is compiled in when its header is found (TBB also needs its library, so CMake
 // defines SIGNET_BENCH_HAVE_TBB).
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cassert>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -127,8 +135,10 @@ public:
     signet_scheduler(signet_scheduler const&) = delete; // contracts capture `this`
     signet_scheduler& operator=(signet_scheduler const&) = delete;
 
-    /// Worker thread.
-    bool run_one(std::size_t /*worker*/) { return group_.execute_next_contract(); }
+    /// Worker thread: one batch of up to max_batch contracts.
+    bool run_one(std::size_t /*worker*/) {
+        return group_.execute_next_contracts(basic_work_contract_group<Mode>::max_batch) != 0;
+    }
 
     /// Producer thread (fan_in); one producer only.
     void produce_one() noexcept requires(W == workload::fan_in) {
@@ -207,10 +217,21 @@ private:
     std::unique_ptr<std::atomic<bool>[]> flags_;
 };
 
+/// Tasks one bulk dequeue takes at most: signet's batch size, so both sides batch alike.
+inline constexpr std::size_t bulk_size = work_contract_group::max_batch;
+
+/// A queue that also moves tasks in bulk (moodycamel_bulk).
+template <typename Q>
+concept bulk_task_queue = requires(Q& q, std::size_t who, std::uint32_t* items, std::size_t n) {
+    { q.pop_bulk(who, items, n) } -> std::same_as<std::size_t>;
+    q.push_bulk(who, items, n);
+};
+
 /// A scheduler over a task queue Q, which provides
 ///   Q(std::size_t tasks, std::size_t threads, workload w)
 ///   void push(std::size_t from, std::uint32_t index)  from = worker, or `threads` = the producer
 ///   bool pop(std::size_t worker, std::uint32_t& index)
+/// and, for bulk_task_queue, pop_bulk/push_bulk of up to bulk_size tasks per call.
 /// The queue never has to hold more than `tasks` entries.
 template <typename Queue, unsigned N, workload W>
 class queue_scheduler {
@@ -231,16 +252,52 @@ public:
         }
     }
 
-    /// Worker thread.
+    /// Worker thread: one task, or one bulk of up to bulk_size tasks.
     bool run_one(std::size_t worker) {
-        std::uint32_t index = 0;
-        if (!queue_.pop(worker, index)) {
-            return false;
+        if constexpr (bulk_task_queue<Queue>) {
+            std::array<std::uint32_t, bulk_size> items;
+            std::size_t const n = queue_.pop_bulk(worker, items.data(), items.size());
+            for (std::size_t i = 0; i < n; ++i) {
+                run_task<N>(items[i]);
+                if constexpr (W != workload::self) {
+                    after_run(worker, items[i]);
+                }
+            }
+            if constexpr (W == workload::self) {
+                queue_.push_bulk(worker, items.data(), n);
+            }
+            return n != 0;
+        } else {
+            std::uint32_t index = 0;
+            if (!queue_.pop(worker, index)) {
+                return false;
+            }
+            run_task<N>(index);
+            if constexpr (W == workload::self) {
+                queue_.push(worker, index);
+            } else {
+                after_run(worker, index);
+            }
+            return true;
         }
-        run_task<N>(index);
-        if constexpr (W == workload::self) {
-            queue_.push(worker, index);
-        } else if constexpr (W == workload::fan_in) {
+    }
+
+    /// Producer thread (fan_in); one producer only.
+    void produce_one() requires(W == workload::fan_in) {
+        if (flags_.claim(next_)) {
+            queue_.push(threads_, static_cast<std::uint32_t>(next_));
+        }
+        if (++next_ == ring_.tasks) {
+            next_ = 0;
+        }
+    }
+
+    void stop() {}
+
+private:
+    /// fan_in, fan_out: what follows a task's run (its flag, a root's leaves and successor).
+    void after_run(std::size_t worker, std::uint32_t index) {
+        if constexpr (W == workload::fan_in) {
             flags_.finish(index);
         } else if (!ring_.is_root(index)) {
             flags_.finish(index);
@@ -258,22 +315,8 @@ public:
                 queue_.push(worker, static_cast<std::uint32_t>(next));
             }
         }
-        return true;
     }
 
-    /// Producer thread (fan_in); one producer only.
-    void produce_one() requires(W == workload::fan_in) {
-        if (flags_.claim(next_)) {
-            queue_.push(threads_, static_cast<std::uint32_t>(next_));
-        }
-        if (++next_ == ring_.tasks) {
-            next_ = 0;
-        }
-    }
-
-    void stop() {}
-
-private:
     std::size_t threads_;
     fan_out_ring ring_;
     in_flight_flags flags_; // empty in the self workload
@@ -420,7 +463,7 @@ public:
         return queue_.try_dequeue(consumers_[worker]->token, index);
     }
 
-private:
+protected:
     using queue_type = moodycamel::ConcurrentQueue<std::uint32_t>;
     // alignas: each thread's tokens are written on every operation; keep them apart.
     struct alignas(128) producer_token {
@@ -440,6 +483,26 @@ private:
 
 template <unsigned N, workload W>
 using moodycamel_scheduler = queue_scheduler<moodycamel_queue, N, W>;
+
+/// moodycamel with bulk operations: try_dequeue_bulk of up to bulk_size tasks with the
+/// worker's consumer token, and enqueue_bulk with its producer token to re-enqueue them (self).
+class moodycamel_bulk_queue : public moodycamel_queue {
+public:
+    using moodycamel_queue::moodycamel_queue;
+
+    std::size_t pop_bulk(std::size_t worker, std::uint32_t* items, std::size_t max) {
+        return queue_.try_dequeue_bulk(consumers_[worker]->token, items, max);
+    }
+    void push_bulk(std::size_t from, std::uint32_t const* items, std::size_t n) {
+        if (n != 0) {
+            while (!queue_.enqueue_bulk(producers_[from]->token, items, n)) {
+            }
+        }
+    }
+};
+
+template <unsigned N, workload W>
+using moodycamel_bulk_scheduler = queue_scheduler<moodycamel_bulk_queue, N, W>;
 #endif
 
 // ---- tbb::concurrent_queue ---------------------------------------------------------------------

@@ -16,12 +16,10 @@
 #include <thread>
 #include <vector>
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <signet/core/cpu_affinity.hpp>
 #include <signet/core/metrics/histogram.hpp>
 #include <signet/net/log.hpp>
 #include <signet/net/runtime.hpp>
@@ -29,16 +27,6 @@
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-void pin(int cpu) {
-    if (cpu < 0) {
-        return;
-    }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(static_cast<std::size_t>(cpu), &set);
-    (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
 
 struct result {
     double p50_us = 0;
@@ -108,7 +96,7 @@ int main(int argc, char** argv) {
 #ifndef NDEBUG
     std::printf("Debug build: numbers are not representative\n");
 #endif
-    pin(scheduler_cpu);
+    signet::pin_this_thread(scheduler_cpu, "scheduler");
     signet::net::logger()->set_level(spdlog::level::warn); // no start/stop lines per mode
     std::printf("%-10s %-9s %10s %10s %10s\n", "backend", "poller", "p50_us", "p99_us", "max_us");
     using signet::net::backend_kind;

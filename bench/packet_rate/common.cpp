@@ -132,19 +132,6 @@ std::uint64_t monotonic_ns() noexcept {
            static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-void pin_this_thread(int cpu) {
-    if (cpu < 0) {
-        return;
-    }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(static_cast<std::size_t>(cpu), &set);
-    if (int const rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set); rc != 0) {
-        throw std::system_error(rc, std::generic_category(),
-                                "cannot pin a thread to CPU " + std::to_string(cpu));
-    }
-}
-
 int cpu_at(std::vector<int> const& cpus, std::size_t i) noexcept {
     return cpus.empty() ? -1 : cpus[i % cpus.size()];
 }

@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 
+#include <signet/core/cpu_affinity.hpp>
 #include <signet/core/metrics/histogram.hpp>
 #include <signet/md/feed_handler.hpp>
 #include <signet/net/feed.hpp>
@@ -195,8 +196,6 @@ std::unique_ptr<pipeline> make_raw_pipeline(pipeline_config const& config, sink_
 // ---- threads, CPU time, sockets --------------------------------------------------------------
 
 std::uint64_t monotonic_ns() noexcept;
-/// Pins the calling thread (no-op for cpu < 0); throws std::system_error.
-void pin_this_thread(int cpu);
 /// CPU of `cpus[i % size]`, or -1 when `cpus` is empty.
 int cpu_at(std::vector<int> const& cpus, std::size_t i) noexcept;
 /// The process's thread ids (/proc/self/task).

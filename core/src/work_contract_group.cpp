@@ -167,9 +167,10 @@ std::size_t group_state::home_cursor() noexcept {
 }
 
 std::size_t
-group_state::execute_next_waiting(std::optional<std::chrono::steady_clock::time_point> deadline) {
+group_state::execute_next_waiting(std::optional<std::chrono::steady_clock::time_point> deadline,
+                                  std::size_t max) {
     for (;;) {
-        if (std::size_t const ran = execute_next(lane{}); ran != 0) {
+        if (std::size_t const ran = execute_next(lane{}, max); ran != 0) {
             return ran;
         }
         if (stopped()) {

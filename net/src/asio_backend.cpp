@@ -12,6 +12,7 @@
 #include <asio.hpp>
 #include <spdlog/spdlog.h>
 
+#include <signet/core/cpu_affinity.hpp>
 #include <signet/net/detail/backends.hpp>
 #include <signet/net/detail/feed_state.hpp>
 #include <signet/net/detail/socket_receive.hpp>
@@ -61,7 +62,7 @@ public:
             w->line.receive.schedule(); // drains what arrived already, then arms the wait
         }
         thread_ = std::thread([this] { context_.run(); });
-        pin_thread(thread_, cpu, "asio poller");
+        signet::pin_thread(thread_, cpu, "asio poller");
     }
 
     void stop() override {

@@ -21,6 +21,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <signet/core/cpu_affinity.hpp>
 #include <signet/net/detail/backends.hpp>
 #include <signet/net/detail/feed_state.hpp>
 #include <signet/net/detail/socket_receive.hpp>
@@ -75,7 +76,7 @@ public:
 
     void start(int cpu) override {
         thread_ = std::thread([this] { run(); });
-        pin_thread(thread_, cpu, "epoll poller");
+        signet::pin_thread(thread_, cpu, "epoll poller");
         for (auto* line : lines_) {
             line->receive.schedule(); // whatever arrived before the first edge
         }

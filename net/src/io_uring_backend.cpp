@@ -47,6 +47,7 @@
 #include <liburing.h>
 #include <spdlog/spdlog.h>
 
+#include <signet/core/cpu_affinity.hpp>
 #include <signet/core/realtime_clock.hpp>
 #include <signet/net/detail/backends.hpp>
 #include <signet/net/detail/delivery.hpp>
@@ -108,7 +109,7 @@ public:
         auto setup_done = ready.get_future();
         thread_ = std::thread([this, &ready] { run_thread(ready); });
         try {
-            pin_thread(thread_, cpu, "io_uring poller");
+            signet::pin_thread(thread_, cpu, "io_uring poller");
             setup_done.get(); // rethrows a setup error from the poller thread
         } catch (...) {
             stop();

@@ -2,9 +2,6 @@
 #include <string>
 #include <system_error>
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <signet/net/detail/backends.hpp>
 #include <signet/net/log.hpp>
 #include <signet/net/receive_backend.hpp>
@@ -87,24 +84,4 @@ make_receive_backend(backend_kind kind, blocking_work_contract_group& group, std
     throw std::invalid_argument("make_receive_backend: bad backend kind");
 }
 
-namespace detail {
-
-void pin_thread(std::thread& thread, int cpu, char const* what) {
-    if (cpu < 0) {
-        return;
-    }
-    if (cpu >= CPU_SETSIZE) {
-        throw std::invalid_argument(std::string(what) + ": CPU id out of range");
-    }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(static_cast<std::size_t>(cpu), &set);
-    if (int const rc = pthread_setaffinity_np(thread.native_handle(), sizeof(set), &set); rc != 0) {
-        throw std::system_error(rc, std::generic_category(),
-                                std::string("cannot pin the ") + what + " to CPU " +
-                                    std::to_string(cpu));
-    }
-}
-
-} // namespace detail
 } // namespace signet::net

@@ -3,10 +3,9 @@
 #include <stdexcept>
 #include <string>
 
-#include <sched.h>
-
 #include <spdlog/spdlog.h>
 
+#include <signet/core/cpu_affinity.hpp>
 #include <signet/core/cpu_relax.hpp>
 #include <signet/core/realtime_clock.hpp>
 #include <signet/net/detail/backends.hpp>
@@ -115,7 +114,7 @@ void runtime::start_reactor() {
         throw std::invalid_argument("runtime: workers must be at least 1");
     }
     for (int cpu : options_.cpus) {
-        if (cpu < 0 || cpu >= CPU_SETSIZE) {
+        if (!valid_cpu_id(cpu)) {
             throw std::invalid_argument("runtime: CPU id " + std::to_string(cpu) +
                                         " is out of range");
         }
@@ -138,7 +137,7 @@ void runtime::start_reactor() {
         }
         int const cpu = options_.cpus[i % options_.cpus.size()];
         try {
-            detail::pin_thread(reactor_workers_.back(), cpu, "signet worker");
+            pin_thread(reactor_workers_.back(), cpu, "signet worker");
         } catch (...) {
             stop_reactor();
             throw;
@@ -205,7 +204,8 @@ void runtime::reactor_worker(std::size_t /*index*/) {
                 reactor_.schedule();
             }
         } else {
-            group_.execute_next_contract(std::chrono::nanoseconds(reactor_sleep_slice));
+            (void)group_.execute_next_contracts(blocking_work_contract_group::max_batch,
+                                                std::chrono::nanoseconds(reactor_sleep_slice));
         }
     }
     // Drain: run what is scheduled (parsers emptying their queues), within the bound.

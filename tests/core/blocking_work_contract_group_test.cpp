@@ -31,6 +31,24 @@ TEST(BlockingWorkContractGroup, RunsWhatIsScheduledWithoutWaiting) {
     EXPECT_EQ(runs, 1);
 }
 
+TEST(BlockingWorkContractGroup, OneCallRunsExactlyOneContract) {
+    blocking_work_contract_group group(64);
+    int runs = 0;
+    std::vector<signet::work_contract> contracts;
+    for (int i = 0; i < 8; ++i) {
+        contracts.push_back(group.create_contract([&] { ++runs; }, initial_state::scheduled));
+    }
+    EXPECT_TRUE(group.execute_next_contract());
+    EXPECT_EQ(runs, 1);
+    EXPECT_TRUE(group.execute_next_contract(1s));
+    EXPECT_EQ(runs, 2);
+    EXPECT_EQ(group.execute_next_contracts(3, 1s), 3U);
+    EXPECT_EQ(runs, 5);
+    EXPECT_EQ(group.execute_next_contracts(), 3U);
+    EXPECT_EQ(runs, 8);
+    EXPECT_EQ(group.execute_next_contracts(16, 10ms), 0U); // nothing left: times out
+}
+
 TEST(BlockingWorkContractGroup, TimeoutReturnsFalseWhenIdle) {
     signet::test::watchdog dog(30s, "TimeoutReturnsFalseWhenIdle");
     blocking_work_contract_group group(64);

@@ -155,6 +155,40 @@ TEST(WorkContractGroup, OneCallRunsABatchOfNeighboursInSlotOrder) {
     }
 }
 
+// The API contract: one call of execute_next_contract() runs exactly one contract, whatever the
+// claim mode, so a loop that polls something of its own between calls runs one contract per
+// poll. Self-rescheduling contracts would let a batching call run many.
+TEST(WorkContractGroup, OneCallRunsExactlyOneContract) {
+    for (bool batch_claims : {false, true}) {
+        work_contract_group group(1024);
+        group.set_batch_claims(batch_claims);
+        int runs = 0;
+        std::vector<work_contract> contracts;
+        for (int i = 0; i < 16; ++i) {
+            contracts.push_back(group.create_contract(
+                [&](work_contract_token& token) {
+                    ++runs;
+                    token.schedule();
+                },
+                initial_state::scheduled));
+        }
+        for (int call = 1; call <= 50; ++call) {
+            EXPECT_TRUE(group.execute_next_contract());
+            EXPECT_EQ(runs, call);
+        }
+        EXPECT_TRUE(group.execute_next_contract(lane{0, 64}));
+        EXPECT_EQ(runs, 51);
+        // The batching call is the explicit one.
+        EXPECT_EQ(group.execute_next_contracts(4), 4U);
+        EXPECT_EQ(runs, 55);
+        EXPECT_EQ(group.execute_next_contracts(0), 1U); // clamped to at least one
+        // Clamped to max_batch; a batch also ends at the leaf's last scheduled slot.
+        std::size_t const ran = group.execute_next_contracts(1000);
+        EXPECT_GT(ran, 1U);
+        EXPECT_LE(ran, work_contract_group::max_batch);
+    }
+}
+
 TEST(WorkContractGroup, SelfScheduledContractRunsOncePerBatch) {
     work_contract_group group(64);
     int runs = 0;
@@ -189,7 +223,7 @@ TEST(WorkContractGroup, ExceptionMidBatchLeavesTheRestScheduled) {
         },
         initial_state::scheduled);
     auto third = group.create_contract([&] { ++runs[2]; }, initial_state::scheduled);
-    EXPECT_THROW(group.execute_next_contract(), std::runtime_error);
+    EXPECT_THROW(group.execute_next_contracts(), std::runtime_error);
     EXPECT_EQ(runs, (std::vector<int>{1, 1, 0}));
     EXPECT_EQ(drain(group), 2); // the third, and the first once more
     EXPECT_EQ(runs, (std::vector<int>{2, 1, 1}));

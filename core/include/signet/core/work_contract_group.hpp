@@ -98,43 +98,59 @@ public:
                     std::forward<Handler>(handler), initial);
     }
 
-    /// Worker thread. Runs the next scheduled contracts' work (or release): between 1 and
-    /// detail::max_batch (16) neighbouring scheduled contracts, each once, in slot order (see
-    /// set_batch_claims()); true if any ran. Non-blocking group: never waits.
-    /// Blocking group: waits until something is scheduled or stop() was called (then returns
-    /// false once nothing is scheduled).
+    /// Worker thread. Runs the next scheduled contract's work (or its release) once: exactly
+    /// one contract per call; true if one ran. The next is the first scheduled slot at or after
+    /// this thread's cursor, cyclically (fairness). Non-blocking group: never waits. Blocking
+    /// group: waits until something is scheduled or stop() was called (then returns false once
+    /// nothing is scheduled).
     bool execute_next_contract() {
         if constexpr (Mode == synchronization_mode::blocking) {
-            return state_->execute_next_waiting(std::nullopt) != 0;
+            return state_->execute_next_waiting(std::nullopt, 1) != 0;
         } else {
-            return state_->execute_next(lane{}) != 0;
+            return state_->execute_next(lane{}, 1) != 0;
         }
     }
 
     /// Worker thread; never waits. As above, preferring contracts in `preferred` and falling
-    /// back to fair selection, one contract at a time, when it has nothing scheduled (lanes).
-    bool execute_next_contract(lane preferred) { return state_->execute_next(preferred) != 0; }
+    /// back to fair selection when it has nothing scheduled (lanes).
+    bool execute_next_contract(lane preferred) { return state_->execute_next(preferred, 1) != 0; }
 
-    /// Worker thread; blocking group only. Waits at most `timeout`; false on timeout or stop.
+    /// Worker thread; blocking group only. As execute_next_contract(), waiting at most
+    /// `timeout`; false on timeout or stop.
     bool execute_next_contract(std::chrono::nanoseconds timeout) requires(
         Mode == synchronization_mode::blocking) {
-        return state_->execute_next_waiting(std::chrono::steady_clock::now() + timeout) != 0;
+        return state_->execute_next_waiting(std::chrono::steady_clock::now() + timeout, 1) != 0;
     }
 
+    /// Worker thread; never waits. A batch: runs up to `max` (1..max_batch, clamped) scheduled
+    /// contracts of one leaf, each once, in slot order, preferring `preferred`; returns how many
+    /// ran (0: nothing was scheduled). Cheaper per contract than one call each (one leaf RMW
+    /// per execution, or two per batch with set_batch_claims(true)), for loops that run only
+    /// contracts (worker_pool, the net runtime); a loop that polls something of its own
+    /// between contracts should call execute_next_contract() instead.
+    std::size_t execute_next_contracts(std::size_t max = max_batch, lane preferred = {}) {
+        return state_->execute_next(preferred, clamp_batch(max));
+    }
+
+    /// Worker thread; blocking group only. As execute_next_contracts(max), waiting at most
+    /// `timeout` for the first; 0 on timeout or stop.
+    std::size_t execute_next_contracts(std::size_t max, std::chrono::nanoseconds timeout) requires(
+        Mode == synchronization_mode::blocking) {
+        return state_->execute_next_waiting(std::chrono::steady_clock::now() + timeout,
+                                            clamp_batch(max));
+    }
+
+    /// Most contracts one execute_next_contracts() call runs.
+    static constexpr std::size_t max_batch = detail::max_batch;
+
     /// Setup, before the executing threads start. true: only one thread will execute this
-    /// group, so one claim may take up to detail::max_batch (16) scheduled contracts at once
-    /// (one RMW for all; fastest). With more executing threads leave it false (the default):
-    /// a claimed contract is invisible to the others, so a batch-mate of a long or blocking run
-    /// would wait although another thread could run it; the default claims each contract right
+    /// group, so one claim may take a whole batch of scheduled contracts at once (one RMW for
+    /// all; fastest). With more executing threads leave it false (the default): a claimed
+    /// contract is invisible to the others, so a batch-mate of a long or blocking run would
+    /// wait although another thread could run it; the default claims each contract right
     /// before it runs (one RMW per execution), and no contract ever waits that way.
     void set_batch_claims(bool single_executor) noexcept {
         state_->set_batch_claims(single_executor);
-    }
-
-    /// Worker thread. As execute_next_contract(lane), returning how many contracts ran (for
-    /// schedulers that count executions, e.g. worker_pool's statistics).
-    std::size_t execute_next_contracts(lane preferred = {}) {
-        return state_->execute_next(preferred);
     }
 
     /// Any thread; blocking group only. Permanent: wakes every waiter; later calls to
@@ -169,6 +185,10 @@ public:
     }
 
 private:
+    static constexpr std::size_t clamp_batch(std::size_t max) noexcept {
+        return max == 0 ? 1 : (max > max_batch ? max_batch : max);
+    }
+
     template <typename Work, typename Release, typename Handler>
     work_contract make(lane where, Work&& work, Release&& release, Handler&& handler,
                        initial_state initial) {

@@ -1,6 +1,6 @@
 #pragma once
 
-// worker_pool: N threads running execute_next_contract() on one group.
+// worker_pool: N threads running batches of contracts (execute_next_contracts()) on one group.
 //
 // Bring-your-own-threads is the normal way to use a group; this helper is what the apps and
 // benchmarks share: optional CPU pinning per thread, an idle strategy, a priority lane per
@@ -26,10 +26,8 @@
 #include <utility>
 #include <vector>
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <signet/core/cache_line.hpp>
+#include <signet/core/cpu_affinity.hpp>
 #include <signet/core/cpu_relax.hpp>
 #include <signet/core/metrics/counter.hpp>
 #include <signet/core/work_contract_group.hpp>
@@ -51,8 +49,8 @@ struct worker_pool_options {
 };
 
 struct worker_stats {
-    std::uint64_t executed = 0;   ///< execute_next_contract() calls that ran something
-    std::uint64_t idle_loops = 0; ///< calls that found nothing
+    std::uint64_t executed = 0;   ///< contracts run (work or release)
+    std::uint64_t idle_loops = 0; ///< polls that found nothing
 };
 
 template <typename Group>
@@ -87,7 +85,7 @@ private:
         metrics::counter idle_loops;
     };
 
-    bool execute_once(lane preferred);
+    std::size_t execute_batch(lane preferred);
     void idle(unsigned streak) const;
     void run(std::size_t index);
 
@@ -116,7 +114,7 @@ worker_pool<Group>::worker_pool(Group& group, worker_pool_options options)
             "worker_pool: idle_strategy::block needs a blocking_work_contract_group");
     }
     for (int cpu : options_.cpus) {
-        if (cpu < 0 || cpu >= CPU_SETSIZE) {
+        if (!valid_cpu_id(cpu)) {
             throw std::invalid_argument("worker_pool: CPU id " + std::to_string(cpu) +
                                         " is out of range");
         }
@@ -127,17 +125,12 @@ worker_pool<Group>::worker_pool(Group& group, worker_pool_options options)
         if (options_.cpus.empty()) {
             continue;
         }
-        int const cpu = options_.cpus[i % options_.cpus.size()];
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(static_cast<std::size_t>(cpu), &set);
-        if (int const rc =
-                pthread_setaffinity_np(threads_.back().native_handle(), sizeof(set), &set);
-            rc != 0) {
+        try {
+            pin_thread(threads_.back(), options_.cpus[i % options_.cpus.size()],
+                       "worker_pool's worker");
+        } catch (...) {
             stop();
-            throw std::system_error(rc, std::generic_category(),
-                                    "worker_pool: cannot pin worker " + std::to_string(i) +
-                                        " to CPU " + std::to_string(cpu));
+            throw;
         }
     }
 }
@@ -160,13 +153,14 @@ worker_stats worker_pool<Group>::stats(std::size_t index) const noexcept {
 }
 
 template <typename Group>
-bool worker_pool<Group>::execute_once(lane preferred) {
+std::size_t worker_pool<Group>::execute_batch(lane preferred) {
     if constexpr (blocking_group) {
         if (options_.idle == idle_strategy::block) {
-            return group_.execute_next_contract(std::chrono::nanoseconds(block_slice));
+            return group_.execute_next_contracts(Group::max_batch,
+                                                 std::chrono::nanoseconds(block_slice));
         }
     }
-    return group_.execute_next_contract(preferred); // the lane overload never waits
+    return group_.execute_next_contracts(Group::max_batch, preferred); // never waits
 }
 
 template <typename Group>
@@ -197,8 +191,8 @@ void worker_pool<Group>::run(std::size_t index) {
     unsigned streak = 0;
     // acquire: pairs with the release store in stop().
     while (!stopping_.load(std::memory_order_acquire)) {
-        if (execute_once(preferred)) {
-            mine.executed.add();
+        if (std::size_t const ran = execute_batch(preferred); ran != 0) {
+            mine.executed.add(ran);
             streak = 0;
         } else {
             mine.idle_loops.add();
@@ -207,8 +201,8 @@ void worker_pool<Group>::run(std::size_t index) {
     }
     // Drain: run what is scheduled (work and releases) without waiting, within the bound.
     auto const deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
-    while (group_.execute_next_contract(lane{})) {
-        mine.executed.add();
+    while (std::size_t const ran = group_.execute_next_contracts(Group::max_batch)) {
+        mine.executed.add(ran);
         if (std::chrono::steady_clock::now() >= deadline) {
             break;
         }

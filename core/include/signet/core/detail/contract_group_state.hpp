@@ -37,7 +37,8 @@
 //              (retried only when S or R arrived in between).
 //   recycle:   destroy the callables, bump the generation, clear the flags, free the slot.
 //
-// Batches (what execute_next_contract() runs: 1 to max_batch contracts of one leaf)
+// Batches (what execute_next_contracts(max) runs: 1 to min(max, max_batch) contracts of one
+// leaf; execute_next_contract() is a batch of one)
 //   A claimed contract is invisible to other workers until it runs, so a worker must never
 //   hold one while running another if some other thread could run it (a long or blocking run
 //   would delay it: hoarding). Hence two shapes, chosen per call:
@@ -93,7 +94,7 @@ inline constexpr std::uint64_t busy_flag = 2;
 inline constexpr std::uint64_t release_flag = 4;
 inline constexpr unsigned generation_shift = 8;
 inline constexpr std::uint32_t no_slot = ~std::uint32_t{0};
-/// Most contracts one execute_next_contract() call claims and runs (one leaf RMW claims them).
+/// Most contracts one execute_next_contracts() call claims and runs (one leaf RMW claims them).
 inline constexpr unsigned max_batch = 16;
 
 inline constexpr contract_id make_contract_id(std::uint32_t slot, std::uint64_t generation) {
@@ -119,7 +120,8 @@ struct alignas(destructive_interference_size) contract_slot {
     contract_ops const* ops = nullptr; // written by the creator before the state is published
     alignas(std::max_align_t) std::byte storage[inline_callable_size];
 };
-static_assert(inline_callable_size >= 48, "the issue asks for an inline buffer of >= 48 bytes");
+static_assert(inline_callable_size >= 48,
+              "a lambda capturing a few pointers and a token must fit inline (no allocation)");
 static_assert(sizeof(contract_slot) % destructive_interference_size == 0);
 
 // Marks an absent release callback or handler (its ops entry is null; the operators exist only so
@@ -200,12 +202,14 @@ public:
     /// Any thread; a snapshot: the contract exists and release was not requested.
     [[nodiscard]] bool is_current(std::uint32_t slot, std::uint64_t generation) const noexcept;
 
-    /// Worker thread. Claims a batch of scheduled contracts (preferring `preferred`) and runs
-    /// each one's work or release once; returns how many ran (0: none was scheduled).
-    std::size_t execute_next(lane preferred);
+    /// Worker thread. Claims up to `max` (1..max_batch) scheduled contracts (preferring
+    /// `preferred`) and runs each one's work or release once; returns how many ran (0: none
+    /// was scheduled).
+    std::size_t execute_next(lane preferred, std::size_t max);
     /// Worker thread (blocking groups). As execute_next, but waits for work until `deadline`
     /// (forever if empty) or stop(); 0 on timeout or when stopped with nothing scheduled.
-    std::size_t execute_next_waiting(std::optional<std::chrono::steady_clock::time_point> deadline);
+    std::size_t execute_next_waiting(std::optional<std::chrono::steady_clock::time_point> deadline,
+                                     std::size_t max);
 
     void stop() noexcept;
     [[nodiscard]] bool stopped() const noexcept {
@@ -267,8 +271,8 @@ private:
     bool const blocking_;
     bool closed_ = false;
     std::atomic<std::uint32_t> threads_seen_{0}; // numbers the threads' home cursors
-    std::atomic<std::size_t> free_hint_{0};
-    std::atomic<bool> batch_claims_{false}; // free_ word where the last creation found a slot
+    std::atomic<std::size_t> free_hint_{0};      // free_ word where the last creation found a slot
+    std::atomic<bool> batch_claims_{false};      // set_batch_claims(): one executing thread
     // alignas: waiters_ is read by every signal() of a blocking group; keep it off the lines
     // written by creators and the fields above.
     alignas(destructive_interference_size) std::atomic<std::uint32_t> waiters_{0};
@@ -431,14 +435,16 @@ struct group_state::batch {
     }
 };
 
-inline std::size_t group_state::execute_next(lane preferred) {
+inline std::size_t group_state::execute_next(lane preferred, std::size_t max) {
+    assert(max >= 1 && max <= max_batch && "execute_next: max must be in 1..max_batch");
     std::size_t& cursor = thread_cursor();
     // Declared single executor: claim a batch with one RMW. Otherwise claim one at a time, each
     // right before it runs (see "Batches" above: nothing waits unrun in a worker's hands).
     // relaxed: a setting made before the executing thread started (see set_batch_claims()).
     bool const alone = batch_claims_.load(std::memory_order_relaxed);
     std::size_t const bias = cursor;
-    signal_tree::claimed const c = tree_.claim(bias, preferred, alone ? max_batch : 1);
+    signal_tree::claimed const c =
+        tree_.claim(bias, preferred, alone ? static_cast<unsigned>(max) : 1U);
     if (c.bits == 0) {
         return 0;
     }
@@ -477,7 +483,7 @@ inline std::size_t group_state::execute_next(lane preferred) {
         b.remaining = 0;
         ++ran;
         run_claimed(static_cast<std::uint32_t>(leaf_first + bit_index), b.again, bit);
-        if (ran == max_batch) {
+        if (ran == max) {
             return ran; // b puts this one back if it goes again
         }
         // Put this contract back (if it goes again) and claim the next scheduled one after it
@@ -596,7 +602,7 @@ namespace signet {
 inline void work_contract_token::schedule() noexcept {
     if (detail::current_token == this) {
         // The running work schedules itself on its own thread (copies of the token have other
-        // addresses and take the general path): E is set until this run finishes, so just
+        // addresses and take the general path): B is set until this run finishes, so just
         // record the request; finish_run() publishes it. Dropped if release wins (see there).
         detail::current_rescheduled = true;
         return;

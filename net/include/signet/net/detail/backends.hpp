@@ -3,7 +3,6 @@
 #include <cstddef>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include <signet/core/work_contract_group.hpp>
 #include <signet/net/receive_backend.hpp>
@@ -14,9 +13,6 @@ std::unique_ptr<receive_backend> make_epoll_backend(blocking_work_contract_group
 std::unique_ptr<receive_backend> make_asio_backend(blocking_work_contract_group& group);
 std::unique_ptr<receive_backend> make_io_uring_backend(blocking_work_contract_group& group);
 std::unique_ptr<receive_backend> make_memory_backend();
-
-/// Pins `thread` to `cpu` (no-op for cpu < 0); throws std::system_error naming `what`.
-void pin_thread(std::thread& thread, int cpu, char const* what);
 
 } // namespace signet::net::detail
 
