@@ -172,8 +172,8 @@ void feed_processor::operator()(net::packet const& p) {
             deliver({}); // bytes are missing: let the session count it as malformed
         } else {
             arbiter_->on_packet(
-                p.payload(), p.line, p.user_rx_ns, [this](auto bytes) { deliver(bytes); },
-                [this] { return next_sequence(); });
+                p.payload(), md::moldudp64_sequence(p.payload()), p.line, p.user_rx_ns,
+                [this](auto bytes) { deliver(bytes); }, [this] { return next_sequence(); });
         }
         service_recovery();
     } else {
@@ -186,7 +186,7 @@ void feed_processor::on_batch() {
     publish();
 }
 
-void feed_processor::attach_recorder(recorder& r) {
+void feed_processor::attach_recorder(md::binary_file_writer& r) {
     recorder_ = &r;
 }
 

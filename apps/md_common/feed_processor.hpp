@@ -18,16 +18,16 @@
 #include <optional>
 #include <vector>
 
+#include <signet/md/binary_file_writer.hpp>
 #include <signet/md/feed_handler.hpp>
 #include <signet/md/moldudp64_recovery.hpp>
+#include <signet/md/sequence_arbiter.hpp>
 #include <signet/net/packet.hpp>
 #include <signet/net/stage_latency.hpp>
 #include <signet/net/udp_socket.hpp>
 
 #include "config.hpp"
 #include "latency_histogram.hpp"
-#include "recorder.hpp"
-#include "sequence_arbiter.hpp"
 
 namespace signet::apps {
 
@@ -40,7 +40,7 @@ public:
     void attach_request_line(net::udp_socket const& socket, std::uint16_t line);
 
     /// Setup: record what the session delivers (md_receiver --record); `r` outlives this.
-    void attach_recorder(recorder& r);
+    void attach_recorder(md::binary_file_writer& r);
 
     /// Parser contract only.
     void operator()(net::packet const& p);
@@ -135,9 +135,9 @@ private:
     feed_config config_;
     std::optional<md::itch_feed_handler> itch_;      // moldudp64 + itch50
     std::optional<md::moldudp64_session> session_;   // moldudp64 + count
-    std::optional<sequence_arbiter> arbiter_;        // moldudp64
+    std::optional<md::sequence_arbiter> arbiter_;    // moldudp64
     std::optional<md::moldudp64_recovery> recovery_; // moldudp64 + rerequest
-    recorder* recorder_ = nullptr;
+    md::binary_file_writer* recorder_ = nullptr;
     net::udp_socket const* request_socket_ = nullptr;
     std::uint16_t request_line_ = 0;
     std::uint64_t now_ = 0; // CLOCK_REALTIME ns of the packet (or wake-up) being handled

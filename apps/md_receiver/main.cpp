@@ -32,7 +32,6 @@
 #include "json_text.hpp"
 #include "latency_histogram.hpp"
 #include "metrics_endpoint.hpp"
-#include "recorder.hpp"
 
 namespace {
 
@@ -58,7 +57,7 @@ struct parser_of {
 struct feed_entry {
     std::size_t id = 0;
     std::unique_ptr<feed_processor> processor;
-    std::unique_ptr<apps::recorder> recording; // --record
+    std::unique_ptr<md::binary_file_writer> recording; // --record
     // Main thread only: the previous stats line and the silence watch.
     feed_processor::live_counters last{};
     latency_histogram::snapshot last_latency{};
@@ -478,9 +477,9 @@ int main(int argc, char** argv) {
                                 rt->timestamp_note(id, i));
                 }
             }
-            std::unique_ptr<apps::recorder> recording;
+            std::unique_ptr<md::binary_file_writer> recording;
             if (!record_path.empty() && feed.protocol == apps::protocol_kind::moldudp64) {
-                recording = std::make_unique<apps::recorder>(
+                recording = std::make_unique<md::binary_file_writer>(
                     config.feeds.size() == 1 ? record_path : record_path + "." + feed.name);
                 recording->attach(rt->group());
                 p->attach_recorder(*recording);

@@ -13,10 +13,11 @@
 #include <spdlog/spdlog.h>
 
 #include <signet/core/cpu_affinity.hpp>
-#include <signet/net/detail/backends.hpp>
 #include <signet/net/detail/feed_state.hpp>
-#include <signet/net/detail/socket_receive.hpp>
 #include <signet/net/log.hpp>
+
+#include "backends.hpp"
+#include "socket_receive.hpp"
 
 namespace signet::net::detail {
 

@@ -49,11 +49,12 @@
 
 #include <signet/core/cpu_affinity.hpp>
 #include <signet/core/realtime_clock.hpp>
-#include <signet/net/detail/backends.hpp>
 #include <signet/net/detail/delivery.hpp>
 #include <signet/net/detail/feed_state.hpp>
-#include <signet/net/detail/unique_fd.hpp>
 #include <signet/net/log.hpp>
+#include <signet/net/unique_fd.hpp>
+
+#include "backends.hpp"
 
 namespace signet::net::detail {
 

@@ -6,8 +6,9 @@
 
 #include <poll.h>
 
-#include <signet/net/detail/backends.hpp>
-#include <signet/net/detail/unique_fd.hpp>
+#include <signet/net/unique_fd.hpp>
+
+#include "backends.hpp"
 
 namespace signet::net::detail {
 

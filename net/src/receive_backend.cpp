@@ -2,9 +2,10 @@
 #include <string>
 #include <system_error>
 
-#include <signet/net/detail/backends.hpp>
 #include <signet/net/log.hpp>
 #include <signet/net/receive_backend.hpp>
+
+#include "backends.hpp"
 
 namespace signet::net {
 

@@ -8,9 +8,10 @@
 #include <signet/core/cpu_affinity.hpp>
 #include <signet/core/cpu_relax.hpp>
 #include <signet/core/realtime_clock.hpp>
-#include <signet/net/detail/backends.hpp>
 #include <signet/net/log.hpp>
 #include <signet/net/runtime.hpp>
+
+#include "backends.hpp"
 
 namespace signet::net {
 

@@ -1,3 +1,5 @@
+#include "socket_receive.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -6,7 +8,6 @@
 
 #include <signet/core/realtime_clock.hpp>
 #include <signet/net/detail/delivery.hpp>
-#include <signet/net/detail/socket_receive.hpp>
 
 namespace signet::net::detail {
 

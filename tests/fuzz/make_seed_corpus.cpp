@@ -1,6 +1,7 @@
 // Writes the committed seed corpora under tests/fuzz/corpus/ (run by hand when the input
 // formats of the fuzz targets change; scripts/run-fuzz only reads them):
-//   g++ -std=c++20 -Inet/include tests/fuzz/make_seed_corpus.cpp net/src/md/[a-z]*.cpp
+//   g++ -std=c++20 -Imd/include -Icore/include tests/fuzz/make_seed_corpus.cpp md/src/*.cpp \
+//       core/src/*.cpp \
 //       -o build/make_seed_corpus && build/make_seed_corpus tests/fuzz/corpus
 // Formats: moldudp64 — byte 0 (odd: late join), then datagrams as (u16 big-endian length,
 // bytes); itch50 — byte 0 (order capacity - 1), then messages as (u8 length, bytes);

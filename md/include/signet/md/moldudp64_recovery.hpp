@@ -28,6 +28,8 @@
 #include <cstdint>
 #include <functional>
 
+#include <signet/md/gap_recovery.hpp>
+
 namespace signet::md {
 
 struct moldudp64_recovery_options {
@@ -51,7 +53,7 @@ struct moldudp64_recovery_stats {
     std::uint64_t recovering_ns = 0;      ///< time spent with a gap open
 };
 
-class moldudp64_recovery {
+class moldudp64_recovery final : public gap_recovery {
 public:
     static constexpr std::size_t max_chunks = 16;
 
@@ -65,7 +67,7 @@ public:
 
     /// [first, end) is missing in front of held data. True: keep holding (being recovered);
     /// false: given up, release what is held (the session counts the gap).
-    bool want(std::uint64_t first, std::uint64_t end, std::uint64_t now) noexcept;
+    bool want(std::uint64_t first, std::uint64_t end, std::uint64_t now) noexcept override;
 
     /// Sends due requests: send(first, count) -> bool (false: not sent, retried next poll).
     template <typename Send>
@@ -76,7 +78,7 @@ public:
     std::uint64_t progress(std::uint64_t next, std::uint64_t now) noexcept;
 
     /// Gives the open gap up now (the owner cannot hold more).
-    void abandon(std::uint64_t now) noexcept;
+    void abandon(std::uint64_t now) noexcept override;
 
     [[nodiscard]] recovery_state state() const noexcept { return state_; }
     [[nodiscard]] bool recovering() const noexcept { return state_ == recovery_state::recovering; }

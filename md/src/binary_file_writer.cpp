@@ -1,5 +1,3 @@
-#include "recorder.hpp"
-
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -9,10 +7,12 @@
 #include <unistd.h>
 
 #include <signet/md/big_endian.hpp>
+#include <signet/md/binary_file_writer.hpp>
 
-namespace signet::apps {
+namespace signet::md {
 
-recorder::recorder(std::string path, std::size_t chunks, std::size_t chunk_bytes)
+binary_file_writer::binary_file_writer(std::string path, std::size_t chunks,
+                                       std::size_t chunk_bytes)
     : path_(std::move(path))
     , chunk_bytes_(chunk_bytes)
     , memory_(std::make_unique_for_overwrite<std::byte[]>(chunks * chunk_bytes))
@@ -21,25 +21,25 @@ recorder::recorder(std::string path, std::size_t chunks, std::size_t chunk_bytes
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd_ < 0) {
         throw std::system_error(errno, std::generic_category(),
-                                "--record: cannot open '" + path_ + "' for writing");
+                                "cannot open '" + path_ + "' for writing");
     }
     for (std::uint32_t i = 0; i < chunks; ++i) {
         [[maybe_unused]] bool const pushed = empty_.push(i); // room for every chunk
     }
 }
 
-recorder::~recorder() {
+binary_file_writer::~binary_file_writer() {
     finish();
 }
 
-void recorder::attach(blocking_work_contract_group& group) {
+void binary_file_writer::attach(blocking_work_contract_group& group) {
     writer_ = group.create_contract([this] { write_ready(); });
     if (!writer_.is_valid()) {
-        throw std::length_error("--record: no free contract slot for the writer");
+        throw std::length_error("binary_file_writer: no free contract slot for the writer");
     }
 }
 
-bool recorder::take_chunk() noexcept {
+bool binary_file_writer::take_chunk() noexcept {
     std::uint32_t index = 0;
     if (!empty_.pop(index)) {
         return false;
@@ -49,7 +49,7 @@ bool recorder::take_chunk() noexcept {
     return true;
 }
 
-void recorder::append(std::span<std::byte const> message) noexcept {
+void binary_file_writer::append(std::span<std::byte const> message) noexcept {
     std::size_t const need = 2 + message.size();
     if (need > chunk_bytes_) {
         drops_.add(1); // cannot happen with MoldUDP64's 16-bit lengths and 64 KiB chunks
@@ -70,7 +70,7 @@ void recorder::append(std::span<std::byte const> message) noexcept {
     bytes_.add(need);
 }
 
-void recorder::flush() noexcept {
+void binary_file_writer::flush() noexcept {
     if (!have_current_ || current_.used == 0) {
         return;
     }
@@ -82,7 +82,7 @@ void recorder::flush() noexcept {
     }
 }
 
-void recorder::write_ready() noexcept {
+void binary_file_writer::write_ready() noexcept {
     chunk c;
     while (full_.pop(c)) {
         write_chunk(c);
@@ -90,7 +90,7 @@ void recorder::write_ready() noexcept {
     }
 }
 
-void recorder::write_chunk(chunk const& c) noexcept {
+void binary_file_writer::write_chunk(chunk const& c) noexcept {
     std::byte const* data = memory_.get() + std::size_t{c.index} * chunk_bytes_;
     std::size_t left = c.used;
     while (left > 0) {
@@ -107,7 +107,7 @@ void recorder::write_chunk(chunk const& c) noexcept {
     }
 }
 
-void recorder::finish() noexcept {
+void binary_file_writer::finish() noexcept {
     if (fd_ >= 0) {
         flush();
         write_ready(); // no contract runs any more: the controlling thread writes the rest
@@ -117,8 +117,8 @@ void recorder::finish() noexcept {
     writer_ = work_contract{}; // releases the writer while its group still exists
 }
 
-recorder::stats recorder::snapshot() const noexcept {
+binary_file_writer::stats binary_file_writer::snapshot() const noexcept {
     return {messages_.value(), bytes_.value(), drops_.value(), write_errors_.value()};
 }
 
-} // namespace signet::apps
+} // namespace signet::md

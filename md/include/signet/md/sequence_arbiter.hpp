@@ -1,18 +1,20 @@
 #pragma once
 
-// sequence_arbiter: sits in front of a moldudp64_session and holds a packet that arrives ahead
-// of the expected sequence for a moment, so that a reordered packet, or line B's copy of a
-// packet line A lost, can fill the gap first. It releases a held packet (letting the session
-// count the gap) when
+// sequence_arbiter: protocol-neutral A/B arbitration and reordering for sequenced packets. It
+// sits in front of a session (MoldUDP64's, or one of your own) and holds a packet that arrives
+// ahead of the expected sequence for a moment, so that a reordered packet, or line B's copy of a
+// packet line A lost, can fill the gap first. The caller passes each packet's first sequence
+// number (0: not sequenced, delivered at once) and the session's next expected one. It releases
+// a held packet (letting the session count the gap) when
 //   1. the packets before it arrived (no gap after all), or
 //   2. with two lines: both lines have delivered packets at or past it (both lost the data), or
 //   3. it has been held longer than hold_ns (by the arriving packets' receive times), or
 //   4. the hold is full (max_held packets), or
 //   5. flush() at the end.
-// With a re-request client attached (set_recovery), rules 2 and 3 ask it to recover the gap in
-// front of the held packet instead: they keep holding while it recovers, and release (the
-// session counts the gap) once it gave up; rule 4 makes it give up (the hold is the bound on
-// what waits for a recovery).
+// With a gap_recovery attached (set_recovery), rules 2 and 3 ask it to recover the gap in front
+// of the held packet instead: they keep holding while it recovers, and release (the session
+// counts the gap) once it gave up; rule 4 makes it give up (the hold is the bound on what waits
+// for a recovery). next_deadline() tells the owner when rule 3 or the recovery needs a tick().
 // Packets are copied into a fixed pool allocated at construction: nothing allocates later.
 // hold_latency() is the time each held packet waited: from its arrival to the arrival (or
 // timer) that released it, the "sequence" stage of md_receiver's per-stage latency.
@@ -29,10 +31,9 @@
 #include <vector>
 
 #include <signet/core/metrics/histogram.hpp>
-#include <signet/md/moldudp64.hpp>
-#include <signet/md/moldudp64_recovery.hpp>
+#include <signet/md/gap_recovery.hpp>
 
-namespace signet::apps {
+namespace signet::md {
 
 class sequence_arbiter {
 public:
@@ -55,12 +56,12 @@ public:
         }
     }
 
-    /// `deliver(span)` hands a datagram to the session; `next()` is the session's next expected
-    /// sequence (0 before a late join).
+    /// A packet whose first item carries `sequence` (0: none, e.g. malformed) arrived on `line`
+    /// at `now_ns`. `deliver(span)` hands a datagram to the session; `next()` is the session's
+    /// next expected sequence (0 before a late join).
     template <typename Deliver, typename Next>
-    void on_packet(std::span<std::byte const> datagram, std::uint16_t line, std::uint64_t now_ns,
-                   Deliver&& deliver, Next&& next) {
-        std::uint64_t const sequence = md::moldudp64_sequence(datagram);
+    void on_packet(std::span<std::byte const> datagram, std::uint64_t sequence, std::uint16_t line,
+                   std::uint64_t now_ns, Deliver&& deliver, Next&& next) {
         if (line < lines_) {
             last_seen_[line] = std::max(last_seen_[line], sequence);
         }
@@ -86,10 +87,16 @@ public:
         release(0, deliver, next, true);
     }
 
-    /// Attaches the re-request client (or detaches it with nullptr).
-    void set_recovery(md::moldudp64_recovery* recovery) noexcept { recovery_ = recovery; }
+    /// Attaches a gap recovery client (or detaches it with nullptr).
+    void set_recovery(gap_recovery* recovery) noexcept { recovery_ = recovery; }
 
     [[nodiscard]] std::size_t held() const noexcept { return order_.size(); }
+    /// When the hold of the first packet in sequence order runs out (rule 3: the release rules
+    /// look at that packet first), ns on the caller's clock; 0 when nothing is held. A tick()
+    /// then releases it or hands its gap to the recovery.
+    [[nodiscard]] std::uint64_t next_deadline() const noexcept {
+        return order_.empty() ? 0 : held_[order_.front()].arrived + hold_ns_ + 1;
+    }
     /// Packets that waited in the hold and whose gap was filled in time.
     [[nodiscard]] std::uint64_t gaps_filled() const noexcept { return gaps_filled_; }
     /// How long released packets waited in the hold, ns (not those flush() released).
@@ -180,7 +187,7 @@ private:
     std::vector<std::size_t> free_;
     std::array<std::uint64_t, max_lines> last_seen_{};
     std::uint64_t gaps_filled_ = 0;
-    md::moldudp64_recovery* recovery_ = nullptr;
+    gap_recovery* recovery_ = nullptr;
 };
 
-} // namespace signet::apps
+} // namespace signet::md

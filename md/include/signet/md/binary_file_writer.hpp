@@ -1,12 +1,12 @@
 #pragma once
 
-// recorder: writes what a feed's MoldUDP64 session delivered, in sequence, to a Nasdaq
-// BinaryFILE (each message: its length as a u16 big-endian, then its bytes) — md_receiver
-// --record. The parser contract appends into fixed chunks (one memcpy per message); a full chunk
-// goes through an spsc_fixed_queue to a writer contract in the runtime's group, which writes it
-// and hands it back through a second queue. When no chunk is free (the disk is slower than the
-// feed) the message is dropped and counted, never waited for: the parser is never slowed by
-// the disk.
+// binary_file_writer: writes messages to a Nasdaq BinaryFILE (each message: its length as a
+// u16 big-endian, then its bytes) without ever making its producer wait for the disk — what
+// md_receiver --record writes a session's delivered messages with. The producer (a parser
+// contract) appends into fixed chunks (one memcpy per message); a full chunk goes through an
+// spsc_fixed_queue to a writer contract in the caller's group, which writes it and hands it back
+// through a second queue. When no chunk is free (the disk is slower than the feed) the message
+// is dropped and counted, never waited for.
 //
 // Threading: append() and flush() on the parser contract (one producer); the writer contract
 // consumes full chunks; stats() from any thread (relaxed snapshots); finish() once the runtime
@@ -24,9 +24,9 @@
 #include <signet/core/work_contract.hpp>
 #include <signet/core/work_contract_group.hpp>
 
-namespace signet::apps {
+namespace signet::md {
 
-class recorder {
+class binary_file_writer {
 public:
     struct stats {
         std::uint64_t messages = 0; ///< written (or queued to be)
@@ -36,10 +36,11 @@ public:
     };
 
     /// Opens (truncates) `path`; throws std::system_error naming it when it cannot.
-    explicit recorder(std::string path, std::size_t chunks = 64, std::size_t chunk_bytes = 1 << 16);
-    recorder(recorder const&) = delete;
-    recorder& operator=(recorder const&) = delete;
-    ~recorder();
+    explicit binary_file_writer(std::string path, std::size_t chunks = 64,
+                                std::size_t chunk_bytes = 1 << 16);
+    binary_file_writer(binary_file_writer const&) = delete;
+    binary_file_writer& operator=(binary_file_writer const&) = delete;
+    ~binary_file_writer();
 
     /// Setup: the writer contract runs in `group`. Throws std::length_error without a free slot.
     void attach(blocking_work_contract_group& group);
@@ -80,4 +81,4 @@ private:
     metrics::counter write_errors_;
 };
 
-} // namespace signet::apps
+} // namespace signet::md

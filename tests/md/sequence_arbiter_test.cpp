@@ -5,12 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <signet/md/moldudp64.hpp>
-
-#include "sequence_arbiter.hpp"
+#include <signet/md/sequence_arbiter.hpp>
 
 namespace {
 
-using signet::apps::sequence_arbiter;
+using signet::md::sequence_arbiter;
 
 // A fake session: tracks next expected and records what was delivered, in order.
 struct fake_session {
@@ -44,7 +43,8 @@ struct harness {
     void arrive(std::uint64_t seq, std::uint16_t line, std::uint64_t now) {
         auto p = packet(seq);
         arbiter.on_packet(
-            p, line, now, [&](auto d) { session.deliver(d); }, [&] { return session.next; });
+            p, signet::md::moldudp64_sequence(p), line, now, [&](auto d) { session.deliver(d); },
+            [&] { return session.next; });
     }
     sequence_arbiter arbiter;
     fake_session session;
@@ -129,6 +129,26 @@ TEST(SequenceArbiter, FlushReleasesEverything) {
     EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 4, 5}));
     EXPECT_EQ(h.arbiter.held(), 0U);
     EXPECT_EQ(h.arbiter.hold_latency().take().count, 0U); // the end of the run is not a wait
+}
+
+TEST(SequenceArbiter, NextDeadlineIsWhenTheFirstHeldPacketsHoldRunsOut) {
+    harness h(1); // hold_ns 1000
+    EXPECT_EQ(h.arbiter.next_deadline(), 0U);
+    h.arrive(1, 0, 1);
+    h.arrive(3, 0, 10);
+    h.arrive(4, 0, 20);
+    ASSERT_EQ(h.arbiter.held(), 2U);
+    EXPECT_EQ(h.arbiter.next_deadline(), 10U + 1000U + 1U);
+    auto const tick = [&](std::uint64_t now) {
+        h.arbiter.tick(
+            now, [&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; });
+    };
+    tick(h.arbiter.next_deadline() - 1);
+    EXPECT_EQ(h.arbiter.held(), 2U); // not yet
+    tick(h.arbiter.next_deadline());
+    EXPECT_EQ(h.arbiter.held(), 0U); // 3 expired; 4 follows it in sequence
+    EXPECT_EQ(h.session.gaps, 1U);
+    EXPECT_EQ(h.arbiter.next_deadline(), 0U);
 }
 
 } // namespace

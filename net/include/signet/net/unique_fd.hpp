@@ -1,6 +1,7 @@
 #pragma once
 
-// unique_fd: sole owner of a file descriptor (closed on destruction; move-only).
+// unique_fd: sole owner of a file descriptor (closed on destruction; move-only): what every fd
+// of the library, the apps and the benchmarks is held in.
 // event_fd: a non-blocking eventfd used to interrupt a thread sleeping in epoll_wait or in an
 // io_uring wait (the backends' wake()).
 
@@ -13,7 +14,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-namespace signet::net::detail {
+namespace signet::net {
 
 class unique_fd {
 public:
@@ -71,4 +72,4 @@ private:
     unique_fd fd_;
 };
 
-} // namespace signet::net::detail
+} // namespace signet::net

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include <signet/md/moldudp64.hpp>
+#include <signet/md/sequence_tracker.hpp>
 
 namespace signet::md {
 
@@ -190,10 +191,11 @@ moldudp64_session::plan_packet(std::span<std::byte const> datagram) noexcept {
         sequence_from_packet_ = true;
         provisional_ = true;
     }
-    if (header->sequence > stats_.next_sequence) {
-        p.result.missing = header->sequence - stats_.next_sequence;
+    sequence_step const step = locate(stats_.next_sequence, header->sequence, blocks);
+    if (step.missing != 0) {
+        p.result.missing = step.missing;
         ++stats_.gaps;
-        stats_.missing_messages += p.result.missing;
+        stats_.missing_messages += step.missing;
         stats_.next_sequence = header->sequence;
     }
     if (end) {
@@ -212,9 +214,7 @@ moldudp64_session::plan_packet(std::span<std::byte const> datagram) noexcept {
     p.result.kind = packet_kind::data;
     p.first = header->sequence;
     p.count = blocks;
-    // After the gap step next_sequence >= sequence: the difference is what was delivered before.
-    std::uint64_t const behind = stats_.next_sequence - header->sequence;
-    p.skip = static_cast<std::uint16_t>(std::min<std::uint64_t>(behind, blocks));
+    p.skip = static_cast<std::uint16_t>(step.skip); // at most `blocks`
     p.result.skipped = p.skip;
     p.result.delivered = static_cast<std::uint16_t>(blocks - p.skip);
     if (p.result.delivered == 0) {
