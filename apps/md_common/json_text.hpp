@@ -9,25 +9,13 @@
 #include <string>
 #include <string_view>
 
+#include <signet/md/wire_text.hpp>
+
 #include <nlohmann/json.hpp>
 
 namespace signet::apps {
 
-/// Arbitrary bytes as UTF-8 text: bytes below 0x80 as they are, others as U+0080..U+00FF.
-inline std::string wire_text(std::string_view bytes) {
-    std::string out;
-    out.reserve(bytes.size());
-    for (char const c : bytes) {
-        auto const b = static_cast<unsigned char>(c);
-        if (b < 0x80) {
-            out += c;
-        } else {
-            out += static_cast<char>(0xC0 | (b >> 6));
-            out += static_cast<char>(0x80 | (b & 0x3F));
-        }
-    }
-    return out;
-}
+using md::wire_text;
 
 /// One line of ASCII JSON. Strings must be UTF-8 (config text is; wire bytes go through
 /// wire_text()); a stray invalid byte becomes U+FFFD instead of an exception.

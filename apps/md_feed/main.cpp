@@ -48,7 +48,7 @@
 #include <signet/md/moldudp64.hpp>
 #include <signet/net/udp_endpoint.hpp>
 
-#include "cli_support.hpp"
+#include "cli.hpp"
 #include "json_text.hpp"
 #include "pcap_source.hpp"
 #include "rerequest_service.hpp"
@@ -289,12 +289,12 @@ int main(int argc, char** argv) {
         cli.add_option("--rate", rate,
                        "messages per second; 0 = as fast as possible (--replay-pcap: packets "
                        "per second, instead of the captured timing)")
-            ->check(apps::number_in(0, 1e9, "messages/s"));
+            ->check(cli::number_in(0, 1e9, "messages/s"));
     cli.add_option("--duration", duration_s,
                    "seconds of data, then close (at most one year); 0 = until --count or a signal")
-        ->check(apps::number_in(0, apps::max_duration_s, "s"));
+        ->check(cli::number_in(0, cli::max_duration_s, "s"));
     cli.add_option("--count", count, "body messages, then close (generator); 0 = no limit")
-        ->check(apps::whole_number());
+        ->check(cli::whole_number());
     cli.add_option("--batch", batch, "messages per packet (at most; packets stay <= 1400 bytes)")
         ->check(CLI::Range(1U, 1000U));
     auto* session_option =
@@ -302,7 +302,7 @@ int main(int argc, char** argv) {
                        "MoldUDP64 session name (10 characters, space padded); --replay-pcap with "
                        "--serve-rerequests: the session served (default: the capture's first)");
     cli.add_option("--seed", seed, "generator seed (same seed, same stream)")
-        ->check(apps::whole_number());
+        ->check(cli::whole_number());
     cli.add_option("--symbols", symbols, "stocks in the directory")->check(CLI::Range(1, 65535));
     cli.add_option("--ttl", ttl, "multicast TTL")->check(CLI::Range(0, 255));
     cli.add_option("--loop", loop, "multicast loopback (true/false)");
@@ -316,16 +316,16 @@ int main(int argc, char** argv) {
     cli.add_option("--heartbeat", heartbeat_s,
                    "MoldUDP64 heartbeat interval: a heartbeat after this much silence, and no "
                    "message waits longer than this for its packet")
-        ->check(apps::number_in(0.001, 3600, "s"));
+        ->check(cli::number_in(0.001, 3600, "s"));
     cli.add_option("--drop-every", drop_every, "fault injection: do not send every Nth packet")
-        ->check(apps::whole_number());
+        ->check(cli::whole_number());
     cli.add_option("--drop-line", drop_line, "which line --drop-every affects: a, b or both")
         ->check(CLI::IsMember({"a", "b", "both"}));
     cli.add_option("--dup-every", dup_every, "fault injection: send every Nth packet twice")
-        ->check(apps::whole_number());
+        ->check(cli::whole_number());
     cli.add_option("--reorder-every", reorder_every,
                    "fault injection: send every Nth packet after the one that follows it")
-        ->check(apps::whole_number());
+        ->check(cli::whole_number());
     cli.add_option("--replay", replay, "send a Nasdaq BinaryFILE (2-byte length-prefixed ITCH)");
     cli.add_option("--report-json", report_path, "also write the report to this file");
     auto* pcap_option = cli.add_option("--replay-pcap", replay_pcap,
@@ -338,7 +338,7 @@ int main(int argc, char** argv) {
         cli.add_option("--speed", speed,
                        "--replay-pcap: the captured timing sped up this many times; 0 = as fast "
                        "as possible")
-            ->check(apps::number_in(0, 1e6, "x"));
+            ->check(cli::number_in(0, 1e6, "x"));
     auto* pcap_port_option =
         cli.add_option("--pcap-port", pcap_port,
                        "--replay-pcap: only datagrams to this destination port")
@@ -367,7 +367,7 @@ int main(int argc, char** argv) {
         cli.add_option("--rerequest-rate", rerequest_rate,
                        "--serve-rerequests: requests per second per client (token bucket, "
                        "burst of one second)")
-            ->check(apps::number_in(0.001, 1e9, "requests/s"));
+            ->check(cli::number_in(0.001, 1e9, "requests/s"));
     auto* rerequest_max_option =
         cli.add_option("--rerequest-max-messages", rerequest_max_messages,
                        "--serve-rerequests: messages per answer at most (larger requests are "
@@ -377,9 +377,9 @@ int main(int argc, char** argv) {
         cli.add_option("--linger", linger_s,
                        "--serve-rerequests: keep answering this many seconds after sending "
                        "ends, so receivers can recover the tail")
-            ->check(apps::number_in(0, 3600, "s"))
+            ->check(cli::number_in(0, 3600, "s"))
             ->default_str("2 when serving, else 0");
-    if (auto const code = apps::parse_command_line(cli, argc, argv, "md_feed", {to_option})) {
+    if (auto const code = cli::parse_command_line(cli, argc, argv, "md_feed", {to_option})) {
         return *code;
     }
     auto const target_a = net::udp_endpoint::try_parse(to);
@@ -620,7 +620,7 @@ int main(int argc, char** argv) {
             clock_type::time_point first_due{};
             std::uint64_t replayed = 0;
             // Offsets beyond a year (a tiny --speed) are clamped, so time points cannot overflow.
-            double const max_offset_ns = apps::max_duration_s * 1e9;
+            double const max_offset_ns = cli::max_duration_s * 1e9;
             for (;;) {
                 if (interrupted.load(std::memory_order_relaxed) || clock_type::now() >= stop_at) {
                     break;
@@ -861,7 +861,7 @@ int main(int argc, char** argv) {
             return 1;
         }
     } catch (std::exception const& e) {
-        std::fprintf(stderr, "md_feed: %s\n", apps::describe(e).c_str());
+        std::fprintf(stderr, "md_feed: %s\n", cli::describe(e).c_str());
         return 1;
     }
     return 0;

@@ -26,7 +26,7 @@
 #include <signet/net/log.hpp>
 #include <signet/net/runtime.hpp>
 
-#include "cli_support.hpp"
+#include "cli.hpp"
 #include "config.hpp"
 #include "feed_processor.hpp"
 #include "json_text.hpp"
@@ -380,7 +380,7 @@ int main(int argc, char** argv) {
         cli.add_option("--config", config_path, "TOML configuration file (see config/); required");
     cli.add_option("--duration", duration_s,
                    "seconds to run, at most one year; 0 = until SIGINT/SIGTERM")
-        ->check(apps::number_in(0, apps::max_duration_s, "s"));
+        ->check(cli::number_in(0, cli::max_duration_s, "s"));
     cli.add_option("--summary-json", summary_path, "write the summary to this JSON file");
     cli.add_option("--top", top,
                    "live view on a terminal: redraw a table per feed every interval with the N "
@@ -393,7 +393,7 @@ int main(int argc, char** argv) {
     cli.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical, off")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
     if (auto const code =
-            apps::parse_command_line(cli, argc, argv, "md_receiver", {config_option})) {
+            cli::parse_command_line(cli, argc, argv, "md_receiver", {config_option})) {
         return *code;
     }
 
@@ -502,7 +502,7 @@ int main(int argc, char** argv) {
         starting = true;
         rt->start();
     } catch (std::exception const& e) {
-        SPDLOG_ERROR("md_receiver: {}", apps::describe(e));
+        SPDLOG_ERROR("md_receiver: {}", cli::describe(e));
         spdlog::shutdown();
         if (starting) {
             // runtime::start() marks the runtime started before it creates the worker pool, so

@@ -1,8 +1,9 @@
 #pragma once
 
-// Command-line pieces md_receiver and md_feed share: CLI11 validators whose errors are short
-// (CLI11's NonNegativeNumber prints DBL_MAX in full), parsing with "unknown option" errors ahead
-// of "--x is required", and error text without the errno description twice.
+// Command-line pieces md_receiver and md_feed share (target signet_cli, namespace signet::cli):
+// CLI11 validators whose errors are short (CLI11's NonNegativeNumber prints DBL_MAX in full),
+// parsing with "unknown option" errors ahead of "--x is required", and error text without the errno
+// description twice.
 
 #include <cmath>
 #include <cstdio>
@@ -14,7 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
-namespace signet::apps {
+namespace signet::cli {
 
 /// The longest --duration either app accepts: one year. Longer would overflow the steady
 /// clock's time points (int64 nanoseconds) once converted, so it is rejected, not clamped.
@@ -114,4 +115,4 @@ inline std::string describe(std::exception const& e) {
     return text;
 }
 
-} // namespace signet::apps
+} // namespace signet::cli

@@ -1,15 +1,15 @@
-// cli_support: the apps' command-line checks and error text.
+// cli: the apps' command-line checks and error text.
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "cli_support.hpp"
+#include "cli.hpp"
 
 namespace {
 
-using signet::apps::parse_command_line;
+using signet::cli::parse_command_line;
 
 struct parsed {
     int code = -1; // -1: parse succeeded
@@ -34,7 +34,7 @@ TEST(CliSupport, DurationErrorsAreShort) {
         CLI::App cli;
         double duration = 0;
         cli.add_option("--duration", duration)
-            ->check(signet::apps::number_in(0, signet::apps::max_duration_s, "s"));
+            ->check(signet::cli::number_in(0, signet::cli::max_duration_s, "s"));
         auto const r = run(cli, {"--duration", bad}, {});
         EXPECT_EQ(r.code, 2) << bad;
         EXPECT_NE(r.error.find("--duration"), std::string::npos) << r.error;
@@ -44,7 +44,7 @@ TEST(CliSupport, DurationErrorsAreShort) {
     CLI::App cli;
     double duration = 0;
     cli.add_option("--duration", duration)
-        ->check(signet::apps::number_in(0, signet::apps::max_duration_s, "s"));
+        ->check(signet::cli::number_in(0, signet::cli::max_duration_s, "s"));
     EXPECT_EQ(run(cli, {"--duration", "31536000"}, {}).code, -1);
     EXPECT_DOUBLE_EQ(duration, 31536000.0);
 }
@@ -52,7 +52,7 @@ TEST(CliSupport, DurationErrorsAreShort) {
 TEST(CliSupport, UnsignedOptionsRejectNegativeNumbers) {
     CLI::App cli;
     std::uint64_t count = 0;
-    cli.add_option("--count", count)->check(signet::apps::whole_number());
+    cli.add_option("--count", count)->check(signet::cli::whole_number());
     auto const r = run(cli, {"--count", "-1"}, {});
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.error.find("--count: expected a whole number >= 0, got -1"), std::string::npos)
@@ -80,9 +80,9 @@ TEST(CliSupport, DescribeDropsARepeatedErrnoText) {
     std::string const message = std::system_category().message(EADDRINUSE);
     std::system_error const twice(EADDRINUSE, std::system_category(),
                                   "bind failed: " + message + " (port taken)");
-    EXPECT_EQ(signet::apps::describe(twice), "bind failed: " + message + " (port taken)");
+    EXPECT_EQ(signet::cli::describe(twice), "bind failed: " + message + " (port taken)");
     std::system_error const once(EADDRINUSE, std::system_category(), "bind");
-    EXPECT_EQ(signet::apps::describe(once), "bind: " + message);
+    EXPECT_EQ(signet::cli::describe(once), "bind: " + message);
 }
 
 } // namespace
