@@ -14,6 +14,7 @@
 
 #include <signet/core/cpu_affinity.hpp>
 #include <signet/net/detail/feed_state.hpp>
+#include <signet/net/detail/timer_queue.hpp>
 #include <signet/net/log.hpp>
 
 #include "backends.hpp"
@@ -22,6 +23,9 @@
 namespace signet::net::detail {
 
 namespace {
+
+// The longest sleep without a timer due; only bounds a wake lost to an error path.
+constexpr std::chrono::milliseconds idle_sleep{100};
 
 class asio_backend final : public receive_backend {
 public:
@@ -58,11 +62,11 @@ public:
         watched_.push_back(std::move(w));
     }
 
-    void start(int cpu) override {
+    void start(int cpu, timer_queue& timers) override {
         for (auto& w : watched_) {
             w->line.receive.schedule(); // drains what arrived already, then arms the wait
         }
-        thread_ = std::thread([this] { context_.run(); });
+        thread_ = std::thread([this, &timers] { run(timers); });
         signet::pin_thread(thread_, cpu, "asio poller");
     }
 
@@ -78,7 +82,26 @@ public:
         }
     }
 
+    /// Any thread: ends a run_one_for() in progress (a timer armed earlier than the sleep).
+    void wake() noexcept override {
+        try {
+            asio::post(context_, [] {});
+        } catch (...) { // NOLINT(bugprone-empty-catch): the sleep's bound still holds
+        }
+    }
+
 private:
+    // The poller thread: runs the io_context's handlers one at a time, firing the runtime's
+    // timers in between and sleeping at most until the earliest.
+    void run(timer_queue& timers) {
+        while (!context_.stopped()) {
+            (void)timers.begin_sleep(); // the only sleeper in thread mode
+            (void)context_.run_one_for(timers.sleep_bound(idle_sleep));
+            timers.end_sleep();
+            (void)timers.fire_due();
+        }
+    }
+
     struct watched {
         watched(asio::io_context& context, line_state& l)
             : line(l)

@@ -23,6 +23,7 @@
 
 #include <signet/core/cpu_affinity.hpp>
 #include <signet/net/detail/feed_state.hpp>
+#include <signet/net/detail/timer_queue.hpp>
 #include <signet/net/log.hpp>
 #include <signet/net/unique_fd.hpp>
 
@@ -32,6 +33,9 @@
 namespace signet::net::detail {
 
 namespace {
+
+// Thread mode: the longest sleep without a timer due; only bounds a wake lost to an error path.
+constexpr std::chrono::milliseconds idle_sleep{100};
 
 class epoll_backend final : public receive_backend {
 public:
@@ -75,7 +79,8 @@ public:
         lines_.push_back(&line);
     }
 
-    void start(int cpu) override {
+    void start(int cpu, timer_queue& timers) override {
+        timers_ = &timers;
         thread_ = std::thread([this] { run(); });
         signet::pin_thread(thread_, cpu, "epoll poller");
         for (auto* line : lines_) {
@@ -137,7 +142,13 @@ private:
 
     void run() {
         for (;;) {
-            if (dispatch(-1) < 0 && errno != EINTR) {
+            (void)timers_->begin_sleep(); // the only sleeper in thread mode
+            auto const sleep = timers_->sleep_bound(idle_sleep);
+            int const ready = dispatch(
+                static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(sleep).count()));
+            timers_->end_sleep();
+            (void)timers_->fire_due();
+            if (ready < 0 && errno != EINTR) {
                 SPDLOG_LOGGER_ERROR(logger(), "epoll backend: epoll_wait failed: {}",
                                     std::strerror(errno));
                 return;
@@ -154,6 +165,7 @@ private:
     event_fd wake_;
     std::vector<line_state*> lines_;
     std::thread thread_;
+    timer_queue* timers_ = nullptr; // thread mode (start())
     std::atomic<bool> stop_requested_{false};
 };
 

@@ -51,6 +51,7 @@
 #include <signet/core/realtime_clock.hpp>
 #include <signet/net/detail/delivery.hpp>
 #include <signet/net/detail/feed_state.hpp>
+#include <signet/net/detail/timer_queue.hpp>
 #include <signet/net/log.hpp>
 #include <signet/net/unique_fd.hpp>
 
@@ -105,7 +106,8 @@ public:
         lines_.push_back(std::move(ul));
     }
 
-    void start(int cpu) override {
+    void start(int cpu, timer_queue& timers) override {
+        timers_ = &timers;
         std::promise<void> ready;
         auto setup_done = ready.get_future();
         thread_ = std::thread([this, &ready] { run_thread(ready); });
@@ -469,6 +471,7 @@ private:
         }
         ready.set_value();
         while (!poll_step(true)) {
+            (void)timers_->fire_due();
         }
         teardown();
     }
@@ -525,10 +528,13 @@ private:
         }
         schedule_parsers();
         if (may_sleep) {
-            // Completions, returned-buffer notices (resume_line) and stop() all wake us through
-            // the ring; the timeout only bounds a wake lost to an error path.
+            // Completions, returned-buffer notices (resume_line), timers armed earlier and
+            // stop() all wake us through the ring; the timeout is the earliest timer, or only
+            // bounds a wake lost to an error path.
+            (void)timers_->begin_sleep(); // the only sleeper in thread mode
             (void)wait(stopping ? std::chrono::nanoseconds(std::chrono::milliseconds(1))
-                                : idle_sleep);
+                                : timers_->sleep_bound(idle_sleep));
+            timers_->end_sleep();
         } else if (io_uring_cq_ready(&ring_) == 0 || io_uring_sq_ready(&ring_) != 0) {
             // Reactor: never sleep. With DEFER_TASKRUN completions are posted only when the
             // issuer enters the kernel, so a poll that finds the queue empty asks for them.
@@ -612,8 +618,9 @@ private:
 
     io_uring ring_{};
     bool ring_ready_ = false;
-    bool disabled_ = false; // created with IORING_SETUP_R_DISABLED
-    bool enabled_ = false;  // enabled and armed by the issuer (poller thread or reactor worker)
+    bool disabled_ = false;         // created with IORING_SETUP_R_DISABLED
+    timer_queue* timers_ = nullptr; // thread mode: the runtime's timers (start())
+    bool enabled_ = false; // enabled and armed by the issuer (poller thread or reactor worker)
     bool error_logged_ = false;
     bool wake_armed_ = false;
     bool cancels_sent_ = false;

@@ -25,6 +25,8 @@ runtime::runtime(runtime_options options)
     : options_(std::move(options))
     , group_(options_.contract_capacity) {
     backend_ = make_receive_backend(options_.backend, group_, backend_reason_);
+    timers_ = std::make_unique<detail::timer_queue>(
+        [](void* backend) { static_cast<receive_backend*>(backend)->wake(); }, backend_.get());
     SPDLOG_LOGGER_INFO(logger(), "signet runtime: backend {} ({})", to_string(backend_->kind()),
                        backend_reason_);
     // The stamps' clock calibrates on first use (~2 ms): here, not on the first packet.
@@ -97,7 +99,7 @@ void runtime::start() {
                                         .lanes = {},
                                         .drain_timeout = options_.drain_timeout});
         try {
-            backend_->start(options_.poller_cpu);
+            backend_->start(options_.poller_cpu, *timers_);
         } catch (...) {
             workers_->stop();
             throw;
@@ -147,7 +149,8 @@ void runtime::start_reactor() {
 }
 
 void runtime::run_reactor() {
-    bool const progress = backend_->poll();
+    bool const polled = backend_->poll();
+    bool const progress = timers_->fire_due() || polled;
     // acquire: pairs with the release store in stop().
     if (stopping_requested_.load(std::memory_order_acquire)) {
         if (backend_->finished()) {
@@ -192,15 +195,16 @@ void runtime::reactor_worker(std::size_t /*index*/) {
             cpu_relax();
             continue;
         }
-        // One worker sleeps in the backend (a packet wakes it); any others in the group.
-        // acq_rel: elects one sleeper; pairs with the release store below.
-        if (!sleeper_.exchange(true, std::memory_order_acq_rel)) {
+        // One worker sleeps in the backend (a packet or the earliest timer wakes it); any
+        // others in the group.
+        if (timers_->begin_sleep()) {
             bool run = false;
             if (group_.begin_external_wait()) { // false: work arrived meanwhile, don't sleep
-                run = backend_->wait(reactor_sleep_slice);
+                run = backend_->wait(timers_->sleep_bound(reactor_sleep_slice));
                 group_.end_external_wait();
             }
-            sleeper_.store(false, std::memory_order_release);
+            timers_->end_sleep();
+            (void)timers_->fire_due();
             if (run) {
                 reactor_.schedule();
             }
@@ -256,6 +260,13 @@ void runtime::stop() {
     // reading from the kernel while the workers drain the queues.
     stopping_.store(true, std::memory_order_release);
     workers_->stop(); // drains: parser contracts run until every queue is empty
+}
+
+net::timer runtime::parser_timer(std::size_t feed) {
+    if (started_) {
+        throw std::logic_error("runtime::parser_timer: create timers before start()");
+    }
+    return net::timer(*timers_, timers_->add(&feeds_.at(feed)->parser));
 }
 
 feed_stats runtime::stats(std::size_t feed, std::size_t line) const {

@@ -39,7 +39,8 @@ backend_kind parse_backend_kind(std::string_view text);
 
 namespace detail {
 struct line_state;
-}
+class timer_queue;
+} // namespace detail
 
 class receive_backend {
 public:
@@ -47,9 +48,11 @@ public:
     [[nodiscard]] virtual backend_kind kind() const noexcept = 0;
     /// Setup, before start(): take charge of a line (may create its receive contract).
     virtual void attach(detail::line_state& line) = 0;
-    /// Starts the poller thread (pinned to `cpu` when >= 0). Throws std::system_error on setup
-    /// errors (e.g. io_uring buffer ring registration).
-    virtual void start(int cpu) = 0;
+    /// Starts the poller thread (pinned to `cpu` when >= 0): thread mode. The thread also
+    /// drives `timers`: it calls fire_due() after each poll and sleeps at most until the
+    /// earliest deadline (begin_sleep/sleep_bound/end_sleep around its wait). Throws
+    /// std::system_error on setup errors (e.g. io_uring buffer ring registration).
+    virtual void start(int cpu, detail::timer_queue& timers) = 0;
     /// Thread mode: stops watching the sockets; everything already received is in the lines'
     /// queues when it returns (io_uring: in-flight completions are reaped and queued).
     /// Reactor mode: asks poll() to wind down (see finished()). Idempotent.

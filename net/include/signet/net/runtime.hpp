@@ -22,7 +22,12 @@
 // The socket, the queue and the parser know nothing of each other: contracts connect them.
 // A parser contract may read several lines (A/B): it takes packets in arrival order.
 //
-// Threading: add_feed(), start(), stop() from one controlling thread; stats() from any thread.
+// Timers (timer.hpp): parser_timer(feed) and create_timer(work) give deadlines that schedule a
+// contract; the reactor contract or the poller thread fires them (no thread of their own), and
+// a worker sleeping in the backend sleeps no longer than the earliest.
+//
+// Threading: add_feed(), create_timer(), parser_timer(), start(), stop() from one controlling
+// thread; stats() from any thread; timers are armed from any thread.
 
 #include <atomic>
 #include <chrono>
@@ -36,9 +41,11 @@
 #include <signet/core/worker_pool.hpp>
 #include <signet/net/detail/feed_state.hpp>
 #include <signet/net/detail/parser_contract.hpp>
+#include <signet/net/detail/timer_queue.hpp>
 #include <signet/net/feed.hpp>
 #include <signet/net/memory_line.hpp>
 #include <signet/net/receive_backend.hpp>
+#include <signet/net/timer.hpp>
 
 namespace signet::net {
 
@@ -104,9 +111,17 @@ public:
         return feeds_.at(feed)->lines.at(line)->socket;
     }
     /// Any thread: runs the feed's parser contract soon even if no packet arrives; a parser
-    /// with a member `on_idle()` has it called by a run that found no packets (timers). (A
-    /// parser with a member `on_batch()` has it called after each run that parsed packets.)
+    /// with a member `on_idle()` has it called by a run that found no packets. (A parser with
+    /// a member `on_batch()` has it called after each run that parsed packets.)
     void wake_parser(std::size_t feed) { feeds_.at(feed)->parser.schedule(); }
+    /// Setup, before start(): a timer that runs the feed's parser contract when it falls due
+    /// (its on_idle() when no packet waits). The parser arms it, e.g. from on_batch().
+    [[nodiscard]] net::timer parser_timer(std::size_t feed);
+    /// Setup, before start(): a timer that runs `work` (a work callable, see
+    /// work_contract_group) as a contract of the runtime's group when it falls due. Throws
+    /// std::length_error without a free contract slot.
+    template <work_callable Work>
+    [[nodiscard]] net::timer create_timer(Work&& work);
     /// The group the runtime runs: add your own contracts to it.
     blocking_work_contract_group& group() noexcept { return group_; }
 
@@ -122,13 +137,13 @@ private:
     std::string backend_reason_;
     std::unique_ptr<receive_backend> backend_;
     std::vector<std::unique_ptr<detail::feed_state>> feeds_;
+    std::unique_ptr<detail::timer_queue> timers_;
     std::unique_ptr<worker_pool<blocking_work_contract_group>> workers_; // thread mode
     poller_mode poller_ = poller_mode::thread;
     // reactor mode
     work_contract reactor_;
     std::vector<std::thread> reactor_workers_;
     unsigned empty_polls_ = 0;                  // reactor contract only
-    std::atomic<bool> sleeper_{false};          // a worker sleeps in the backend
     std::atomic<bool> reactor_finished_{false}; // after stop: the backend queued everything
     std::atomic<bool> workers_stop_{false};
     std::atomic<bool> stopping_requested_{false}; // reactor: stop() asked the backend to wind down
@@ -151,6 +166,19 @@ std::size_t runtime::add_feed(feed_options options, Parser parser) {
         backend_->attach(*line);
     }
     return feeds_.size() - 1;
+}
+
+template <work_callable Work>
+net::timer runtime::create_timer(Work&& work) {
+    if (started_) {
+        throw std::logic_error("runtime::create_timer: create timers before start()");
+    }
+    work_contract contract = group_.create_contract(std::forward<Work>(work));
+    if (!contract.is_valid()) {
+        throw std::length_error("runtime::create_timer: no free contract slot; raise "
+                                "runtime_options::contract_capacity");
+    }
+    return net::timer(*timers_, timers_->add(std::move(contract)));
 }
 
 } // namespace signet::net
