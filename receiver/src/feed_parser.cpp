@@ -1,56 +1,62 @@
-#include "feed_processor.hpp"
-
 #include <algorithm>
 #include <array>
+#include <chrono>
 
 #include <spdlog/spdlog.h>
 
+#include <signet/core/realtime_clock.hpp>
 #include <signet/md/moldudp64_request.hpp>
+#include <signet/receiver/feed_parser.hpp>
 
-namespace signet::apps {
+namespace signet::receiver {
 
-feed_processor::feed_processor(feed_config const& config)
+feed_parser::feed_parser(feed_config const& config)
     : config_(config) {
-    if (config.protocol == protocol_kind::moldudp64) {
-        if (config.parser == parser_kind::itch50) {
-            itch_.emplace(md::itch_feed_handler_options{.session = session_options(),
-                                                        .book = {.max_orders = config.max_orders}});
-        } else {
-            session_.emplace(session_options());
-        }
-        // With re-requests the hold is also what waits for a recovery: recovery_buffer deep.
-        std::size_t const depth = config.rerequest ? config.recovery_buffer : 0;
-        if (config.bind_b) {
-            // A/B: line B's copy may lag line A's by a whole receive batch on another worker;
-            // hold longer and deeper before calling a gap real (rule 2 releases real gaps
-            // early anyway: both lines past it).
-            arbiter_.emplace(2, std::max<std::size_t>(depth, 1024), 2048, 20'000'000);
-        } else {
-            // Reordering on one line: a short hold is enough.
-            arbiter_.emplace(1, std::max<std::size_t>(depth, 64));
-        }
-        if (config.rerequest) {
-            recovery_.emplace(md::moldudp64_recovery_options{
-                .timeout_ns = config.rerequest_timeout_ms * 1'000'000,
-                .max_messages = static_cast<std::uint16_t>(config.rerequest_max_messages),
-                .max_in_flight = config.rerequest_max_in_flight,
-                .max_tries = config.rerequest_tries});
-            recovery_->on_state_change([this](md::recovery_state state) {
-                // release: pairs with the acquire load in recovering().
-                live_.recovering.store(state == md::recovery_state::recovering,
-                                       std::memory_order_release);
-            });
-            arbiter_->set_recovery(&*recovery_);
-        }
+    if (config.protocol != protocol_kind::moldudp64) {
+        return;
+    }
+    if (config.parser == parser_kind::itch50) {
+        itch_.emplace(md::itch_feed_handler_options{.session = session_options(),
+                                                    .book = {.max_orders = config.max_orders}});
+    } else {
+        session_.emplace(session_options());
+    }
+    // With re-requests the hold is also what waits for a recovery: recovery_buffer deep.
+    std::size_t const depth = config.rerequest ? config.recovery_buffer : 0;
+    if (config.bind_b) {
+        // A/B: line B's copy may lag line A's by a whole receive batch on another worker; hold
+        // longer and deeper before calling a gap real (rule 2 releases real gaps early anyway:
+        // both lines past it).
+        arbiter_.emplace(2, std::max<std::size_t>(depth, 1024), 2048, 20'000'000);
+    } else {
+        // Reordering on one line: a short hold is enough.
+        arbiter_.emplace(1, std::max<std::size_t>(depth, 64));
+    }
+    if (config.rerequest) {
+        recovery_.emplace(md::moldudp64_recovery_options{
+            .timeout_ns = config.rerequest_timeout_ms * 1'000'000,
+            .max_messages = static_cast<std::uint16_t>(config.rerequest_max_messages),
+            .max_in_flight = config.rerequest_max_in_flight,
+            .max_tries = config.rerequest_tries});
+        recovery_->on_state_change([this](md::recovery_state state) {
+            // release: pairs with the acquire load in live().
+            live_.recovering.store(state == md::recovery_state::recovering,
+                                   std::memory_order_release);
+        });
+        arbiter_->set_recovery(&*recovery_);
     }
 }
 
-void feed_processor::attach_request_line(net::udp_socket const& socket, std::uint16_t line) {
+void feed_parser::attach_request_line(net::udp_socket const& socket, std::uint16_t line) {
     request_socket_ = &socket;
     request_line_ = line;
 }
 
-bool feed_processor::send_request(std::uint64_t first, std::uint16_t count) noexcept {
+void feed_parser::attach_recorder(md::binary_file_writer& writer) {
+    recorder_ = &writer;
+}
+
+bool feed_parser::send_request(std::uint64_t first, std::uint16_t count) noexcept {
     std::string_view const session = itch_ ? itch_->session().session() : session_->session();
     if (request_socket_ == nullptr || session.size() != md::moldudp64_session_size) {
         return false; // no session yet: nothing to name in a request
@@ -68,7 +74,7 @@ bool feed_processor::send_request(std::uint64_t first, std::uint16_t count) noex
     return true;
 }
 
-void feed_processor::service_recovery() {
+void feed_parser::service_recovery() {
     if (!recovery_ || !recovery_->recovering()) {
         return;
     }
@@ -82,67 +88,23 @@ void feed_processor::service_recovery() {
     }
 }
 
-void feed_processor::publish_top() {
-    if (top_n_ == 0 || !itch_) {
-        return;
-    }
-    top_scratch_.clear();
-    itch_->book().for_each_stock([&](md::stock_view const& stock) {
-        if (stock.orders == 0) {
-            return;
-        }
-        top_row row;
-        std::copy_n(stock.symbol.begin(), std::min(stock.symbol.size(), row.symbol.size()),
-                    row.symbol.begin());
-        row.top = stock.top;
-        row.orders = stock.orders;
-        // Keep the n busiest, sorted by live orders (insertion into a short list).
-        auto at = std::find_if(top_scratch_.begin(), top_scratch_.end(),
-                               [&](top_row const& r) { return r.orders < row.orders; });
-        if (at != top_scratch_.end() || top_scratch_.size() < top_n_) {
-            top_scratch_.insert(at, row);
-            if (top_scratch_.size() > top_n_) {
-                top_scratch_.pop_back();
-            }
-        }
-    });
-    std::lock_guard lock(top_mutex_);
-    top_published_ = top_scratch_;
+std::uint64_t feed_parser::next_sequence() const noexcept {
+    return itch_ ? itch_->session().next_sequence() : session_->next_sequence();
 }
 
-std::vector<feed_processor::top_row> feed_processor::top_rows() const {
-    std::lock_guard lock(top_mutex_);
-    return top_published_;
-}
-
-void feed_processor::on_idle() {
-    now_ = realtime_clock::now_ns();
-    publish_top();
-    if (recorder_ != nullptr) {
-        recorder_->flush(); // a quiet feed's last messages reach the disk too
-    }
-    if (arbiter_) {
-        arbiter_->tick(
-            now_, [this](auto bytes) { deliver(bytes); }, [this] { return next_sequence(); });
-    }
-    service_recovery();
-    publish();
-}
-
-md::moldudp64_session_options feed_processor::session_options() const noexcept {
+md::moldudp64_session_options feed_parser::session_options() const noexcept {
     return {.first_sequence = 1,
             .max_sequence_jump = config_.max_sequence_jump,
             .session = config_.session};
 }
 
-std::uint64_t feed_processor::next_sequence() const noexcept {
-    return itch_ ? itch_->session().next_sequence() : session_->next_sequence();
-}
-
-void feed_processor::deliver(std::span<std::byte const> datagram) {
+void feed_parser::deliver(std::span<std::byte const> datagram) {
     if (recorder_ != nullptr) {
         auto const record = [this](std::uint64_t, std::span<std::byte const> message) {
             recorder_->append(message);
+            if (record_since_ == 0) {
+                record_since_ = now_;
+            }
         };
         if (itch_) {
             itch_->on_datagram(datagram, record);
@@ -161,7 +123,7 @@ void feed_processor::deliver(std::span<std::byte const> datagram) {
     }
 }
 
-void feed_processor::operator()(net::packet const& p) {
+void feed_parser::operator()(net::packet const& p) {
     std::uint64_t const start = stages_.begin(p);
     now_ = p.user_rx_ns != 0 ? p.user_rx_ns : start;
     if (p.line == request_line_ && request_socket_ != nullptr) {
@@ -182,23 +144,121 @@ void feed_processor::operator()(net::packet const& p) {
     stages_.end(p);
 }
 
-void feed_processor::on_batch() {
+void feed_parser::service() {
+    if (arbiter_) {
+        arbiter_->tick(
+            now_, [this](auto bytes) { deliver(bytes); }, [this] { return next_sequence(); });
+    }
+    service_recovery();
+    if (recorder_ != nullptr && record_since_ != 0 && now_ >= record_since_ + record_flush_ns) {
+        recorder_->flush();
+        record_since_ = 0;
+    }
+    if (book_interval_ns_ != 0 && now_ >= next_books_ns_) {
+        publish_books();
+        next_books_ns_ = now_ + book_interval_ns_;
+    }
+}
+
+void feed_parser::on_batch() {
+    now_ = realtime_clock::now_ns();
+    service();
     publish();
+    arm_timer();
 }
 
-void feed_processor::attach_recorder(md::binary_file_writer& r) {
-    recorder_ = &r;
+void feed_parser::on_idle() {
+    on_batch();
 }
 
-void feed_processor::finish() {
+void feed_parser::arm_timer() noexcept {
+    if (!timer_.is_valid()) {
+        return;
+    }
+    std::uint64_t due = 0; // realtime ns; 0: nothing to wait for
+    auto const consider = [&due](std::uint64_t at) {
+        if (at != 0 && (due == 0 || at < due)) {
+            due = at;
+        }
+    };
+    bool const recovering = recovery_ && recovery_->recovering();
+    if (arbiter_ && !recovering) { // while recovering, the held packets wait for the recovery
+        consider(arbiter_->next_deadline());
+    }
+    if (recovering) {
+        // A chunk not sent yet (the socket refused it) has no deadline: retry after a timeout.
+        std::uint64_t const timeout = recovery_->next_deadline();
+        consider(timeout != 0 ? timeout : now_ + config_.rerequest_timeout_ms * 1'000'000);
+    }
+    if (record_since_ != 0) {
+        consider(record_since_ + record_flush_ns);
+    }
+    if (book_interval_ns_ != 0) {
+        consider(std::max(next_books_ns_, now_ + 1));
+    }
+    if (due != 0 && due <= now_) {
+        due = now_ + retry_ns; // what could not be done yet (a refused send): retry soon
+    }
+    // Armed for that already, and not about to fire: nothing to do (the common case, no
+    // re-arming per batch). A deadline that is due (or nearly: the timer runs on the steady
+    // clock, `now_` is realtime_clock) is armed again, in case this run consumed its firing.
+    if (due == armed_for_ && (due == 0 || due > now_ + retry_ns)) {
+        return;
+    }
+    armed_for_ = due;
+    if (due == 0) {
+        timer_.cancel();
+        return;
+    }
+    timer_.arm_after(std::chrono::nanoseconds(due - now_));
+}
+
+void feed_parser::publish_books() {
+    if (!itch_) {
+        return;
+    }
+    books_scratch_.clear();
+    itch_->book().for_each_stock([&](md::stock_view const& stock) {
+        if (stock.orders == 0) {
+            return;
+        }
+        book_row row;
+        std::copy_n(stock.symbol.begin(), std::min(stock.symbol.size(), row.symbol.size()),
+                    row.symbol.begin());
+        row.top = stock.top;
+        row.orders = stock.orders;
+        books_scratch_.push_back(row);
+    });
+    std::stable_sort(books_scratch_.begin(), books_scratch_.end(),
+                     [](book_row const& a, book_row const& b) { return a.orders > b.orders; });
+    std::lock_guard lock(books_mutex_);
+    books_published_.swap(books_scratch_);
+}
+
+std::vector<book_row> feed_parser::books() const {
+    std::lock_guard lock(books_mutex_);
+    return books_published_;
+}
+
+metrics::histogram const& feed_parser::sequence_latency() const noexcept {
+    static metrics::histogram const no_holds; // without an arbiter: stays empty
+    return arbiter_ ? arbiter_->hold_latency() : no_holds;
+}
+
+void feed_parser::finish() {
     if (arbiter_) {
         arbiter_->flush([this](auto bytes) { deliver(bytes); }, [this] { return next_sequence(); });
     }
+    if (recorder_ != nullptr) {
+        recorder_->flush();
+        record_since_ = 0;
+    }
+    publish_books();
     publish();
 }
 
-void feed_processor::publish() noexcept {
-    // relaxed stores: single writer; the stats line reads a snapshot.
+void feed_parser::publish() noexcept {
+    // relaxed stores: single writer; readers take a snapshot.
     auto const s = session_stats();
     std::uint64_t const book_full = itch_ ? itch_->itch_stats().book_full_drops : 0;
     if (book_full != 0 && !book_full_logged_) {
@@ -230,7 +290,7 @@ void feed_processor::publish() noexcept {
     live_.malformed_packets.store(s.malformed_packets, std::memory_order_relaxed);
 }
 
-void feed_processor::log_untrusted(md::moldudp64_stats const& s) noexcept {
+void feed_parser::log_untrusted(md::moldudp64_stats const& s) noexcept {
     // The packet's (or wake-up's) time: no clock read of its own while the limit holds.
     if (untrusted_logged_ != 0 && now_ < untrusted_log_ns_ + untrusted_log_interval_ns) {
         return; // rate-limited: the counts are in the stats line and the summary
@@ -249,8 +309,9 @@ void feed_processor::log_untrusted(md::moldudp64_stats const& s) noexcept {
     }
 }
 
-feed_processor::live_counters feed_processor::live() const noexcept {
-    // relaxed: independent counters; a snapshot.
+live_counters feed_parser::live() const noexcept {
+    // relaxed: independent counters; a snapshot. recovering: acquire, pairs with the release
+    // store in the state callback.
     return {live_.packets.load(std::memory_order_relaxed),
             live_.messages.load(std::memory_order_relaxed),
             live_.gaps.load(std::memory_order_relaxed),
@@ -262,10 +323,10 @@ feed_processor::live_counters feed_processor::live() const noexcept {
             live_.recovered_messages.load(std::memory_order_relaxed),
             live_.lost_messages.load(std::memory_order_relaxed),
             live_.end_of_session.load(std::memory_order_relaxed),
-            live_.recovering.load(std::memory_order_relaxed)};
+            live_.recovering.load(std::memory_order_acquire)};
 }
 
-md::moldudp64_stats feed_processor::session_stats() const noexcept {
+md::moldudp64_stats feed_parser::session_stats() const noexcept {
     if (itch_) {
         return itch_->session_stats();
     }
@@ -275,12 +336,12 @@ md::moldudp64_stats feed_processor::session_stats() const noexcept {
     return {};
 }
 
-md::itch50_stats const* feed_processor::itch_stats() const noexcept {
+md::itch50_stats const* feed_parser::itch_stats() const noexcept {
     return itch_ ? &itch_->itch_stats() : nullptr;
 }
 
-md::order_book const* feed_processor::book() const noexcept {
+md::order_book const* feed_parser::book() const noexcept {
     return itch_ ? &itch_->book() : nullptr;
 }
 
-} // namespace signet::apps
+} // namespace signet::receiver

@@ -1,5 +1,3 @@
-#include "config.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -12,8 +10,9 @@
 
 #include <signet/md/moldudp64.hpp>
 #include <signet/md/moldudp64_recovery.hpp>
+#include <signet/receiver/config.hpp>
 
-namespace signet::apps {
+namespace signet::receiver {
 
 namespace {
 
@@ -433,4 +432,4 @@ std::vector<net::udp_socket_options> line_options(feed_config const& feed) {
     return lines;
 }
 
-} // namespace signet::apps
+} // namespace signet::receiver

@@ -1,7 +1,8 @@
 #pragma once
 
-// md_receiver's configuration: a TOML file (see config/*.toml) parsed into typed structs.
-// Unknown keys and bad values are errors that name the key and its line in the file.
+// The receiver's configuration: typed structs a program fills in code, or reads from the TOML
+// file md_receiver reads (see config/*.toml and docs/md_receiver.md). Unknown keys and bad values
+// are errors that name the key and its line in the file.
 
 #include <cstddef>
 #include <optional>
@@ -15,7 +16,7 @@
 #include <signet/net/receive_backend.hpp>
 #include <signet/net/udp_endpoint.hpp>
 
-namespace signet::apps {
+namespace signet::receiver {
 
 enum class protocol_kind { moldudp64, raw };
 enum class parser_kind { itch50, count };
@@ -98,4 +99,4 @@ std::vector<net::udp_socket_options> line_options(feed_config const& feed);
 /// The name of line_options(feed)[line]: "a", then "b" (A/B), then "r" (the re-request line).
 char const* line_name(feed_config const& feed, std::size_t line) noexcept;
 
-} // namespace signet::apps
+} // namespace signet::receiver

@@ -4,12 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include "config.hpp"
+#include <signet/receiver/config.hpp>
 
 namespace {
 
-using signet::apps::config_error;
-using signet::apps::parse_receiver_config;
+using signet::receiver::config_error;
+using signet::receiver::parse_receiver_config;
 
 std::string error_of(std::string const& text) {
     try {
@@ -83,9 +83,9 @@ bind = "127.0.0.1:30003"
     EXPECT_TRUE(a.reuse_port);
     EXPECT_EQ(a.buffer_size, 9000U);
     EXPECT_EQ(a.max_orders, 4096U);
-    EXPECT_EQ(c.feeds[1].protocol, signet::apps::protocol_kind::raw);
-    EXPECT_EQ(c.feeds[1].parser, signet::apps::parser_kind::count);
-    auto const lines = signet::apps::line_options(a);
+    EXPECT_EQ(c.feeds[1].protocol, signet::receiver::protocol_kind::raw);
+    EXPECT_EQ(c.feeds[1].parser, signet::receiver::parser_kind::count);
+    auto const lines = signet::receiver::line_options(a);
     ASSERT_EQ(lines.size(), 2U);
     EXPECT_EQ(lines[1].group->to_string(), "239.1.1.2:0");
 }
@@ -203,7 +203,7 @@ TEST(MdConfig, TimestampsSetEveryLine) {
     using signet::net::timestamping;
     auto const defaults = parse_receiver_config(ab_feed_text, "t");
     EXPECT_EQ(defaults.feeds[0].timestamps, timestamping::software);
-    for (auto const& line : signet::apps::line_options(defaults.feeds[0])) {
+    for (auto const& line : signet::receiver::line_options(defaults.feeds[0])) {
         EXPECT_EQ(line.timestamps, timestamping::software);
     }
     for (auto [text, mode] :
@@ -212,7 +212,7 @@ TEST(MdConfig, TimestampsSetEveryLine) {
         auto const c = parse_receiver_config(
             ab_feed_text + "timestamps = \"" + std::string(text) + "\"\n", "t");
         EXPECT_EQ(c.feeds[0].timestamps, mode) << text;
-        auto const lines = signet::apps::line_options(c.feeds[0]);
+        auto const lines = signet::receiver::line_options(c.feeds[0]);
         ASSERT_EQ(lines.size(), 2U);
         EXPECT_EQ(lines[0].timestamps, mode) << text;
         EXPECT_EQ(lines[1].timestamps, mode) << text;
@@ -230,12 +230,12 @@ TEST(MdConfig, TimestampsSetEveryLine) {
 TEST(MdConfig, BusyPollIsBoundedAndSetsEveryLine) {
     auto const defaults = parse_receiver_config(ab_feed_text, "t");
     EXPECT_EQ(defaults.feeds[0].busy_poll_us, 0U);
-    EXPECT_EQ(signet::apps::line_options(defaults.feeds[0])[0].busy_poll_us, 0U);
+    EXPECT_EQ(signet::receiver::line_options(defaults.feeds[0])[0].busy_poll_us, 0U);
     for (unsigned good : {0U, 50U, 1'000'000U}) {
         auto const c = parse_receiver_config(
             ab_feed_text + "busy_poll_us = " + std::to_string(good) + "\n", "t");
         EXPECT_EQ(c.feeds[0].busy_poll_us, good);
-        auto const lines = signet::apps::line_options(c.feeds[0]);
+        auto const lines = signet::receiver::line_options(c.feeds[0]);
         ASSERT_EQ(lines.size(), 2U);
         EXPECT_EQ(lines[0].busy_poll_us, good);
         EXPECT_EQ(lines[1].busy_poll_us, good);
@@ -277,7 +277,7 @@ TEST(MdConfig, SessionCanBePinnedAndTheJumpBoundSet) {
 TEST(MdConfig, ReRequestKeysAddARequestLine) {
     auto const defaults = parse_receiver_config(feed_text, "t");
     EXPECT_FALSE(defaults.feeds[0].rerequest.has_value());
-    EXPECT_EQ(signet::apps::line_options(defaults.feeds[0]).size(), 1U);
+    EXPECT_EQ(signet::receiver::line_options(defaults.feeds[0]).size(), 1U);
     auto const c = parse_receiver_config(
         feed_text + "rerequest = \"127.0.0.1:9000\"\nrerequest_timeout_ms = 20\n"
                     "rerequest_max_messages = 500\nrerequest_max_in_flight = 8\n"
@@ -291,7 +291,7 @@ TEST(MdConfig, ReRequestKeysAddARequestLine) {
     EXPECT_EQ(f.rerequest_max_in_flight, 8U);
     EXPECT_EQ(f.rerequest_tries, 5U);
     EXPECT_EQ(f.recovery_buffer, 1000U);
-    auto const lines = signet::apps::line_options(f);
+    auto const lines = signet::receiver::line_options(f);
     ASSERT_EQ(lines.size(), 2U); // line A and the request line (any address, ephemeral port)
     EXPECT_TRUE(lines[1].bind.is_any());
     EXPECT_EQ(lines[1].bind.port(), 0);
@@ -313,12 +313,12 @@ TEST(MdConfig, ReRequestKeysAddARequestLine) {
 TEST(MdConfig, ReusePortIsABooleanForEveryLine) {
     auto const defaults = parse_receiver_config(ab_feed_text, "t");
     EXPECT_FALSE(defaults.feeds[0].reuse_port);
-    EXPECT_FALSE(signet::apps::line_options(defaults.feeds[0])[0].reuse_port);
+    EXPECT_FALSE(signet::receiver::line_options(defaults.feeds[0])[0].reuse_port);
     for (bool good : {true, false}) {
         auto const c = parse_receiver_config(
             ab_feed_text + "reuse_port = " + (good ? "true" : "false") + "\n", "t");
         EXPECT_EQ(c.feeds[0].reuse_port, good);
-        auto const lines = signet::apps::line_options(c.feeds[0]);
+        auto const lines = signet::receiver::line_options(c.feeds[0]);
         ASSERT_EQ(lines.size(), 2U);
         EXPECT_EQ(lines[0].reuse_port, good);
         EXPECT_EQ(lines[1].reuse_port, good);
@@ -388,7 +388,7 @@ TEST(MdConfig, MemoryBackendIsRejected) {
 
 TEST(MdConfig, CpusTheMachineDoesNotHaveAreConfigErrors) {
     // A CPU id the system lacks used to pass here and crash md_receiver when pinning failed.
-    int const limit = signet::apps::configured_cpu_limit();
+    int const limit = signet::receiver::configured_cpu_limit();
     ASSERT_GE(limit, 1);
     EXPECT_EQ(parse_receiver_config("[runtime]\ncpus = [0]\n" + feed_text, "t").cpus,
               (std::vector<int>{0}));
@@ -410,7 +410,7 @@ TEST(MdConfig, CpusTheMachineDoesNotHaveAreConfigErrors) {
 TEST(MdConfig, ShippedExamplesParse) {
     for (char const* name : {"demo.toml", "multicast.toml", "ab_lines.toml"}) {
         std::string const path = std::string(SIGNET_CONFIG_DIR) + "/" + name;
-        EXPECT_NO_THROW(signet::apps::load_receiver_config(path)) << path;
+        EXPECT_NO_THROW(signet::receiver::load_receiver_config(path)) << path;
     }
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 
-// metrics_endpoint: md_receiver's Prometheus endpoint ([metrics] listen): GET /metrics answers
+// metrics_endpoint: the receiver's Prometheus endpoint ([metrics] listen): GET /metrics answers
 // in the Prometheus text format (prometheus-cpp's exposer and serializer). Nothing is copied on
-// the hot path: a scrape reads the runtime's line counters and each feed processor's live
+// the hot path: a scrape reads the runtime's line counters and each feed parser's live
 // counters and histograms (atomic snapshots, safe from the exposer's threads).
 //
 // Names follow Prometheus conventions: signet_feed_<what>_total counters with labels feed (and
@@ -15,24 +15,23 @@
 #include <vector>
 
 #include <signet/net/runtime.hpp>
-
-#include "feed_processor.hpp"
+#include <signet/receiver/feed_parser.hpp>
 
 namespace prometheus {
 class Exposer;
 }
 
-namespace signet::apps {
+namespace signet::receiver {
 
 struct metrics_feed {
     std::size_t id = 0; ///< the runtime's feed index
-    feed_processor const* processor = nullptr;
+    feed_parser const* parser = nullptr;
 };
 
 class metrics_endpoint {
 public:
     /// Starts serving at `listen` ("ip:port"); throws std::runtime_error naming it when the
-    /// port cannot be bound. `rt` and the processors outlive this.
+    /// port cannot be bound. `rt` and the parsers outlive this.
     metrics_endpoint(std::string const& listen, net::runtime const& rt,
                      std::vector<metrics_feed> feeds);
     ~metrics_endpoint();
@@ -45,4 +44,4 @@ private:
     std::unique_ptr<prometheus::Exposer> exposer_;
 };
 
-} // namespace signet::apps
+} // namespace signet::receiver

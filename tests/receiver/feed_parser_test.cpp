@@ -1,4 +1,4 @@
-// feed_processor: what md_receiver runs per packet. Here: the order book's capacity comes from
+// feed_parser: what md_receiver runs per packet. Here: the order book's capacity comes from
 // the config and adds beyond it, duplicate and unknown references are counted.
 #include <array>
 #include <cstdint>
@@ -13,17 +13,17 @@
 #include <signet/md/moldudp64_request.hpp>
 #include <signet/net/packet.hpp>
 #include <signet/net/udp_socket.hpp>
+#include <signet/receiver/feed_parser.hpp>
 
-#include "feed_processor.hpp"
 #include "md/md_test_support.hpp"
 
 namespace {
 
 namespace t = signet::md::test;
-using signet::apps::feed_config;
-using signet::apps::feed_processor;
+using signet::receiver::feed_config;
+using signet::receiver::feed_parser;
 
-void push(feed_processor& processor, t::bytes const& datagram) {
+void push(feed_parser& processor, t::bytes const& datagram) {
     signet::net::packet p;
     p.data = datagram.data();
     p.size = static_cast<std::uint32_t>(datagram.size());
@@ -32,11 +32,11 @@ void push(feed_processor& processor, t::bytes const& datagram) {
     processor.on_batch(); // as the parser contract does after its run
 }
 
-TEST(FeedProcessor, OrderTableOverflowIsCounted) {
+TEST(FeedParser, OrderTableOverflowIsCounted) {
     feed_config config;
     config.name = "overflow";
     config.max_orders = 2;
-    feed_processor processor(config);
+    feed_parser processor(config);
     push(processor, t::mold_packet("S", 1,
                                    {t::directory(1, "TEST"), t::add(1, 11, 'B', 100, 10'0000),
                                     t::add(1, 12, 'S', 100, 11'0000),
@@ -57,18 +57,18 @@ TEST(FeedProcessor, OrderTableOverflowIsCounted) {
     EXPECT_EQ(processor.session_stats().messages, 6U);
 }
 
-TEST(FeedProcessor, DefaultCapacityIsTwoToTheTwenty) {
+TEST(FeedParser, DefaultCapacityIsTwoToTheTwenty) {
     feed_config config;
     config.name = "default";
-    feed_processor processor(config);
+    feed_parser processor(config);
     ASSERT_NE(processor.book(), nullptr);
     EXPECT_EQ(processor.book()->capacity(), std::size_t{1} << 20);
 }
 
-TEST(FeedProcessor, EndOfSessionIsVisibleLive) {
+TEST(FeedParser, EndOfSessionIsVisibleLive) {
     feed_config config;
     config.name = "eos";
-    feed_processor processor(config);
+    feed_parser processor(config);
     EXPECT_FALSE(processor.live().end_of_session);
     push(processor, t::mold_header("S", 1, 0xFFFF));
     EXPECT_TRUE(processor.live().end_of_session);
@@ -91,16 +91,16 @@ signet::net::packet at(t::bytes const& datagram, std::uint64_t now_ns, std::uint
 struct recovery_rig {
     signet::net::udp_socket server{{.bind = signet::net::udp_endpoint::parse("127.0.0.1:0")}};
     signet::net::udp_socket request_line{{.bind = signet::net::udp_endpoint::parse("127.0.0.1:0")}};
-    std::unique_ptr<feed_processor> processor;
+    std::unique_ptr<feed_parser> processor;
 
     explicit recovery_rig(unsigned tries) {
         feed_config config;
         config.name = "recover";
-        config.parser = signet::apps::parser_kind::count;
+        config.parser = signet::receiver::parser_kind::count;
         config.rerequest = server.local_endpoint();
         config.rerequest_timeout_ms = 5;
         config.rerequest_tries = tries;
-        processor = std::make_unique<feed_processor>(config);
+        processor = std::make_unique<feed_parser>(config);
         processor->attach_request_line(request_line, 1);
     }
     static t::bytes packet(std::uint64_t sequence) {
@@ -110,13 +110,13 @@ struct recovery_rig {
 
 constexpr std::uint64_t ms = 1'000'000;
 
-TEST(FeedProcessor, AGapIsReRequestedAndFilledInSequence) {
+TEST(FeedParser, AGapIsReRequestedAndFilledInSequence) {
     recovery_rig rig(3);
-    feed_processor& processor = *rig.processor;
+    feed_parser& processor = *rig.processor;
     processor(at(recovery_rig::packet(1), 1 * ms));
     processor(at(recovery_rig::packet(3), 2 * ms)); // 2 is missing: held
     processor(at(recovery_rig::packet(4), 5 * ms)); // the hold (2 ms) expired: request sent
-    EXPECT_TRUE(processor.recovering());
+    EXPECT_TRUE(processor.live().recovering);
     EXPECT_EQ(processor.session_stats().messages, 1U);
     std::array<std::byte, 64> got{};
     ssize_t const n = ::recv(rig.server.native_handle(), got.data(), got.size(), 0);
@@ -127,7 +127,7 @@ TEST(FeedProcessor, AGapIsReRequestedAndFilledInSequence) {
     EXPECT_EQ(request->count, 1U);
     EXPECT_EQ(std::string(request->session.data(), 10), "S         ");
     processor(at(recovery_rig::packet(2), 6 * ms, 1)); // the answer, on the request line
-    EXPECT_FALSE(processor.recovering());
+    EXPECT_FALSE(processor.live().recovering);
     EXPECT_EQ(processor.session_stats().messages, 4U);
     EXPECT_EQ(processor.session_stats().gaps, 0U);
     processor.finish();
@@ -140,15 +140,15 @@ TEST(FeedProcessor, AGapIsReRequestedAndFilledInSequence) {
     EXPECT_EQ(processor.recovery_latency().take().count, 1U);
 }
 
-TEST(FeedProcessor, AnUnansweredGapIsLostAfterItsTries) {
+TEST(FeedParser, AnUnansweredGapIsLostAfterItsTries) {
     recovery_rig rig(2);
-    feed_processor& processor = *rig.processor;
+    feed_parser& processor = *rig.processor;
     processor(at(recovery_rig::packet(1), 1 * ms));
     processor(at(recovery_rig::packet(5), 2 * ms));  // 2..4 missing
     processor(at(recovery_rig::packet(6), 5 * ms));  // request 1
     processor(at(recovery_rig::packet(7), 11 * ms)); // timeout: request 2
     processor(at(recovery_rig::packet(8), 17 * ms)); // timeout after the last try: lost, released
-    EXPECT_FALSE(processor.recovering());
+    EXPECT_FALSE(processor.live().recovering);
     EXPECT_EQ(processor.session_stats().gaps, 1U);
     EXPECT_EQ(processor.session_stats().missing_messages, 3U);
     EXPECT_EQ(processor.session_stats().messages, 5U);

@@ -1,13 +1,13 @@
-#include "metrics_endpoint.hpp"
-
 #include <array>
 #include <stdexcept>
+
+#include <signet/receiver/metrics_endpoint.hpp>
 
 #include <prometheus/collectable.h>
 #include <prometheus/exposer.h>
 #include <prometheus/metric_family.h>
 
-namespace signet::apps {
+namespace signet::receiver {
 
 namespace {
 
@@ -35,8 +35,8 @@ void add_counter(MetricFamily& f, std::vector<ClientMetric::Label> labels, doubl
 /// Takes `histogram`'s snapshot here, one at a time: a snapshot is 15 KiB and the exposer's
 /// threads have small stacks (several snapshots live at once in one frame overflowed it).
 [[gnu::noinline]] void add_histogram(MetricFamily& f, std::vector<ClientMetric::Label> labels,
-                                     latency_histogram const& histogram) {
-    latency_histogram::snapshot const h = histogram.take();
+                                     metrics::histogram const& histogram) {
+    metrics::histogram::snapshot const h = histogram.take();
     ClientMetric m;
     m.label = std::move(labels);
     m.histogram.sample_count = h.count;
@@ -100,10 +100,10 @@ public:
                              "delivered in sequence)",
                              MetricType::Histogram);
         for (auto const& f : feeds_) {
-            std::string const& name = f.processor->config().name;
+            std::string const& name = f.parser->config().name;
             for (std::size_t l = 0; l < rt_.line_count(f.id); ++l) {
                 std::vector<ClientMetric::Label> const labels{
-                    {"feed", name}, {"line", line_name(f.processor->config(), l)}};
+                    {"feed", name}, {"line", line_name(f.parser->config(), l)}};
                 auto const s = rt_.stats(f.id, l);
                 add_counter(packets, labels, static_cast<double>(s.packets));
                 add_counter(bytes, labels, static_cast<double>(s.bytes));
@@ -112,7 +112,7 @@ public:
                 add_counter(truncated, labels, static_cast<double>(s.truncated));
             }
             std::vector<ClientMetric::Label> const labels{{"feed", name}};
-            auto const live = f.processor->live();
+            auto const live = f.parser->live();
             add_counter(messages, labels, static_cast<double>(live.messages));
             add_counter(gaps, labels, static_cast<double>(live.gaps));
             add_counter(missing, labels, static_cast<double>(live.missing_messages));
@@ -121,13 +121,13 @@ public:
             add_counter(ignored, labels, static_cast<double>(live.ignored_packets));
             add_counter(recovered, labels, static_cast<double>(live.recovered_messages));
             add_counter(lost, labels, static_cast<double>(live.lost_messages));
-            add_histogram(latency, labels, f.processor->stages().total());
-            auto const& st = f.processor->stages();
+            add_histogram(latency, labels, f.parser->stages().total());
+            auto const& st = f.parser->stages();
             add_histogram(stages, {{"feed", name}, {"stage", "receive"}}, st.receive());
             add_histogram(stages, {{"feed", name}, {"stage", "queue"}}, st.queue());
             add_histogram(stages, {{"feed", name}, {"stage", "parse"}}, st.parse());
             add_histogram(stages, {{"feed", name}, {"stage", "sequence"}},
-                          f.processor->sequence_latency());
+                          f.parser->sequence_latency());
         }
         return {packets,  bytes,     queue_drops, kernel_drops, truncated,
                 messages, gaps,      missing,     duplicates,   malformed,
@@ -153,4 +153,4 @@ metrics_endpoint::metrics_endpoint(std::string const& listen, net::runtime const
 
 metrics_endpoint::~metrics_endpoint() = default;
 
-} // namespace signet::apps
+} // namespace signet::receiver

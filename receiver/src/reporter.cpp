@@ -1,0 +1,202 @@
+#include "reporter.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include <signet/net/log.hpp>
+#include <signet/receiver/itch_receiver.hpp>
+
+#include "text.hpp"
+
+namespace signet::receiver {
+
+namespace {
+
+/// After the first silence warning of a feed, the next one comes this much later at the soonest.
+constexpr std::chrono::seconds silence_repeat{60};
+
+template <typename Duration>
+std::chrono::steady_clock::duration to_clock(Duration d) {
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(d);
+}
+
+} // namespace
+
+reporter::reporter(itch_receiver const& receiver, receiver_options const& options)
+    : receiver_(receiver)
+    , top_(options.top)
+    , stats_lines_(options.stats_lines)
+    , interval_(to_clock(std::chrono::duration<double>(receiver.config().stats_interval_s)))
+    , silent_(to_clock(std::chrono::duration<double>(receiver.config().silent_warning_s)))
+    , feeds_(receiver.feed_count()) {
+    for (auto& f : feeds_) {
+        f.stages.resize(top_ > 0 ? sequence + 1 : total + 1); // 15 KiB each: only what is shown
+    }
+}
+
+void reporter::start() {
+    start_ = clock::now();
+    last_ = start_;
+    next_ = start_ + interval_;
+    for (auto& f : feeds_) {
+        f.last_change = start_;
+        f.next_silence_warning = start_ + silent_;
+    }
+    timer_.arm_at(std::min(next_, silent_ > clock::duration::zero() ? start_ + silent_ : next_));
+}
+
+void reporter::report() {
+    auto const now = clock::now();
+    if (silent_ > clock::duration::zero()) {
+        for (std::size_t i = 0; i < feeds_.size(); ++i) {
+            watch_silence(i, now);
+        }
+    }
+    if (now >= next_) {
+        double const seconds = std::chrono::duration<double>(now - last_).count();
+        if (top_ > 0) {
+            draw_top(seconds);
+        } else if (stats_lines_) {
+            for (std::size_t i = 0; i < feeds_.size(); ++i) {
+                log_stats(i, seconds);
+            }
+        }
+        last_ = now;
+        next_ += interval_;
+        if (next_ <= now) {
+            next_ = now + interval_; // fell behind (a stalled process): skip, never burst
+        }
+    }
+    auto due = next_;
+    if (silent_ > clock::duration::zero()) {
+        for (std::size_t i = 0; i < feeds_.size(); ++i) {
+            if (!receiver_.parser(i).live().end_of_session) { // an ended session is not silent
+                due = std::min(due, feeds_[i].next_silence_warning);
+            }
+        }
+    }
+    timer_.arm_at(std::max(due, now + std::chrono::milliseconds(1)));
+}
+
+std::string reporter::window(metrics::histogram const& h, metrics::histogram::snapshot& previous,
+                             bool words) const {
+    auto const now = h.take();
+    auto const w = now - previous;
+    previous = now;
+    if (w.count == 0) {
+        return words ? "latency -" : "     -/-     ";
+    }
+    std::string const p50 = micros(w.percentile(0.50));
+    std::string const p99 = micros(w.percentile(0.99));
+    return words ? "latency p50 " + p50 + " µs, p99 " + p99 + " µs" : p50 + "/" + p99;
+}
+
+/// One line per feed: rates over the last interval, then running totals since the start.
+void reporter::log_stats(std::size_t i, double seconds) {
+    feed_window& f = feeds_[i];
+    feed_parser const& parser = receiver_.parser(i);
+    auto const live = parser.live();
+    auto const net_stats = receiver_.net_stats(i);
+    std::string const latency = window(parser.stages().total(), f.stages[total], true);
+    std::string const& name = parser.config().name;
+    SPDLOG_LOGGER_INFO(
+        net::logger(),
+        "stats {} | last {:.2f} s: {:.0f} pkts/s, {:.0f} msgs/s, {} | totals: {} pkts, {} msgs, {} "
+        "gaps, {} missing msgs, {} dup pkts, {} malformed pkts, {} ignored pkts, {} queue drops, "
+        "{} kernel drops, {} truncated",
+        name, seconds, static_cast<double>(live.packets - f.last.packets) / seconds,
+        static_cast<double>(live.messages - f.last.messages) / seconds, latency, live.packets,
+        live.messages, live.gaps, live.missing_messages, live.duplicate_packets,
+        live.malformed_packets, live.ignored_packets, net_stats.dropped, net_stats.kernel_drops,
+        net_stats.truncated);
+    if (parser.config().rerequest) {
+        SPDLOG_LOGGER_INFO(net::logger(), "recovery {} | {}: {} msgs recovered, {} lost", name,
+                           live.recovering ? "recovering" : "synchronized", live.recovered_messages,
+                           live.lost_messages);
+    }
+    f.last = live;
+}
+
+/// One screen, redrawn every interval (stdout, a terminal): per feed its rates, gaps, recovery
+/// state, stage latencies (µs over the interval) and the busiest stocks.
+void reporter::draw_top(double seconds) {
+    std::string screen = "\x1b[H\x1b[2J"; // home, clear
+    char line[256];
+    for (std::size_t i = 0; i < feeds_.size(); ++i) {
+        feed_window& f = feeds_[i];
+        feed_parser const& parser = receiver_.parser(i);
+        auto const live = parser.live();
+        auto const net_stats = receiver_.net_stats(i);
+        auto const& config = parser.config();
+        std::snprintf(line, sizeof(line),
+                      "feed %-12s %9.0f pkts/s %10.0f msgs/s  gaps %llu (missing %llu)  ignored "
+                      "%llu  drops %llu+%llu  %s\n",
+                      config.name.c_str(),
+                      static_cast<double>(live.packets - f.last.packets) / seconds,
+                      static_cast<double>(live.messages - f.last.messages) / seconds,
+                      static_cast<unsigned long long>(live.gaps),
+                      static_cast<unsigned long long>(live.missing_messages),
+                      static_cast<unsigned long long>(live.ignored_packets),
+                      static_cast<unsigned long long>(net_stats.dropped),
+                      static_cast<unsigned long long>(net_stats.kernel_drops),
+                      !config.rerequest ? ""
+                      : live.recovering ? "RECOVERING"
+                                        : "synchronized");
+        screen += line;
+        auto const& stages = parser.stages();
+        screen += "  latency p50/p99 µs: receive " +
+                  window(stages.receive(), f.stages[receive], false) + "  queue " +
+                  window(stages.queue(), f.stages[queue], false) + "  parse " +
+                  window(stages.parse(), f.stages[parse], false) + "  total " +
+                  window(stages.total(), f.stages[total], false) + "  sequence " +
+                  window(parser.sequence_latency(), f.stages[sequence], false) + "\n";
+        screen += "  symbol        bid price x shares       ask price x shares   orders\n";
+        auto const rows = parser.books();
+        for (std::size_t r = 0; r < std::min(top_, rows.size()); ++r) {
+            auto const& row = rows[r];
+            auto const length = static_cast<std::size_t>(
+                std::find(row.symbol.begin(), row.symbol.end(), '\0') - row.symbol.begin());
+            std::string const symbol = printable(std::string_view(row.symbol.data(), length));
+            std::snprintf(line, sizeof(line), "  %-8s %10.4f x %-9llu %10.4f x %-9llu %6u\n",
+                          symbol.c_str(), row.top.bid_price / 10000.0,
+                          static_cast<unsigned long long>(row.top.bid_shares),
+                          row.top.ask_price / 10000.0,
+                          static_cast<unsigned long long>(row.top.ask_shares), row.orders);
+            screen += line;
+        }
+        screen += "\n";
+        f.last = live;
+    }
+    std::fwrite(screen.data(), 1, screen.size(), stdout);
+    std::fflush(stdout);
+}
+
+/// Warns when a feed that has not ended its session received nothing for `silent` seconds; then
+/// at most once per silence_repeat while it stays silent.
+void reporter::watch_silence(std::size_t i, clock::time_point now) {
+    feed_window& f = feeds_[i];
+    std::uint64_t const received = receiver_.net_stats(i).packets;
+    if (received != f.last_received) {
+        f.last_received = received;
+        f.last_change = now;
+        f.next_silence_warning = now + silent_;
+        return;
+    }
+    if (now < f.next_silence_warning || receiver_.parser(i).live().end_of_session) {
+        return;
+    }
+    auto const repeat = std::max<clock::duration>(silent_, silence_repeat);
+    SPDLOG_LOGGER_WARN(net::logger(),
+                       "feed {}: nothing received for {:.1f} s{} ([stats] silent_warning_s; "
+                       "repeated at most every {} s while silent)",
+                       receiver_.parser(i).config().name,
+                       std::chrono::duration<double>(now - f.last_change).count(),
+                       f.last_change == start_ ? " since start" : "",
+                       std::chrono::duration_cast<std::chrono::seconds>(repeat).count());
+    f.next_silence_warning = now + repeat;
+}
+
+} // namespace signet::receiver

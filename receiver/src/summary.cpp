@@ -1,0 +1,358 @@
+#include <cstdio>
+#include <functional>
+
+#include <signet/md/wire_text.hpp>
+#include <signet/receiver/summary.hpp>
+
+#include "text.hpp"
+#include <nlohmann/json.hpp>
+
+namespace signet::receiver {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+/// What a per-feed field reads.
+struct feed_view {
+    feed_parser const& parser;
+    net::feed_stats net;
+    md::moldudp64_stats session;
+    md::itch50_stats const* itch;
+    md::binary_file_writer const* recording;
+};
+
+/// Percentiles, and the exact cumulative buckets (upper bound ns, samples at or below) that
+/// scripts/plot-latency draws as a CDF.
+json distribution(metrics::histogram::snapshot const& h) {
+    json buckets = json::array();
+    h.for_each_cumulative([&](std::uint64_t le, std::uint64_t cumulative) {
+        buckets.push_back({le, cumulative});
+    });
+    return json{{"p50", h.percentile(0.50)},
+                {"p99", h.percentile(0.99)},
+                {"p999", h.percentile(0.999)},
+                {"max", h.max},
+                {"count", h.count},
+                {"buckets", std::move(buckets)}};
+}
+
+std::uint64_t itch_count(feed_view const& f, std::uint64_t md::itch50_stats::*member) {
+    return f.itch != nullptr ? f.itch->*member : 0;
+}
+
+/// A per-feed field: its documentation and its value (null: the field is left out).
+struct feed_field {
+    summary_field doc;
+    std::function<json(feed_view const&)> value;
+};
+
+// The per-feed fields, in output order. External tools read these names: add, never rename.
+std::vector<feed_field> const& feed_fields() {
+    static std::vector<feed_field> const fields{
+        {{"name", "the feed's name ([[feed]] name)"},
+         [](feed_view const& f) {
+             return json(f.parser.config().name);
+         }},
+        {{"packets", "datagrams received on all lines (A, B, re-request answers)"},
+         [](feed_view const& f) {
+             return json(f.net.packets);
+         }},
+        {{"bytes", "payload bytes of those"},
+         [](feed_view const& f) {
+             return json(f.net.bytes);
+         }},
+        {{"messages", "messages delivered in sequence (MoldUDP64)"},
+         [](feed_view const& f) {
+             return json(f.session.messages);
+         }},
+        {{"messages_by_type", "delivered ITCH messages per type letter"},
+         [](feed_view const& f) {
+             json by_type = json::object();
+             if (f.itch != nullptr) {
+                 for (std::size_t c = 0; c < f.itch->messages_by_type.size(); ++c) {
+                     if (f.itch->messages_by_type[c] != 0) {
+                         by_type[md::wire_text(std::string(1, static_cast<char>(c)))] =
+                             f.itch->messages_by_type[c];
+                     }
+                 }
+             }
+             return by_type;
+         }},
+        {{"gaps", "sequence gaps finally lost (with re-requests: those not recovered)"},
+         [](feed_view const& f) {
+             return json(f.session.gaps);
+         }},
+        {{"missing_messages", "messages lost in those gaps"},
+         [](feed_view const& f) {
+             return json(f.session.missing_messages);
+         }},
+        {{"duplicate_packets", "data packets delivered before (line B's copies, resends)"},
+         [](feed_view const& f) {
+             return json(f.session.duplicate_packets);
+         }},
+        {{"malformed_packets", "packets that are not valid MoldUDP64 (counted, not delivered)"},
+         [](feed_view const& f) {
+             return json(f.session.malformed_packets);
+         }},
+        {{"foreign_session_packets", "ignored: another MoldUDP64 session"},
+         [](feed_view const& f) {
+             return json(f.session.foreign_session_packets);
+         }},
+        {{"implausible_packets", "ignored: a sequence more than max_sequence_jump away"},
+         [](feed_view const& f) {
+             return json(f.session.implausible_packets);
+         }},
+        {{"resyncs", "times the session's anchor moved (moldudp64.hpp, step 2)"},
+         [](feed_view const& f) {
+             return json(f.session.resyncs);
+         }},
+        {{"malformed_messages", "ITCH messages too short for their type"},
+         [](feed_view const& f) {
+             return json(itch_count(f, &md::itch50_stats::malformed_messages));
+         }},
+        {{"unknown_messages", "ITCH messages of an unknown type (skipped by length)"},
+         [](feed_view const& f) {
+             return json(itch_count(f, &md::itch50_stats::unknown_messages));
+         }},
+        {{"heartbeats", "MoldUDP64 heartbeats"},
+         [](feed_view const& f) {
+             return json(f.session.heartbeats);
+         }},
+        {{"end_of_session", "an end-of-session packet arrived"},
+         [](feed_view const& f) {
+             return json(f.session.end_of_session);
+         }},
+        {{"next_sequence", "the sequence the next new message must carry"},
+         [](feed_view const& f) {
+             return json(f.session.next_sequence);
+         }},
+        {{"queue_drops", "datagrams dropped because the line queue was full (on_full = drop)"},
+         [](feed_view const& f) {
+             return json(f.net.dropped);
+         }},
+        {{"kernel_drops", "datagrams the kernel dropped (socket buffer full)"},
+         [](feed_view const& f) {
+             return json(f.net.kernel_drops);
+         }},
+        {{"truncated", "datagrams longer than buffer_size (cut, counted as malformed)"},
+         [](feed_view const& f) {
+             return json(f.net.truncated);
+         }},
+        {{"rearms", "io_uring multishot receives re-armed (ring_buffers ran dry)"},
+         [](feed_view const& f) {
+             return json(f.net.rearms);
+         }},
+        {{"hardware_timestamps", "packets stamped by the NIC (the rest: by the kernel)"},
+         [](feed_view const& f) {
+             return json(f.net.hardware_timestamps);
+         }},
+        {{"books", "per stock with an order book: bid_price, bid_shares, ask_price, ask_shares "
+                   "(prices in 1/10000 dollar) and live orders"},
+         [](feed_view const& f) {
+             json books = json::object();
+             if (auto const* book = f.parser.book()) {
+                 book->for_each_stock([&](md::stock_view const& s) {
+                     books[md::wire_text(s.symbol)] = {
+                         {"bid_price", std::uint64_t{s.top.bid_price}},
+                         {"bid_shares", s.top.bid_shares},
+                         {"ask_price", std::uint64_t{s.top.ask_price}},
+                         {"ask_shares", s.top.ask_shares},
+                         {"orders", std::uint64_t{s.orders}}};
+                 });
+             }
+             return books;
+         }},
+        {{"unknown_order_refs", "executes, cancels, deletes, replaces of orders never added (a "
+                                "gap lost the add): 0 means the books are complete"},
+         [](feed_view const& f) {
+             return json(itch_count(f, &md::itch50_stats::unknown_order_refs));
+         }},
+        {{"duplicate_order_refs", "adds of an order reference that was live already"},
+         [](feed_view const& f) {
+             return json(itch_count(f, &md::itch50_stats::duplicate_order_refs));
+         }},
+        {{"book_full_drops", "adds dropped because the book held [book] max_orders orders"},
+         [](feed_view const& f) {
+             return json(itch_count(f, &md::itch50_stats::book_full_drops));
+         }},
+        {{"book_max_orders", "[book] max_orders"},
+         [](feed_view const& f) {
+             return json(f.parser.config().max_orders);
+         }},
+        {{"stage_latency_ns", "per stage (receive, queue, parse, total, sequence): p50, p99, "
+                              "p999, max, count and cumulative buckets [upper bound ns, samples]"},
+         [](feed_view const& f) {
+             auto const& stages = f.parser.stages();
+             return json{{"receive", distribution(stages.receive().take())},
+                         {"queue", distribution(stages.queue().take())},
+                         {"parse", distribution(stages.parse().take())},
+                         {"total", distribution(stages.total().take())},
+                         {"sequence", distribution(f.parser.sequence_latency().take())}};
+         }},
+        {{"recovery", "with rerequest: state, gaps, gaps_recovered, gaps_lost, "
+                      "recovered_messages, lost_messages, rerequests_sent, rerequest_timeouts, "
+                      "rerequest_answers, request_send_errors, recovering_s, latency_ns"},
+         [](feed_view const& f) -> json {
+             auto const* r = f.parser.recovery_stats();
+             if (r == nullptr) {
+                 return nullptr;
+             }
+             auto const took = f.parser.recovery_latency().take();
+             return {{"state", md::to_string(f.parser.recovery_state())},
+                     {"gaps", r->gaps},
+                     {"gaps_recovered", r->gaps_recovered},
+                     {"gaps_lost", r->gaps_lost},
+                     {"recovered_messages", r->recovered_messages},
+                     {"lost_messages", r->lost_messages},
+                     {"rerequests_sent", r->rerequests_sent},
+                     {"rerequest_timeouts", r->rerequest_timeouts},
+                     {"rerequest_answers", f.parser.rerequest_answers()},
+                     {"request_send_errors", f.parser.request_send_errors()},
+                     {"recovering_s", static_cast<double>(r->recovering_ns) / 1e9},
+                     {"latency_ns",
+                      {{"p50", took.percentile(0.50)},
+                       {"p99", took.percentile(0.99)},
+                       {"max", took.max}}}};
+         }},
+        {{"record", "with --record: path, messages, bytes, drops, write_errors"},
+         [](feed_view const& f) -> json {
+             if (f.recording == nullptr) {
+                 return nullptr;
+             }
+             auto const r = f.recording->snapshot();
+             return {{"path", f.recording->path()},
+                     {"messages", r.messages},
+                     {"bytes", r.bytes},
+                     {"drops", r.drops},
+                     {"write_errors", r.write_errors}};
+         }},
+    };
+    return fields;
+}
+
+metrics::histogram::snapshot total_latency(itch_receiver const& receiver) {
+    metrics::histogram::snapshot latency;
+    for (std::size_t i = 0; i < receiver.feed_count(); ++i) {
+        latency += receiver.parser(i).stages().total().take();
+    }
+    return latency;
+}
+
+feed_view view(itch_receiver const& receiver, std::size_t i) {
+    feed_parser const& parser = receiver.parser(i);
+    return {parser, receiver.net_stats(i), parser.session_stats(), parser.itch_stats(),
+            receiver.recording(i)};
+}
+
+} // namespace
+
+std::span<summary_field const> summary_fields() noexcept {
+    static std::vector<summary_field> const all = [] {
+        std::vector<summary_field> list{
+            {"elapsed_s", "seconds from start() to stop()", false},
+            {"latency_ns", "all feeds: kernel receive stamp -> parsed, p50, p99, p999, max", false},
+            {"feeds", "one object per feed, with the fields below", false}};
+        for (auto const& f : feed_fields()) {
+            list.push_back(f.doc);
+        }
+        return list;
+    }();
+    return all;
+}
+
+std::string summary_json(itch_receiver const& receiver) {
+    auto const latency = total_latency(receiver);
+    json j;
+    j["elapsed_s"] = receiver.elapsed_s();
+    j["latency_ns"] = {{"p50", latency.percentile(0.50)},
+                       {"p99", latency.percentile(0.99)},
+                       {"p999", latency.percentile(0.999)},
+                       {"max", latency.max}};
+    j["feeds"] = json::array();
+    for (std::size_t i = 0; i < receiver.feed_count(); ++i) {
+        feed_view const f = view(receiver, i);
+        json feed;
+        for (auto const& field : feed_fields()) {
+            if (json value = field.value(f); !value.is_null()) {
+                feed[std::string(field.doc.name)] = std::move(value);
+            }
+        }
+        j["feeds"].push_back(std::move(feed));
+    }
+    // ASCII output: wire bytes went in as wire_text; a stray invalid byte becomes U+FFFD
+    // instead of an exception.
+    return j.dump(-1, ' ', true, json::error_handler_t::replace);
+}
+
+std::string summary_text(itch_receiver const& receiver, std::size_t books) {
+    std::string out;
+    char line[512];
+    std::snprintf(line, sizeof(line), "md_receiver summary after %.1f s (backend %s)\n",
+                  receiver.elapsed_s(),
+                  std::string(net::to_string(receiver.runtime().backend())).c_str());
+    out += line;
+    for (std::size_t i = 0; i < receiver.feed_count(); ++i) {
+        feed_view const f = view(receiver, i);
+        auto const& s = f.session;
+        std::snprintf(
+            line, sizeof(line),
+            "  feed %s: %llu packets, %llu messages, %llu gaps (%llu missing), %llu "
+            "duplicates, %llu malformed, %llu ignored (%llu resyncs), %llu queue drops, "
+            "%llu kernel drops%s\n",
+            f.parser.config().name.c_str(), static_cast<unsigned long long>(f.net.packets),
+            static_cast<unsigned long long>(s.messages), static_cast<unsigned long long>(s.gaps),
+            static_cast<unsigned long long>(s.missing_messages),
+            static_cast<unsigned long long>(s.duplicate_packets),
+            static_cast<unsigned long long>(s.malformed_packets),
+            static_cast<unsigned long long>(s.foreign_session_packets + s.implausible_packets),
+            static_cast<unsigned long long>(s.resyncs),
+            static_cast<unsigned long long>(f.net.dropped),
+            static_cast<unsigned long long>(f.net.kernel_drops),
+            s.end_of_session ? ", end of session" : "");
+        out += line;
+        if (auto const* r = f.parser.recovery_stats()) {
+            std::snprintf(line, sizeof(line),
+                          "    recovery: %llu gaps, %llu recovered (%llu messages), %llu lost "
+                          "(%llu messages), %llu re-requests sent\n",
+                          static_cast<unsigned long long>(r->gaps),
+                          static_cast<unsigned long long>(r->gaps_recovered),
+                          static_cast<unsigned long long>(r->recovered_messages),
+                          static_cast<unsigned long long>(r->gaps_lost),
+                          static_cast<unsigned long long>(r->lost_messages),
+                          static_cast<unsigned long long>(r->rerequests_sent));
+            out += line;
+        }
+        if (f.itch != nullptr) {
+            std::snprintf(line, sizeof(line),
+                          "    order book: %llu unknown order refs, %llu duplicate order refs, "
+                          "%llu adds dropped at max_orders %zu\n",
+                          static_cast<unsigned long long>(f.itch->unknown_order_refs),
+                          static_cast<unsigned long long>(f.itch->duplicate_order_refs),
+                          static_cast<unsigned long long>(f.itch->book_full_drops),
+                          f.parser.config().max_orders);
+            out += line;
+        }
+        if (auto const* book = f.parser.book()) {
+            std::size_t shown = 0;
+            book->for_each_stock([&](md::stock_view const& stock) {
+                if (shown++ >= books) {
+                    return;
+                }
+                out += format_book_line(stock.symbol, stock.top, stock.orders);
+            });
+        }
+    }
+    auto const latency = total_latency(receiver);
+    std::snprintf(line, sizeof(line),
+                  "  latency (kernel rx -> parsed): p50 %llu ns, p99 %llu ns, p99.9 %llu ns, "
+                  "max %llu ns\n",
+                  static_cast<unsigned long long>(latency.percentile(0.50)),
+                  static_cast<unsigned long long>(latency.percentile(0.99)),
+                  static_cast<unsigned long long>(latency.percentile(0.999)),
+                  static_cast<unsigned long long>(latency.max));
+    out += line;
+    return out;
+}
+
+} // namespace signet::receiver
