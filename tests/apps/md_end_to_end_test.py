@@ -937,10 +937,46 @@ def case_low_rate_packets_leave_within_the_heartbeat(args, workdir, backend):
         raise AssertionError(f"the line was silent for {longest:.2f} s (heartbeat {heartbeat} s)")
 
 
+def case_example_itch_receiver(args, workdir, backend):
+    """apps/examples/itch_receiver.cpp, the README's example: a config, 4 s of md_feed traffic,
+    and its summary text counts every message md_feed sent."""
+    port = free_port()
+    path = os.path.join(workdir, "example.toml")
+    with open(path, "w") as f:
+        f.write(single_feed_config(port).replace("@BACKEND@", "auto"))
+    example = subprocess.Popen([args.example, path, "4"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        sent = None
+        deadline = time.monotonic() + 30
+        while sent is None and time.monotonic() < deadline:  # until its socket is bound
+            probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            try:
+                probe.bind(("127.0.0.1", port))
+                probe.close()
+                time.sleep(0.02)  # a polling period, not a synchronization delay
+            except OSError:
+                probe.close()
+                sent = run_feed(args.feed, "--to", f"127.0.0.1:{port}", "--count", "20000",
+                                "--rate", "50000", "--symbols", "8")
+        out, err = example.communicate(timeout=60)
+    finally:
+        if example.poll() is None:
+            example.kill()
+    assert sent is not None, "the example never bound its port"
+    assert example.returncode == 0, (example.returncode, err)
+    match = re.search(r"feed e2e: (\d+) packets, (\d+) messages, (\d+) gaps", out)
+    assert match, out
+    expect_equal("example messages", int(match.group(2)), sent["messages"])
+    expect_equal("example gaps", int(match.group(3)), 0)
+    assert "stats e2e |" in out + err, out + err  # the library's stats lines reach its logger
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--receiver", required=True)
     parser.add_argument("--feed", required=True)
+    parser.add_argument("--example", required=True, help="example_itch_receiver")
     parser.add_argument("--backends",
                         default="auto,epoll,asio,auto+block1,epoll+block1,epoll+thread")
     parser.add_argument("--verdict", default=os.path.join(
@@ -964,6 +1000,7 @@ def main():
     runs.append((case_port_in_use_is_one_clear_error, "auto"))
     runs.append((case_md_feed_replay_and_report_errors, "auto"))
     runs.append((case_low_rate_packets_leave_within_the_heartbeat, "auto"))
+    runs.append((case_example_itch_receiver, "auto"))
     for backend in ("auto", "epoll", "asio"):
         runs.append((case_feed_socket_keys_reach_the_sockets, backend))
     runs = [(case, backend) for case, backend in runs if args.only in case.__name__]
