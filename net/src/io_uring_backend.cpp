@@ -331,8 +331,8 @@ private:
             ul.paused = false;
         } else {
             // Still no room: ask the parser side to resume us (pause protocol, feed_state.hpp);
-            // if it made room meanwhile, the exchange below sees it and we retry at once.
-            ul.line->paused.exchange(true, std::memory_order_acq_rel);
+            // if it made room meanwhile, the next step sees it and retries.
+            ul.line->request_resume();
         }
         return pushed != 0;
     }
@@ -400,8 +400,7 @@ private:
         ul.held.push_back(p); // backpressure: park it, stop receiving until there is room
         if (!ul.paused) {
             ul.paused = true;
-            // acq_rel: the pause protocol's RMW pair with after_parse_batch() (feed_state.hpp).
-            ul.line->paused.exchange(true, std::memory_order_acq_rel);
+            ul.line->request_resume(); // pause protocol (feed_state.hpp)
             if (ul.armed && !ul.cancel_pending) {
                 cancel(index);
             }
@@ -577,8 +576,7 @@ private:
             flush_buffers(ul);
         }
         if (ul.in_ring == 0 && !ul.resume_asked) {
-            // acq_rel: the pause protocol's RMW pair with after_parse_batch() (feed_state.hpp).
-            ul.line->paused.exchange(true, std::memory_order_acq_rel);
+            ul.line->request_resume(); // pause protocol (feed_state.hpp)
             ul.resume_asked = true;
             top_up(ul);
             flush_buffers(ul);
@@ -586,8 +584,8 @@ private:
         if (ul.in_ring > 0) {
             if (ul.resume_asked) {
                 // Buffers are back: withdraw the request (a resume already under way is
-                // harmless). acq_rel: as above.
-                ul.line->paused.exchange(false, std::memory_order_acq_rel);
+                // harmless).
+                (void)ul.line->withdraw_resume();
                 ul.resume_asked = false;
             }
             arm(index);

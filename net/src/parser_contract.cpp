@@ -11,8 +11,7 @@ namespace signet::net::detail {
 void after_parse_batch(feed_state& feed) noexcept {
     bool more = false;
     for (auto& line : feed.lines) {
-        // acq_rel: the pause protocol's RMW pair (feed_state.hpp).
-        if (line->paused.exchange(false, std::memory_order_acq_rel) && line->resume != nullptr) {
+        if (line->take_resume_request() && line->resume != nullptr) { // pause protocol
             line->resume(*line);
         }
         more = more || !line->ready.empty();

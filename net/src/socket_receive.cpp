@@ -35,10 +35,10 @@ receive_result receive_from_socket(line_state& line) noexcept {
         if (want == 0) {
             // Backpressure, or every buffer is in flight: leave the data in the kernel until the
             // parser frees space (see the pause protocol in feed_state.hpp).
-            line.paused.exchange(true, std::memory_order_acq_rel);
+            line.request_resume();
             bool const space =
                 line.ready.size() < line.ready.capacity() && !line.pool.returns().empty();
-            if (space && line.paused.exchange(false, std::memory_order_acq_rel)) {
+            if (space && line.withdraw_resume()) {
                 continue; // space appeared and nobody resumed us yet: carry on
             }
             return receive_result::paused;

@@ -181,6 +181,7 @@ def expect_verdict(args, summary, report, lines):
     if result.returncode != 0 or not out or not out[-1].startswith("receiver matches feed: yes ("):
         raise AssertionError(f"md-verdict exit {result.returncode}: {result.stdout}{result.stderr}")
     assert "end-of-session" in out[0], out
+    verdict = out[-1]
     # A receiver that lost a message must get a "no".
     with open(report) as f:
         tampered = json.load(f)
@@ -192,6 +193,7 @@ def expect_verdict(args, summary, report, lines):
                              str(lines)], capture_output=True, text=True, timeout=30)
     if result.returncode != 1 or "receiver matches feed: no (" not in result.stdout:
         raise AssertionError(f"md-verdict on a mismatch: exit {result.returncode}: {result.stdout}")
+    return verdict
 
 
 def single_feed_config(port, extra=""):
@@ -444,9 +446,14 @@ def case_rerequests_recover_every_gap(args, workdir, backend):
     port = free_port()
     keys = (f'rerequest = "127.0.0.1:{server}"\nrerequest_timeout_ms = 20\n')
     receiver = Receiver(args.receiver, single_feed_config(port, keys), workdir, backend)
+    report = os.path.join(workdir, "feed.json")
     sent = run_feed(args.feed, "--to", f"127.0.0.1:{port}", *stream, "--drop-every", "50",
-                    "--serve-rerequests", str(server), "--linger", "2")
+                    "--serve-rerequests", str(server), "--linger", "2", "--report-json", report)
     summary, _ = receiver.stop()
+    # The demo's verdict with re-requests: everything recovered, the books complete.
+    last = expect_verdict(args, summary, report, lines=1)
+    assert f"recovered {sent['dropped_messages']}/{sent['dropped_messages']}" in last, last
+    assert last.endswith("; books complete"), last
     feed = summary["feeds"][0]
     recovery = feed["recovery"]
     assert sent["dropped_packets"] > 0

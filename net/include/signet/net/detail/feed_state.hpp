@@ -57,6 +57,26 @@ struct line_state {
     metrics::gauge kernel_drops; // the socket's cumulative SO_RXQ_OVFL count
     counter rearms;
     counter hardware_timestamps; // packets stamped by the NIC (timestamping::hardware)
+    // ---- the pause protocol (above): the one place its RMWs are written ----
+    /// Receive side: ask the parser side to resume this line once it frees room; then re-check
+    /// for room, and withdraw the request if there is some.
+    void request_resume() noexcept {
+        // acq_rel: the protocol's RMW pair with take_resume_request().
+        (void)paused.exchange(true, std::memory_order_acq_rel);
+    }
+    /// Receive side: withdraws the request; true if it was still pending (nobody resumed the
+    /// line meanwhile, so the receive side goes on by itself).
+    bool withdraw_resume() noexcept {
+        // acq_rel: as request_resume().
+        return paused.exchange(false, std::memory_order_acq_rel);
+    }
+    /// Parser side, after a batch: true if the receive side asked to be resumed (call resume).
+    bool take_resume_request() noexcept {
+        // acq_rel: as request_resume(); the parser's pops happen before the receive side's
+        // re-check or the resume it causes.
+        return paused.exchange(false, std::memory_order_acq_rel);
+    }
+
     // alignas: the pause flag is touched by both sides.
     alignas(destructive_interference_size) std::atomic<bool> paused{false};
 };
