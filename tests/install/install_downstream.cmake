@@ -15,4 +15,5 @@ run_step(${CMAKE_COMMAND} -S "${DOWNSTREAM_SOURCE_DIR}" -B "${WORK_DIR}/build" -
          -DCMAKE_BUILD_TYPE=Release)
 run_step(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run_step("${WORK_DIR}/build/downstream")
+run_step("${WORK_DIR}/build/downstream_receiver")
 message(STATUS "downstream project built and ran against the install tree in ${prefix}")
