@@ -97,12 +97,14 @@ struct fan_out_ring {
 template <unsigned N, workload W, synchronization_mode Mode>
 class signet_scheduler {
 public:
-    signet_scheduler(std::size_t tasks, std::size_t threads)
+    signet_scheduler(std::size_t tasks, std::size_t /*threads*/)
         : group_(tasks) // capacity >= tasks (rounded up by the group)
         , ring_{tasks} {
-        // One worker thread: the group may claim batches (what a worker_pool of one thread or
-        // a one-worker net runtime does); more: one contract per claim, chained.
-        group_.set_batch_claims(threads == 1);
+        // Batch claims at every thread count: a worker takes a batch of scheduled contracts
+        // with one RMW and runs them, as moodycamel_bulk dequeues a bulk of tasks and runs them
+        // (both hold their batch while they run it). The net runtime with more than one worker
+        // chains instead (one contract per claim): nothing waits in a worker's hands there.
+        group_.set_batch_claims(true);
         contracts_.reserve(tasks);
         for (std::size_t i = 0; i < tasks; ++i) {
             auto const index = static_cast<std::uint32_t>(i);

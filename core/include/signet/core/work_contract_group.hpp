@@ -143,15 +143,14 @@ public:
     /// Most contracts one execute_next_contracts() call runs.
     static constexpr std::size_t max_batch = detail::max_batch;
 
-    /// Setup, before the executing threads start. true: only one thread will execute this
-    /// group, so one claim may take a whole batch of scheduled contracts at once (one RMW for
-    /// all; fastest). With more executing threads leave it false (the default): a claimed
-    /// contract is invisible to the others, so a batch-mate of a long or blocking run would
-    /// wait although another thread could run it; the default claims each contract right
-    /// before it runs (one RMW per execution), and no contract ever waits that way.
-    void set_batch_claims(bool single_executor) noexcept {
-        state_->set_batch_claims(single_executor);
-    }
+    /// Setup, before the executing threads start. true: one claim takes a whole batch of
+    /// scheduled contracts (execute_next_contracts(max)) with one RMW — fastest, and the right
+    /// choice when one thread executes the group, or when its contracts are many and short. The
+    /// price with several executing threads: a claimed contract is invisible to the others, so
+    /// a batch-mate of a long or blocking run waits although another thread could run it.
+    /// false (the default) claims each contract right before it runs (one RMW per execution),
+    /// and no contract ever waits that way. Correct either way, with any number of threads.
+    void set_batch_claims(bool batches) noexcept { state_->set_batch_claims(batches); }
 
     /// Any thread; blocking group only. Permanent: wakes every waiter; later calls to
     /// execute_next_contract() run what is scheduled but never wait.

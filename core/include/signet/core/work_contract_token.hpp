@@ -34,6 +34,8 @@ public:
         , generation_(generation) {}
 
 private:
+    friend class detail::group_state; // reuses one token for the runs of a batch
+
     detail::group_state* group_;
     std::uint32_t slot_;
     std::uint64_t generation_;

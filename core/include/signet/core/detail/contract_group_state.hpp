@@ -39,20 +39,22 @@
 //
 // Batches (what execute_next_contracts(max) runs: 1 to min(max, max_batch) contracts of one
 // leaf; execute_next_contract() is a batch of one)
-//   A claimed contract is invisible to other workers until it runs, so a worker must never
-//   hold one while running another if some other thread could run it (a long or blocking run
-//   would delay it: hoarding). Hence two shapes, chosen per call:
-//   * one thread serves the group, as its owner declared (set_batch_claims(true): the net
-//     runtime with one worker, the 1-thread benchmark): one signal_tree::claim takes up to
-//     max_batch set bits of a leaf with one RMW; the worker runs them in slot order, collects
-//     those that go back into the tree in a mask and publishes it with one set_bits() RMW at
-//     the end, together with any claimed contract left unrun because a callback threw.
-//     (Deciding this from the threads seen so far would race with a worker that starts late.)
+//   A claimed contract is invisible to other workers until it runs, so a worker that holds one
+//   while running another delays it if some other thread could have run it (a long or blocking
+//   run in front of it: hoarding). Hence two shapes, chosen by the group's owner:
+//   * batch claims (set_batch_claims(true): the net runtime with one worker, the contention
+//     benchmark, any group of many short contracts): one signal_tree::claim takes up to `max`
+//     set bits of a leaf with one RMW; the worker runs them in slot order, collects those that
+//     go back into the tree in a mask and publishes it with one set_bits() RMW at the end,
+//     together with any claimed contract left unrun because a callback threw. Correct with any
+//     number of threads; only the hoarding above is the price. (Deciding this from the threads
+//     seen so far would race with a worker that starts late.)
 //   * otherwise (the default): a chain. Claim one contract; after its run, one swap_claim() RMW
-//   puts it
-//     back (if it goes again) and claims the next scheduled contract after it in the same leaf.
-//     Nothing is held unrun; one leaf RMW per execution instead of two.
-//   Either way the batch lives inside one call: no thread keeps anything once it returns.
+//     puts it back (if it goes again) and claims the next scheduled contract after it in the
+//     same leaf. Nothing is held unrun; one leaf RMW per execution instead of 2/batch.
+//   Either way the batch lives inside one call: no thread keeps anything once it returns. The
+//   call installs one work_contract_token as current_token for all its runs (run_context):
+//   per run only the token's slot and generation change.
 //
 // Memory orders (and their pairs)
 //   * schedule()/release() CAS: release — the caller's writes reach the run it causes, through
@@ -66,7 +68,8 @@
 //
 // Costs per execution: self-rescheduling contract (the steady state of a busy group): one plain
 // load of the state word, the indirect call, 2/batch leaf RMWs — no locked operation per
-// contract. Scheduled from another thread: schedule = 1 CAS + tree set; run = load + 1 CAS.
+// contract (about 56 instructions with batches of 64, the empty-body contention task, by
+// callgrind). Scheduled from another thread: schedule = 1 CAS + tree set; run = load + 1 CAS.
 
 #include <atomic>
 #include <bit>
@@ -95,7 +98,7 @@ inline constexpr std::uint64_t release_flag = 4;
 inline constexpr unsigned generation_shift = 8;
 inline constexpr std::uint32_t no_slot = ~std::uint32_t{0};
 /// Most contracts one execute_next_contracts() call claims and runs (one leaf RMW claims them).
-inline constexpr unsigned max_batch = 16;
+inline constexpr unsigned max_batch = 64;
 
 inline constexpr contract_id make_contract_id(std::uint32_t slot, std::uint64_t generation) {
     return (generation << 32) | slot;
@@ -174,10 +177,13 @@ struct contract_ops_for {
                                         has_handler ? &handle : nullptr, &destroy};
 };
 
-/// The work_contract_token of the work running on this thread (nullptr outside a run).
+/// The work_contract_token of the work running on this thread (nullptr outside a run). One
+/// token serves the runs of one execute_next() call: its slot and generation are set before
+/// each run; the call saves and restores the outer values (nested calls from inside a run).
 inline thread_local work_contract_token* current_token = nullptr;
 /// Set when the work running on this thread schedules itself through current_token; the run's
-/// finish publishes it as S (see "self" above). Saved and restored around nested runs.
+/// finish publishes it as S (see "self" above). Cleared before each run; saved and restored
+/// around nested calls with current_token.
 inline thread_local bool current_rescheduled = false;
 
 class group_state {
@@ -248,11 +254,13 @@ public:
 private:
     enum class after_run { idle, again, release };
     struct batch;
+    struct run_context;
 
     std::uint32_t acquire_slot(lane where) noexcept;
     void free_slot(std::uint32_t slot) noexcept;
     void publish(std::uint32_t slot, std::uint64_t generation, initial_state initial) noexcept;
-    void run_claimed(std::uint32_t slot, std::uint64_t& again, std::uint64_t bit);
+    void run_claimed(std::uint32_t slot, std::uint64_t& again, std::uint64_t bit,
+                     work_contract_token& token);
     after_run finish_run(std::uint32_t slot, bool rescheduled) noexcept;
     void run_release(std::uint32_t slot, std::uint64_t generation);
     void recycle(std::uint32_t slot, std::uint64_t generation) noexcept;
@@ -435,6 +443,25 @@ struct group_state::batch {
     }
 };
 
+/// The thread's run state for one execute_next() call: the token its runs share, installed as
+/// current_token, and the outer values of current_token and current_rescheduled, restored on
+/// every exit (a nested call from inside a run, an exception).
+struct group_state::run_context {
+    work_contract_token token;
+    work_contract_token* previous_token;
+    bool previous_rescheduled;
+    explicit run_context(group_state* group) noexcept
+        : token(group, 0, 0)
+        , previous_token(std::exchange(current_token, &token))
+        , previous_rescheduled(current_rescheduled) {}
+    run_context(run_context const&) = delete;
+    run_context& operator=(run_context const&) = delete;
+    ~run_context() {
+        current_token = previous_token;
+        current_rescheduled = previous_rescheduled;
+    }
+};
+
 inline std::size_t group_state::execute_next(lane preferred, std::size_t max) {
     assert(max >= 1 && max <= max_batch && "execute_next: max must be in 1..max_batch");
     std::size_t& cursor = thread_cursor();
@@ -449,19 +476,22 @@ inline std::size_t group_state::execute_next(lane preferred, std::size_t max) {
         return 0;
     }
     batch b{*this, c.leaf, c.bits};
+    run_context context(this);
     std::size_t const leaf_first = c.leaf * signal_tree::bits_per_leaf;
     std::size_t ran = 0;
     if (alone || preferred.count != 0) {
+        // Advance the bias past the last slot taken: the next claim starts at its neighbour,
+        // so every scheduled contract runs within one sweep (fairness).
+        std::size_t const last =
+            leaf_first + 63 - static_cast<std::size_t>(std::countl_zero(c.bits));
+        cursor = last + 1 == tree_.capacity() ? 0 : last + 1;
         while (b.remaining != 0) {
             auto const bit_index = static_cast<std::size_t>(std::countr_zero(b.remaining));
             std::uint64_t const bit = std::uint64_t{1} << bit_index;
             b.remaining ^= bit;
-            std::size_t const slot = leaf_first + bit_index;
-            // Advance the bias past the slot taken: the next claim starts at its neighbour,
-            // so every scheduled contract runs within one sweep (fairness).
-            cursor = slot + 1 == tree_.capacity() ? 0 : slot + 1;
             ++ran;
-            run_claimed(static_cast<std::uint32_t>(slot), b.again, bit);
+            run_claimed(static_cast<std::uint32_t>(leaf_first + bit_index), b.again, bit,
+                        context.token);
         }
         return ran;
     }
@@ -482,7 +512,8 @@ inline std::size_t group_state::execute_next(lane preferred, std::size_t max) {
         std::uint64_t const bit = std::uint64_t{1} << bit_index;
         b.remaining = 0;
         ++ran;
-        run_claimed(static_cast<std::uint32_t>(leaf_first + bit_index), b.again, bit);
+        run_claimed(static_cast<std::uint32_t>(leaf_first + bit_index), b.again, bit,
+                    context.token);
         if (ran == max) {
             return ran; // b puts this one back if it goes again
         }
@@ -505,9 +536,11 @@ inline std::size_t group_state::execute_next(lane preferred, std::size_t max) {
 }
 
 /// Runs a claimed (busy) contract's work or release; adds `bit` to `again` when the contract
-/// goes back into the tree. When a callback throws, the finish still happens (a release owed
-/// then runs at the next claim) and the exception propagates.
-inline void group_state::run_claimed(std::uint32_t slot, std::uint64_t& again, std::uint64_t bit) {
+/// goes back into the tree. `token` is the call's shared token (current_token). When a callback
+/// throws, the finish still happens (a release owed then runs at the next claim) and the
+/// exception propagates.
+inline void group_state::run_claimed(std::uint32_t slot, std::uint64_t& again, std::uint64_t bit,
+                                     work_contract_token& token) {
     contract_slot& s = slots_[slot];
     // acquire: pairs with the release in publish(), schedule(), release() and set_bits():
     // the stored callables and the schedulers' writes are visible to this run.
@@ -523,30 +556,23 @@ inline void group_state::run_claimed(std::uint32_t slot, std::uint64_t& again, s
         run_release(slot, generation);
         return;
     }
-    work_contract_token token(this, slot, generation);
-    struct run_scope {
+    token.slot_ = slot;
+    token.generation_ = generation;
+    current_rescheduled = false;
+    // On an exception too the group stays consistent: a contract owed another run or its
+    // release goes back into the tree with the batch.
+    struct finish_on_throw {
         group_state& group;
         std::uint32_t slot;
         std::uint64_t& again;
         std::uint64_t bit;
-        work_contract_token* previous;
-        bool previous_rescheduled;
-        bool finished = false;
-        ~run_scope() {
-            current_token = previous;
-            bool const rescheduled = std::exchange(current_rescheduled, previous_rescheduled);
-            if (!finished && group.finish_run(slot, rescheduled) != after_run::idle) {
-                // on exceptions too the group stays consistent: a contract owed another run or
-                // its release goes back into the tree with the batch
+        bool armed = true;
+        ~finish_on_throw() {
+            if (armed && group.finish_run(slot, current_rescheduled) != after_run::idle) {
                 again |= bit;
             }
         }
-    } scope{*this,
-            slot,
-            again,
-            bit,
-            std::exchange(current_token, &token),
-            std::exchange(current_rescheduled, false)};
+    } guard{*this, slot, again, bit};
     try {
         s.ops->work(s.storage, token);
     } catch (...) {
@@ -555,10 +581,8 @@ inline void group_state::run_claimed(std::uint32_t slot, std::uint64_t& again, s
         }
         s.ops->handle(s.storage, std::current_exception());
     }
-    scope.finished = true;
-    current_token = scope.previous;
-    bool const rescheduled = std::exchange(current_rescheduled, scope.previous_rescheduled);
-    switch (finish_run(slot, rescheduled)) {
+    guard.armed = false;
+    switch (finish_run(slot, current_rescheduled)) {
     case after_run::idle:
         break;
     case after_run::again:
