@@ -6,6 +6,7 @@
 #include <future>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -23,7 +24,9 @@ using signet::initial_state;
 using signet::work_contract;
 using signet::work_contract_group;
 
-// Worker threads calling execute_next_contract() until stopped, then draining.
+// Worker threads running contracts until stopped, then draining: one call in two runs a single
+// contract (execute_next_contract), the other a batch (execute_next_contracts), so both paths
+// (and, with set_batch_claims, both claim shapes) race with each other and with schedulers.
 template <typename Group>
 class workers {
 public:
@@ -31,11 +34,17 @@ public:
         : group_(group) {
         for (unsigned i = 0; i < count; ++i) {
             threads_.emplace_back([this] {
+                bool batch = false;
                 // acquire: pairs with the release store in stop_and_drain().
                 while (!stop_.load(std::memory_order_acquire)) {
-                    group_.execute_next_contract(signet::lane{});
+                    if (batch) {
+                        (void)group_.execute_next_contracts(Group::max_batch);
+                    } else {
+                        (void)group_.execute_next_contract(signet::lane{});
+                    }
+                    batch = !batch;
                 }
-                while (group_.execute_next_contract(signet::lane{})) {
+                while (group_.execute_next_contracts(Group::max_batch) != 0) {
                 }
             });
         }
@@ -97,10 +106,13 @@ std::uint64_t schedule_at_random(work_contract_group& group, std::vector<work_co
     return accepted.load(std::memory_order_relaxed); // after join()
 }
 
-TEST(WorkContractGroupStress, NeverTwoThreadsInOneContractAndNoScheduleLost) {
+class WorkContractGroupClaims : public ::testing::TestWithParam<bool> {};
+
+TEST_P(WorkContractGroupClaims, NeverTwoThreadsInOneContractAndNoScheduleLost) {
     signet::test::watchdog dog(120s, "NeverTwoThreadsInOneContract");
     constexpr std::size_t contracts = 64;
     work_contract_group group(contracts);
+    group.set_batch_claims(GetParam());
     struct state {
         std::atomic<bool> busy{false};
         std::atomic<std::uint64_t> requested{0};
@@ -138,9 +150,10 @@ TEST(WorkContractGroupStress, NeverTwoThreadsInOneContractAndNoScheduleLost) {
     EXPECT_GT(runs, 0U);
 }
 
-TEST(WorkContractGroupStress, ReleaseRunsExactlyOnceAfterTheLastRun) {
+TEST_P(WorkContractGroupClaims, ReleaseRunsExactlyOnceAfterTheLastRun) {
     signet::test::watchdog dog(120s, "ReleaseRunsExactlyOnceAfterTheLastRun");
     work_contract_group group(64);
+    group.set_batch_claims(GetParam());
     workers<work_contract_group> pool(group, 2);
     std::uint64_t const rounds = iterations(2'000);
     for (std::uint64_t round = 0; round < rounds; ++round) {
@@ -261,9 +274,10 @@ TEST(WorkContractGroupStress, BlockingGroupWorkersNeverMissAWakeUp) {
 
 // Self-rescheduling contracts go back into the tree at the end of a batch while other workers
 // sleep with no timeout: every contract reaches its exact run count, none overlaps itself.
-TEST(WorkContractGroupStress, BlockingGroupRepublishedBatchesWakeSleepers) {
+TEST_P(WorkContractGroupClaims, BlockingGroupRepublishedBatchesWakeSleepers) {
     signet::test::watchdog dog(120s, "BlockingGroupRepublishedBatchesWakeSleepers");
     blocking_work_contract_group group(256);
+    group.set_batch_claims(GetParam());
     constexpr std::size_t contracts = 40;
     std::uint64_t const target = iterations(2'000);
     struct counter {
@@ -294,7 +308,8 @@ TEST(WorkContractGroupStress, BlockingGroupRepublishedBatchesWakeSleepers) {
     std::vector<std::thread> sleepers;
     for (int t = 0; t < 3; ++t) {
         sleepers.emplace_back([&] {
-            while (group.execute_next_contract()) {
+            // Batches, waiting for the first; 0 only after stop() (the hour never passes).
+            while (group.execute_next_contracts(blocking_work_contract_group::max_batch, 1h) != 0) {
             }
         });
     }
@@ -313,10 +328,11 @@ TEST(WorkContractGroupStress, BlockingGroupRepublishedBatchesWakeSleepers) {
 
 // Contracts that schedule themselves (no RMW on their state word) while other threads schedule
 // them too (S set while busy): never two runs at once, and the last run sees the last request.
-TEST(WorkContractGroupStress, SelfAndForeignSchedulesMix) {
+TEST_P(WorkContractGroupClaims, SelfAndForeignSchedulesMix) {
     signet::test::watchdog dog(120s, "SelfAndForeignSchedulesMix");
     constexpr std::size_t contracts = 128;
     work_contract_group group(contracts);
+    group.set_batch_claims(GetParam());
     struct state {
         std::atomic<bool> busy{false};
         std::atomic<std::uint64_t> requested{0};
@@ -357,6 +373,13 @@ TEST(WorkContractGroupStress, SelfAndForeignSchedulesMix) {
         EXPECT_EQ(states[i].self_left, 0U) << "contract " << i;
     }
 }
+
+// Every test above in both claim shapes: chains (the default) and batch claims.
+std::string claim_shape(::testing::TestParamInfo<bool> const& shape) {
+    return shape.param ? "BatchClaims" : "Chains";
+}
+INSTANTIATE_TEST_SUITE_P(Stress, WorkContractGroupClaims, ::testing::Values(false, true),
+                         claim_shape);
 
 TEST(WorkContractGroupStress, SubmitFromManyThreads) {
     signet::test::watchdog dog(120s, "SubmitFromManyThreads");
