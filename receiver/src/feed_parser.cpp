@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -155,8 +156,8 @@ void feed_parser::service() {
         record_since_ = 0;
     }
     if (book_interval_ns_ != 0 && now_ >= next_books_ns_) {
-        publish_books();
-        next_books_ns_ = now_ + book_interval_ns_;
+        // A reader copying the last snapshot holds the lock: try again soon, never wait.
+        next_books_ns_ = now_ + (publish_books() ? book_interval_ns_ : retry_ns);
     }
 }
 
@@ -213,9 +214,9 @@ void feed_parser::arm_timer() noexcept {
     timer_.arm_after(std::chrono::nanoseconds(due - now_));
 }
 
-void feed_parser::publish_books() {
+bool feed_parser::publish_books() {
     if (!itch_) {
-        return;
+        return true;
     }
     books_scratch_.clear();
     itch_->book().for_each_stock([&](md::stock_view const& stock) {
@@ -231,8 +232,12 @@ void feed_parser::publish_books() {
     });
     std::stable_sort(books_scratch_.begin(), books_scratch_.end(),
                      [](book_row const& a, book_row const& b) { return a.orders > b.orders; });
-    std::lock_guard lock(books_mutex_);
+    std::unique_lock const lock(books_mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) {
+        return false;
+    }
     books_published_.swap(books_scratch_);
+    return true;
 }
 
 std::vector<book_row> feed_parser::books() const {
@@ -253,7 +258,9 @@ void feed_parser::finish() {
         recorder_->flush();
         record_since_ = 0;
     }
-    publish_books();
+    while (!publish_books()) { // after the runtime stopped: a reader's copy ends soon
+        std::this_thread::yield();
+    }
     publish();
 }
 

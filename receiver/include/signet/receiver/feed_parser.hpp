@@ -87,7 +87,8 @@ public:
     // ---- any thread ----
     [[nodiscard]] live_counters live() const noexcept;
     /// The last published snapshot of the book (set_book_interval): stocks with live orders,
-    /// the busiest first. Copies under a mutex the parser holds only to swap a snapshot in.
+    /// the busiest first. Copies under a mutex; the parser only try-locks it to swap a new
+    /// snapshot in (and tries again soon when a copy is under way), so it never waits.
     [[nodiscard]] std::vector<book_row> books() const;
     /// Where the latency goes, per packet (net/stage_latency.hpp): receive, queue, parse, and
     /// total (the kernel's stamp -> parse done).
@@ -125,7 +126,7 @@ private:
     void service(); // what is due at now_: holds, recovery, recorder flush, book snapshot
     void service_recovery();
     void publish() noexcept;
-    void publish_books();
+    bool publish_books(); // false: a reader holds the snapshot's lock (nothing waited)
     void arm_timer() noexcept;
     [[nodiscard]] md::moldudp64_session_options session_options() const noexcept;
     bool send_request(std::uint64_t first, std::uint16_t count) noexcept;
