@@ -5,6 +5,7 @@
 // parsing with "unknown option" errors ahead of "--x is required", and error text without the errno
 // description twice.
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -20,6 +21,12 @@ namespace signet::cli {
 /// The longest --duration either app accepts: one year. Longer would overflow the steady
 /// clock's time points (int64 nanoseconds) once converted, so it is rejected, not clamped.
 inline constexpr double max_duration_s = 365.0 * 86'400;
+
+/// A seconds option as a duration (after number_in() checked its range).
+inline std::chrono::nanoseconds seconds(double value) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(value));
+}
 
 inline std::string short_number(double value) {
     char text[32];
@@ -60,6 +67,14 @@ inline CLI::Validator whole_number() {
             return {};
         },
         "");
+}
+
+/// A check that `parse(text)` accepts the text (its result converts to true); otherwise the
+/// error is "must be <expected>" (CLI11 puts the option's name first).
+template <typename Parse>
+CLI::Validator parses(Parse parse, std::string const& expected) {
+    return CLI::Validator(
+        [=](std::string& text) { return parse(text) ? std::string() : "must be " + expected; }, "");
 }
 
 /// Parses the command line. Returns an exit code to leave with (0 after --help, 2 on an error,
