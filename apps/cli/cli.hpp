@@ -2,8 +2,8 @@
 
 // Command-line pieces md_receiver and md_feed share (target signet_cli, namespace signet::cli):
 // CLI11 validators whose errors are short (CLI11's NonNegativeNumber prints DBL_MAX in full),
-// parsing with "unknown option" errors ahead of "--x is required", and error text without the errno
-// description twice.
+// parsing with "unknown option" errors ahead of "--x is required" and "--a and --b cannot be
+// combined" for CLI11's excludes(), and error text without the errno description twice.
 
 #include <chrono>
 #include <cmath>
@@ -100,6 +100,15 @@ inline std::optional<int> parse_command_line(CLI::App& cli, int argc, char** arg
         }
         return fail(!options.empty() ? "unknown option " + options
                                      : "unexpected argument " + arguments);
+    } catch (CLI::ExcludesError const& e) {
+        // CLI11 says "--a excludes --b"; either may come first, so say what is wrong instead.
+        std::string text = e.what();
+        std::string_view const excludes = " excludes ";
+        if (auto const at = text.find(excludes); at != std::string::npos) {
+            text = text.substr(0, at) + " and " + text.substr(at + excludes.size()) +
+                   " cannot be combined";
+        }
+        return fail(text);
     } catch (CLI::ParseError const& e) {
         if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
             return cli.exit(e); // --help

@@ -140,7 +140,7 @@ udp_sender::udp_sender(udp_sender_options const& options) {
 }
 
 void udp_sender::send(std::span<std::byte const> datagram, udp_endpoint const& to,
-                      std::error_code& error) noexcept {
+                      std::error_code& error) const noexcept {
     error.clear();
     for (;;) {
         if (::sendto(fd_.get(), datagram.data(), datagram.size(), 0, to.data(), to.size()) >= 0) {
@@ -155,7 +155,7 @@ void udp_sender::send(std::span<std::byte const> datagram, udp_endpoint const& t
     }
 }
 
-void udp_sender::send(std::span<std::byte const> datagram, udp_endpoint const& to) {
+void udp_sender::send(std::span<std::byte const> datagram, udp_endpoint const& to) const {
     std::error_code error;
     send(datagram, to, error);
     if (error) {

@@ -20,7 +20,8 @@ static_assert(std::atomic<bool>::is_always_lock_free, "stop() must be async-sign
 constexpr double max_offset_s = 365.0 * 86'400;
 
 clock_duration seconds(double s) {
-    return std::chrono::duration_cast<clock_duration>(
+    // Rounded, not truncated: 0.15 s is 150 ms, not 149.999999 ms.
+    return std::chrono::round<clock_duration>(
         std::chrono::duration<double>(std::min(s, max_offset_s)));
 }
 

@@ -1,5 +1,6 @@
 #include <array>
 #include <span>
+#include <stdexcept>
 #include <utility>
 
 #include <signet/md/wire_text.hpp>
@@ -11,14 +12,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-/// One field of a report object: its name, its value, and when it is there (always if null).
-template <typename From>
-struct field {
-    std::string_view name;
-    json (*value)(From const&);
-    bool (*present)(From const&) = nullptr;
-};
-
 json types_json(std::array<std::uint64_t, 256> const& by_type) {
     json j = json::object();
     for (std::size_t c = 0; c < by_type.size(); ++c) {
@@ -29,235 +22,71 @@ json types_json(std::array<std::uint64_t, 256> const& by_type) {
     return j;
 }
 
-template <typename From, std::size_t N>
-json object_of(field<From> const (&fields)[N], From const& from) {
-    json j = json::object();
-    for (field<From> const& f : fields) {
-        if (f.present == nullptr || f.present(from)) {
-            j[std::string(f.name)] = f.value(from);
-        }
+} // namespace
+
+// ---- the field list: the report's contract (names, order, meaning) -----------------------------
+
+nlohmann::ordered_json report::to_json() const {
+    json j = {
+        {"elapsed_s", elapsed_s},
+        {"session", md::wire_text(session)},
+        // Data packets that left (on a line; a duplicate counts once) and their messages.
+        {"packets", counts.sent.packets},
+        {"messages", counts.sent.messages},
+        {"messages_by_type", types_json(counts.sent.by_type)},
+        // Data packets kept off every line by fault injection, and their messages.
+        {"dropped_packets", counts.dropped.packets},
+        {"dropped_messages", counts.dropped.messages},
+        {"dropped_by_type", types_json(counts.dropped.by_type)},
+        {"dropped_one_line_packets", counts.dropped_one_line_packets},
+        {"duplicated_packets", counts.duplicated_packets},
+        {"reordered_packets", counts.reordered_packets},
+        {"heartbeats", counts.heartbeats},
+        {"end_of_session_packets", counts.end_of_session_packets},
+        {"next_sequence", counts.next_sequence},
+    };
+    if (replay_truncated) {
+        j["replay_truncated"] = *replay_truncated;
+        j["replay_malformed_records"] = counts.malformed_records;
+    }
+    if (pcap) {
+        j["pcap"] = {
+            {"file", md::wire_text(pcap->file)},   {"link_type", pcap->link_type},
+            {"frames", pcap->counts.frames},       {"datagrams", pcap->counts.datagrams},
+            {"filtered", pcap->counts.filtered},   {"other", pcap->counts.other},
+            {"fragments", pcap->counts.fragments}, {"truncated", pcap->counts.truncated},
+            {"error", md::wire_text(pcap->error)},
+        };
+    }
+    if (rerequests) {
+        md::rerequest_stats const& r = rerequests->stats;
+        request_store_counts const& store = rerequests->store;
+        j["rerequests"] = {
+            {"port", rerequests->port},
+            {"session", md::wire_text(rerequests->session)},
+            {"requests", r.requests},
+            {"answered", r.answered},
+            {"messages_resent", r.messages_resent},
+            {"packets_resent", r.packets_resent},
+            {"malformed", r.malformed},
+            {"wrong_session", r.wrong_session},
+            {"zero_sequence", r.zero_sequence},
+            {"zero_count", r.zero_count},
+            {"rate_limited", r.rate_limited},
+            {"too_many_requesters", r.too_many_requesters},
+            {"evicted", r.evicted},
+            {"not_yet_sent", r.not_yet_sent},
+            {"oversized", r.oversized},
+            {"clamped", r.clamped},
+            {"partial", r.partial},
+            {"send_errors", store.send_errors},
+            {"stored_messages", store.stored},
+            {"store_evictions", store.evicted},
+            {"store_restarts", store.restarts},
+        };
     }
     return j;
 }
-
-template <typename From, std::size_t N>
-std::vector<std::string_view> names_of(field<From> const (&fields)[N]) {
-    std::vector<std::string_view> names;
-    for (field<From> const& f : fields) {
-        names.push_back(f.name);
-    }
-    return names;
-}
-
-// ---- the field lists: the report's contract (names, order, meaning) --------------------------
-
-using capture = report::capture;
-using requests = report::requests;
-
-constexpr field<capture> pcap_fields[] = {
-    {"file",
-     [](capture const& c) -> json {
-         return md::wire_text(c.file);
-     }},
-    {"link_type",
-     [](capture const& c) -> json {
-         return c.link_type;
-     }},
-    {"frames",
-     [](capture const& c) -> json {
-         return c.counts.frames;
-     }},
-    {"datagrams",
-     [](capture const& c) -> json {
-         return c.counts.datagrams;
-     }},
-    {"filtered",
-     [](capture const& c) -> json {
-         return c.counts.filtered;
-     }},
-    {"other",
-     [](capture const& c) -> json {
-         return c.counts.other;
-     }},
-    {"fragments",
-     [](capture const& c) -> json {
-         return c.counts.fragments;
-     }},
-    {"truncated",
-     [](capture const& c) -> json {
-         return c.counts.truncated;
-     }},
-    {"error",
-     [](capture const& c) -> json {
-         return md::wire_text(c.error);
-     }},
-};
-
-constexpr field<requests> rerequest_fields[] = {
-    {"port",
-     [](requests const& q) -> json {
-         return q.port;
-     }},
-    {"session",
-     [](requests const& q) -> json {
-         return md::wire_text(q.session);
-     }},
-    {"requests",
-     [](requests const& q) -> json {
-         return q.stats.requests;
-     }},
-    {"answered",
-     [](requests const& q) -> json {
-         return q.stats.answered;
-     }},
-    {"messages_resent",
-     [](requests const& q) -> json {
-         return q.stats.messages_resent;
-     }},
-    {"packets_resent",
-     [](requests const& q) -> json {
-         return q.stats.packets_resent;
-     }},
-    {"malformed",
-     [](requests const& q) -> json {
-         return q.stats.malformed;
-     }},
-    {"wrong_session",
-     [](requests const& q) -> json {
-         return q.stats.wrong_session;
-     }},
-    {"zero_sequence",
-     [](requests const& q) -> json {
-         return q.stats.zero_sequence;
-     }},
-    {"zero_count",
-     [](requests const& q) -> json {
-         return q.stats.zero_count;
-     }},
-    {"rate_limited",
-     [](requests const& q) -> json {
-         return q.stats.rate_limited;
-     }},
-    {"too_many_requesters",
-     [](requests const& q) -> json {
-         return q.stats.too_many_requesters;
-     }},
-    {"evicted",
-     [](requests const& q) -> json {
-         return q.stats.evicted;
-     }},
-    {"not_yet_sent",
-     [](requests const& q) -> json {
-         return q.stats.not_yet_sent;
-     }},
-    {"oversized",
-     [](requests const& q) -> json {
-         return q.stats.oversized;
-     }},
-    {"clamped",
-     [](requests const& q) -> json {
-         return q.stats.clamped;
-     }},
-    {"partial",
-     [](requests const& q) -> json {
-         return q.stats.partial;
-     }},
-    {"send_errors",
-     [](requests const& q) -> json {
-         return q.store.send_errors;
-     }},
-    {"stored_messages",
-     [](requests const& q) -> json {
-         return q.store.stored;
-     }},
-    {"store_evictions",
-     [](requests const& q) -> json {
-         return q.store.evicted;
-     }},
-    {"store_restarts",
-     [](requests const& q) -> json {
-         return q.store.restarts;
-     }},
-};
-
-bool has_replay(report const& r) {
-    return r.replay_truncated.has_value();
-}
-
-constexpr field<report> top_fields[] = {
-    {"elapsed_s",
-     [](report const& r) -> json {
-         return r.elapsed_s;
-     }},
-    {"session",
-     [](report const& r) -> json {
-         return md::wire_text(r.session);
-     }},
-    // Data packets that left (on a line; a duplicate counts once) and their messages.
-    {"packets",
-     [](report const& r) -> json {
-         return r.counts.sent.packets;
-     }},
-    {"messages",
-     [](report const& r) -> json {
-         return r.counts.sent.messages;
-     }},
-    {"messages_by_type",
-     [](report const& r) -> json {
-         return types_json(r.counts.sent.by_type);
-     }},
-    // Data packets kept off every line by fault injection.
-    {"dropped_packets",
-     [](report const& r) -> json {
-         return r.counts.dropped.packets;
-     }},
-    {"dropped_messages",
-     [](report const& r) -> json {
-         return r.counts.dropped.messages;
-     }},
-    {"dropped_by_type",
-     [](report const& r) -> json {
-         return types_json(r.counts.dropped.by_type);
-     }},
-    {"dropped_one_line_packets",
-     [](report const& r) -> json {
-         return r.counts.dropped_one_line_packets;
-     }},
-    {"duplicated_packets",
-     [](report const& r) -> json {
-         return r.counts.duplicated_packets;
-     }},
-    {"reordered_packets",
-     [](report const& r) -> json {
-         return r.counts.reordered_packets;
-     }},
-    {"heartbeats",
-     [](report const& r) -> json {
-         return r.counts.heartbeats;
-     }},
-    {"end_of_session_packets",
-     [](report const& r) -> json {
-         return r.counts.end_of_session_packets;
-     }},
-    {"next_sequence",
-     [](report const& r) -> json {
-         return r.counts.next_sequence;
-     }},
-    {"replay_truncated", [](report const& r) -> json { return *r.replay_truncated; }, has_replay},
-    {"replay_malformed_records", [](report const& r) -> json { return r.counts.malformed_records; },
-     has_replay},
-    {"pcap", [](report const& r) -> json { return object_of(pcap_fields, *r.pcap); },
-     [](report const& r) {
-         return r.pcap.has_value();
-     }},
-    {"rerequests",
-     [](report const& r) -> json { return object_of(rerequest_fields, *r.rerequests); },
-     [](report const& r) {
-         return r.rerequests.has_value();
-     }},
-};
-
-} // namespace
 
 void report::add(md::binary_file_reader const& reader, std::string name) {
     replay_truncated = reader.truncated();
@@ -271,10 +100,6 @@ void report::add(pcap_source const& source, std::string file, std::string error)
 void report::add(request_service const& service) {
     rerequests =
         requests{service.port(), service.session(), service.stats(), service.store_counts()};
-}
-
-nlohmann::ordered_json report::to_json() const {
-    return object_of(top_fields, *this);
 }
 
 std::string report::text() const {
@@ -306,14 +131,22 @@ std::string report::summary(std::string_view program) const {
     return out;
 }
 
-std::vector<std::string_view> report::field_names(std::string_view object) {
-    if (object == "pcap") {
-        return names_of(pcap_fields);
+std::vector<std::string> report::field_names(std::string_view object) {
+    // Every optional part present: the names come from to_json(), the one list.
+    report full;
+    full.replay_truncated = false;
+    full.pcap.emplace();
+    full.rerequests.emplace();
+    json const j = full.to_json();
+    if (!object.empty() && !j.contains(object)) {
+        throw std::out_of_range("report: no object \"" + std::string(object) + "\"");
     }
-    if (object == "rerequests") {
-        return names_of(rerequest_fields);
+    json const& fields = object.empty() ? j : j[std::string(object)];
+    std::vector<std::string> names;
+    for (auto const& [name, value] : fields.items()) {
+        names.push_back(name);
     }
-    return object.empty() ? names_of(top_fields) : std::vector<std::string_view>{};
+    return names;
 }
 
 } // namespace signet::publisher

@@ -69,10 +69,10 @@ public:
     /// Sends one datagram to `to`, waiting (yield, retry) while the local queue is full or a
     /// signal interrupts the call. Throws std::system_error ("sendto <to>: <reason>") on any
     /// other error.
-    void send(std::span<std::byte const> datagram, udp_endpoint const& to);
+    void send(std::span<std::byte const> datagram, udp_endpoint const& to) const;
     /// The same; the error (if any) goes to `error` instead of an exception.
     void send(std::span<std::byte const> datagram, udp_endpoint const& to,
-              std::error_code& error) noexcept;
+              std::error_code& error) const noexcept;
     /// One attempt, never waits: an error when the datagram was not sent (EAGAIN and ENOBUFS
     /// included: the caller retries later or counts it).
     [[nodiscard]] std::error_code try_send(std::span<std::byte const> datagram,

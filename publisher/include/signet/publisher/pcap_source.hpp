@@ -48,8 +48,8 @@ struct udp_frame {
                                       udp_frame& out) noexcept;
 
 struct pcap_filter {
-    std::optional<std::uint16_t> destination_port;
-    std::optional<std::uint32_t> destination_address; ///< IPv4, host byte order
+    std::optional<std::uint16_t> destination_port{};
+    std::optional<std::uint32_t> destination_address{}; ///< IPv4, host byte order
 };
 
 /// "239.1.1.1" as a pcap_filter::destination_address; nullopt if it is not an IPv4 address.

@@ -2,8 +2,8 @@
 
 // report: what a publishing run sent, as one line of JSON — md_feed's report (its last line of
 // stdout and --report-json), read by scripts/md-verdict and the tests. The field names, their
-// order and their meaning are an external contract; report.cpp holds the one list of them
-// (field_names() reads it back).
+// order and their meaning are an external contract; report::to_json() holds the one list of
+// them (field_names() reads it back from there).
 //
 // Top level: elapsed_s, session, packets, messages, messages_by_type, dropped_packets,
 // dropped_messages, dropped_by_type, dropped_one_line_packets, duplicated_packets,
@@ -77,8 +77,8 @@ struct report {
     [[nodiscard]] std::string summary(std::string_view program) const;
 
     /// The field names in report order: of the top level (""), "pcap" or "rerequests"; the
-    /// optional ones included.
-    [[nodiscard]] static std::vector<std::string_view> field_names(std::string_view object = "");
+    /// optional ones included. Throws std::out_of_range for another object.
+    [[nodiscard]] static std::vector<std::string> field_names(std::string_view object = "");
 };
 
 } // namespace signet::publisher
