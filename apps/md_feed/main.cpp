@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     auto const opt = [&cli](auto&&... args) {
         return cli.add_option(args...);
     };
-    auto const ip_port = cli::parses(net::udp_endpoint::try_parse, "ip:port, e.g. 127.0.0.1:3001");
+    auto const ip_port = cli::parses(net::udp_endpoint::try_parse, "ip:port, e.g. 127.0.0.1:30001");
     auto const whole = cli::whole_number();
     auto* to_o = opt("--to", to, "line A destination ip:port (unicast or multicast); required")
                      ->check(ip_port);
@@ -117,7 +117,8 @@ int main(int argc, char** argv) {
     store_o->default_str("1000000, --replay: the whole file");
     rate_limit_o->check(cli::number_in(0.001, 1e9, "requests/s"))->needs(serve_o);
     answer_o->check(CLI::Range(1U, 65535U))->needs(serve_o);
-    linger_o->check(cli::number_in(0, 3600, "s"))->needs(serve_o)->default_str("2 when serving");
+    linger_o->check(cli::number_in(0, 3600, "s"))->needs(serve_o);
+    linger_o->default_str("2 when serving, else 0");
     if (auto const code = cli::parse_command_line(cli, argc, argv, "md_feed", {to_o})) {
         return *code;
     }

@@ -350,7 +350,7 @@ TEST(MdFeed, CommandLineErrorsExit2WithOneClearLine) {
         {{"--serve-rerequests", "0", "--rerequest-max-messages", "0"}, "--rerequest-max-messages"},
         {{"--drop-line", "a"}, "--drop-line requires --to-b"},
         {{"--to-b", "127.0.0.1:9", "--drop-line", "c"}, "--drop-line: must be a, b or both"},
-        {{"--to-b", "nowhere"}, "--to-b: must be ip:port, e.g. 127.0.0.1:3001"},
+        {{"--to-b", "nowhere"}, "--to-b: must be ip:port, e.g. 127.0.0.1:30001"},
         {{"--to-b", "[::1]:9"}, "--to-b and --to are different address families"},
         {{"--source", "::1"}, "--source and --to are different address families"},
         {{"--source", "not-an-ip"}, "--source: must be an IP address (or ip:port)"},
