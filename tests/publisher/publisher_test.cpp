@@ -115,6 +115,27 @@ TEST(Publisher, NoLineIsSilentLongerThanTheHeartbeat) {
     }
 }
 
+TEST(Publisher, DroppedAndHeldPacketsDoNotSilenceALine) {
+    // A packet kept off a line (dropped, or held to be sent after the next one) is not a send:
+    // the line stays due and gets a heartbeat in time.
+    for (pub::fault_line const drop : {pub::fault_line::a, pub::fault_line::both}) {
+        fake_clock clock;
+        recording_lines out(clock, 2);
+        pub::publisher p({.rate = 10,
+                          .heartbeat = milliseconds(30),
+                          .duration = milliseconds(3000),
+                          .faults = {.drop_every = 2, .drop_line = drop, .reorder_every = 3}},
+                         out, clock);
+        md::itch_generator generator({.symbols = 2});
+        ASSERT_TRUE(p.run(generator).ok());
+        EXPECT_GT(p.counts().reordered_packets, 0U);
+        for (std::size_t line = 0; line < 2; ++line) {
+            EXPECT_LE(longest_silence(out.sent(), line, clock.start()), milliseconds(30))
+                << "line " << line << ", drop " << static_cast<int>(drop);
+        }
+    }
+}
+
 TEST(Publisher, AMessageBuiltAsTheHeartbeatFallsDueLeavesWithinTheInterval) {
     fake_clock clock;
     recording_lines out(clock, 1);

@@ -13,8 +13,10 @@
 //   3. Otherwise the next message is built once it is due (message k at start + k / rate),
 //      and a full packet leaves at once; else the publisher sleeps until the earlier of the
 //      two deadlines.
-//   At the end (the source ends, `duration` elapses or stop() is called) the packer's last
-//   packet leaves, then `end_of_session_packets` end-of-session packets.
+//   A packet that fault injection keeps off a line is not a send on that line (the line stays
+//   due), so the silence a receiver sees is bounded by the heartbeat even around drops. At the
+//   end (the source ends, `duration` elapses or stop() is called) the packer's last packet
+//   leaves, then `end_of_session_packets` end-of-session packets.
 // Captures (replay): each datagram at its captured time after the first, divided by `speed`,
 // or at a fixed packet rate; nothing is added (no heartbeats, no end of session).
 //
@@ -24,7 +26,9 @@
 // service's store must hold what receivers will ask for).
 //
 // Threading: run()/replay() and counts() on one thread (the publisher's); stop() from any
-// thread or a signal handler. Costs: buffers allocated at construction; per packet no
+// thread or a signal handler. One run per publisher (the sequence goes on if run again). Use it
+// to publish a feed, or as a test's source of MoldUDP64; it is not a retransmission server
+// (request_service is). Costs: buffers allocated at construction; per packet no
 // allocation, lock, log or exception (a send error or an oversized message ends the run with a
 // message in run_result). Not copyable or movable: stop() may be called through a pointer.
 

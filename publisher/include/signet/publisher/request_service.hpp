@@ -4,10 +4,14 @@
 // to any address of one family on a port receives the requests and sends the answers (so they
 // come from the port the requests went to); a thread of its own answers requests from any
 // client through md::rerequest_server, from a md::message_store of the packets the publisher
-// built or replayed (record(), the publisher's on_packet hook).
+// built or replayed (record(), the publisher's on_packet hook). The socket is a udp_sender, not
+// a net::udp_socket: requests need none of the receive path's timestamps and drop counters, and
+// answers must leave from the port the requests went to, so one socket does both.
 //
-// Threading: record() on one thread (the publisher's); stop(), stats(), store_counts() and
-// session() on any thread. Everything else belongs to the service thread.
+// Threading: record() on one thread (the publisher's); stop(), linger(), stats(),
+// store_counts(), session() and describe() on any thread. Everything else belongs to the
+// service thread. Use it beside a publisher whose thread must never wait; it is not a general
+// request server (one socket, one thread, one session's store).
 //
 // Design: the publisher's thread never waits for the service. record() copies the datagram
 // into a detail::record_ring (lock-free, single producer, single consumer) and returns; it
