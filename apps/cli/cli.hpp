@@ -2,9 +2,10 @@
 
 // Command-line pieces md_receiver and md_feed share (target signet_cli, namespace signet::cli):
 // CLI11 validators whose errors are short (CLI11's NonNegativeNumber prints DBL_MAX in full),
-// parsing with "unknown option" errors ahead of "--x is required", and error text without the errno
-// description twice.
+// parsing with "unknown option" errors ahead of "--x is required" and "--a and --b cannot be
+// combined" for CLI11's excludes(), and error text without the errno description twice.
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -20,6 +21,12 @@ namespace signet::cli {
 /// The longest --duration either app accepts: one year. Longer would overflow the steady
 /// clock's time points (int64 nanoseconds) once converted, so it is rejected, not clamped.
 inline constexpr double max_duration_s = 365.0 * 86'400;
+
+/// A seconds option as a duration (after number_in() checked its range).
+inline std::chrono::nanoseconds seconds(double value) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(value));
+}
 
 inline std::string short_number(double value) {
     char text[32];
@@ -62,6 +69,14 @@ inline CLI::Validator whole_number() {
         "");
 }
 
+/// A check that `parse(text)` accepts the text (its result converts to true); otherwise the
+/// error is "must be <expected>" (CLI11 puts the option's name first).
+template <typename Parse>
+CLI::Validator parses(Parse parse, std::string const& expected) {
+    return CLI::Validator(
+        [=](std::string& text) { return parse(text) ? std::string() : "must be " + expected; }, "");
+}
+
 /// Parses the command line. Returns an exit code to leave with (0 after --help, 2 on an error,
 /// printed to stderr), or nullopt to go on. An unknown option is reported as such even when a
 /// required option is missing too (a typo of the required option is the usual cause);
@@ -85,6 +100,15 @@ inline std::optional<int> parse_command_line(CLI::App& cli, int argc, char** arg
         }
         return fail(!options.empty() ? "unknown option " + options
                                      : "unexpected argument " + arguments);
+    } catch (CLI::ExcludesError const& e) {
+        // CLI11 says "--a excludes --b"; either may come first, so say what is wrong instead.
+        std::string text = e.what();
+        std::string_view const excludes = " excludes ";
+        if (auto const at = text.find(excludes); at != std::string::npos) {
+            text = text.substr(0, at) + " and " + text.substr(at + excludes.size()) +
+                   " cannot be combined";
+        }
+        return fail(text);
     } catch (CLI::ParseError const& e) {
         if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
             return cli.exit(e); // --help

@@ -45,7 +45,9 @@ public:
         , context_(static_cast<int>(config.workers)) {
         for (std::size_t f = 0; f < config.feeds; ++f) {
             auto feed = std::make_unique<feed_state>(context_, *sinks.at(f));
-            feed->socket.assign(asio::ip::udp::v4(), open_udp_socket(config.receive_buffer));
+            // The Asio socket owns the descriptor from here on.
+            feed->socket.assign(asio::ip::udp::v4(),
+                                open_udp_socket(config.receive_buffer).release());
             feeds_.push_back(std::move(feed));
         }
     }

@@ -180,9 +180,10 @@ std::uint64_t thread_switches(pid_t tid) {
     return total;
 }
 
-int open_udp_socket(std::size_t receive_buffer) {
-    int const fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
+net::unique_fd open_udp_socket(std::size_t receive_buffer) {
+    net::unique_fd socket(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    int const fd = socket.get();
+    if (!socket.is_open()) {
         throw std::system_error(errno, std::generic_category(), "socket");
     }
     int const size = static_cast<int>(std::min<std::size_t>(receive_buffer, 1u << 30));
@@ -194,11 +195,9 @@ int open_udp_socket(std::size_t receive_buffer) {
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     address.sin_port = 0;
     if (::bind(fd, reinterpret_cast<sockaddr const*>(&address), sizeof(address)) != 0) {
-        int const error = errno;
-        ::close(fd);
-        throw std::system_error(error, std::generic_category(), "bind 127.0.0.1:0");
+        throw std::system_error(errno, std::generic_category(), "bind 127.0.0.1:0");
     }
-    return fd;
+    return socket;
 }
 
 std::uint16_t local_port(int fd) {

@@ -22,6 +22,7 @@
 #include <signet/md/feed_handler.hpp>
 #include <signet/net/feed.hpp>
 #include <signet/net/stage_latency.hpp>
+#include <signet/net/unique_fd.hpp>
 
 namespace signet::bench {
 
@@ -221,7 +222,7 @@ std::uint64_t thread_switches(pid_t tid);
 
 /// A non-blocking UDP socket bound to 127.0.0.1:0 with SO_RCVBUFFORCE (or SO_RCVBUF) of
 /// `receive_buffer` bytes. Throws std::system_error.
-int open_udp_socket(std::size_t receive_buffer);
+net::unique_fd open_udp_socket(std::size_t receive_buffer);
 std::uint16_t local_port(int fd);
 
 /// Sample coefficient of variation (stddev / mean); 0 for fewer than two values or mean 0.

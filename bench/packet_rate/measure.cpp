@@ -168,7 +168,8 @@ pipeline_factory pipeline_for(point_spec const& s) {
 /// Kernel memory one datagram of this workload takes in a receive queue (skb truesize).
 std::size_t datagram_truesize(packet_templates const& templates, std::size_t request,
                               std::size_t& granted) {
-    int const probe = open_udp_socket(request);
+    net::unique_fd const socket = open_udp_socket(request);
+    int const probe = socket.get();
     int value = 0;
     socklen_t length = sizeof(value);
     ::getsockopt(probe, SOL_SOCKET, SO_RCVBUF, &value, &length);
@@ -185,7 +186,6 @@ std::size_t datagram_truesize(packet_templates const& templates, std::size_t req
     std::array<std::uint32_t, SK_MEMINFO_VARS> info{};
     socklen_t info_length = sizeof(info);
     ::getsockopt(probe, SOL_SOCKET, SO_MEMINFO, info.data(), &info_length);
-    ::close(probe);
     return std::max<std::size_t>(info[SK_MEMINFO_RMEM_ALLOC] / 256, 256);
 }
 

@@ -177,8 +177,8 @@ public:
     queue_receiver(receiver_config const& config, sink_set& sinks)
         : config_(config)
         , core_(config.feeds, config.feeds * config.queue_capacity, sinks) {
-        epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
-        if (epoll_ < 0) {
+        epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
+        if (!epoll_.is_open()) {
             throw std::system_error(errno, std::generic_category(), "epoll_create1");
         }
         for (std::size_t f = 0; f < config.feeds; ++f) {
@@ -186,23 +186,17 @@ public:
             epoll_event event{};
             event.events = EPOLLIN;
             event.data.u64 = f;
-            if (::epoll_ctl(epoll_, EPOLL_CTL_ADD, fds_.back(), &event) != 0) {
+            if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fds_.back().get(), &event) != 0) {
                 throw std::system_error(errno, std::generic_category(), "epoll_ctl");
             }
         }
     }
-    ~queue_receiver() override {
-        stop();
-        for (int fd : fds_) {
-            ::close(fd);
-        }
-        ::close(epoll_);
-    }
+    ~queue_receiver() override { stop(); }
 
     [[nodiscard]] std::vector<std::uint16_t> ports() const override {
         std::vector<std::uint16_t> result;
-        for (int fd : fds_) {
-            result.push_back(local_port(fd));
+        for (net::unique_fd const& fd : fds_) {
+            result.push_back(local_port(fd.get()));
         }
         return result;
     }
@@ -237,7 +231,7 @@ private:
             std::size_t ready = fds_.size();
             if constexpr (Idle == idle_mode::block) {
                 int const n =
-                    ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), 20);
+                    ::epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), 20);
                 if (n <= 0) {
                     continue;
                 }
@@ -247,7 +241,7 @@ private:
             for (std::size_t r = 0; r < ready; ++r) {
                 std::size_t const feed =
                     Idle == idle_mode::block ? static_cast<std::size_t>(events[r].data.u64) : r;
-                int const fd = fds_[feed];
+                int const fd = fds_[feed].get();
                 for (int round = 0; round < 4; ++round) {
                     if (stashed < receive_batch) {
                         stashed += core_.free_slots().try_dequeue_bulk(
@@ -294,8 +288,8 @@ private:
 
     receiver_config config_;
     queue_core<Idle> core_;
-    int epoll_ = -1;
-    std::vector<int> fds_;
+    net::unique_fd epoll_;
+    std::vector<net::unique_fd> fds_;
     std::thread thread_;
     std::atomic<bool> stopping_{false};
 };

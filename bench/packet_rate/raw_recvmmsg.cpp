@@ -41,20 +41,20 @@ public:
         }
         if (config.idle == idle_mode::block && fds_.size() == 1) {
             // The blocking variant: clear O_NONBLOCK, bound each wait so stop() is seen.
-            int const flags = ::fcntl(fds_[0], F_GETFL);
-            ::fcntl(fds_[0], F_SETFL, flags & ~O_NONBLOCK);
+            int const flags = ::fcntl(fds_[0].get(), F_GETFL);
+            ::fcntl(fds_[0].get(), F_SETFL, flags & ~O_NONBLOCK);
             timeval timeout{0, 20'000};
-            ::setsockopt(fds_[0], SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+            ::setsockopt(fds_[0].get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
         } else if (config.idle == idle_mode::block) {
-            epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
-            if (epoll_ < 0) {
+            epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
+            if (!epoll_.is_open()) {
                 throw std::system_error(errno, std::generic_category(), "epoll_create1");
             }
             for (std::size_t f = 0; f < fds_.size(); ++f) {
                 epoll_event event{};
                 event.events = EPOLLIN;
                 event.data.u64 = f;
-                if (::epoll_ctl(epoll_, EPOLL_CTL_ADD, fds_[f], &event) != 0) {
+                if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fds_[f].get(), &event) != 0) {
                     throw std::system_error(errno, std::generic_category(), "epoll_ctl");
                 }
             }
@@ -63,20 +63,12 @@ public:
             vectors_[i] = {memory_.get() + i * packet_buffer_size, packet_buffer_size};
         }
     }
-    ~raw_recvmmsg_receiver() override {
-        stop();
-        for (int fd : fds_) {
-            ::close(fd);
-        }
-        if (epoll_ >= 0) {
-            ::close(epoll_);
-        }
-    }
+    ~raw_recvmmsg_receiver() override { stop(); }
 
     [[nodiscard]] std::vector<std::uint16_t> ports() const override {
         std::vector<std::uint16_t> result;
-        for (int fd : fds_) {
-            result.push_back(local_port(fd));
+        for (net::unique_fd const& fd : fds_) {
+            result.push_back(local_port(fd.get()));
         }
         return result;
     }
@@ -105,7 +97,7 @@ private:
             messages_[i].msg_hdr.msg_iov = &vectors_[i];
             messages_[i].msg_hdr.msg_iovlen = 1;
         }
-        int const n = ::recvmmsg(fds_[feed], messages_.data(), batch, flags, nullptr);
+        int const n = ::recvmmsg(fds_[feed].get(), messages_.data(), batch, flags, nullptr);
         if (n <= 0) {
             return 0;
         }
@@ -127,11 +119,11 @@ private:
                 if (!any) {
                     cpu_relax();
                 }
-            } else if (epoll_ < 0) {
+            } else if (!epoll_.is_open()) {
                 drain(0, MSG_WAITFORONE);
             } else {
                 int const n =
-                    ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), 20);
+                    ::epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), 20);
                 for (int i = 0; i < n; ++i) {
                     auto const f =
                         static_cast<std::size_t>(events[static_cast<std::size_t>(i)].data.u64);
@@ -144,8 +136,8 @@ private:
 
     receiver_config config_;
     sink_set& sinks_;
-    std::vector<int> fds_;
-    int epoll_ = -1;
+    std::vector<net::unique_fd> fds_;
+    net::unique_fd epoll_;
     std::unique_ptr<std::byte[]> memory_;
     std::array<iovec, batch> vectors_{};
     std::array<mmsghdr, batch> messages_{};

@@ -41,17 +41,12 @@ public:
             fds_.push_back(open_udp_socket(config.receive_buffer));
         }
     }
-    ~raw_uring_receiver() override {
-        stop();
-        for (int fd : fds_) {
-            ::close(fd);
-        }
-    }
+    ~raw_uring_receiver() override { stop(); }
 
     [[nodiscard]] std::vector<std::uint16_t> ports() const override {
         std::vector<std::uint16_t> result;
-        for (int fd : fds_) {
-            result.push_back(local_port(fd));
+        for (net::unique_fd const& fd : fds_) {
+            result.push_back(local_port(fd.get()));
         }
         return result;
     }
@@ -178,7 +173,7 @@ private:
                 return; // retried after the next batch
             }
         }
-        io_uring_prep_recv_multishot(sqe, fds_[feed], nullptr, 0, 0);
+        io_uring_prep_recv_multishot(sqe, fds_[feed].get(), nullptr, 0, 0);
         sqe->flags |= IOSQE_BUFFER_SELECT;
         sqe->buf_group = 0;
         io_uring_sqe_set_data64(sqe, feed);
@@ -238,7 +233,7 @@ private:
 
     receiver_config config_;
     sink_set& sinks_;
-    std::vector<int> fds_;
+    std::vector<net::unique_fd> fds_;
     std::vector<bool> armed_;
     io_uring ring_{};
     bool ring_ready_ = false;

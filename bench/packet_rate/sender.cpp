@@ -16,18 +16,14 @@ namespace signet::bench {
 
 sender::sender(sender_options options)
     : options_(std::move(options))
+    , socket_(net::udp_sender_options{.send_buffer = 16u << 20})
     , cursors_(options_.ports.size()) {
     if (options_.ports.empty() || options_.templates == nullptr || options_.batch == 0) {
         throw std::invalid_argument("sender: needs ports, templates and a batch size");
     }
-    fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) {
-        throw std::system_error(errno, std::generic_category(), "sender: socket");
-    }
+    // Above net.core.wmem_max where permitted (CAP_NET_ADMIN); else SO_SNDBUF's cap stays.
     int const size = 16 << 20;
-    if (::setsockopt(fd_, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) != 0) {
-        ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
-    }
+    (void)::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size));
 }
 
 sender::~sender() {
@@ -35,7 +31,6 @@ sender::~sender() {
         stop();
     } catch (...) { // NOLINT(bugprone-empty-catch): already reported by the caller's wait()
     }
-    ::close(fd_);
 }
 
 void sender::start() {
@@ -127,8 +122,8 @@ void sender::run() {
         }
         std::size_t done = 0;
         while (done < want) {
-            int const n =
-                ::sendmmsg(fd_, messages.data() + done, static_cast<unsigned>(want - done), 0);
+            int const n = ::sendmmsg(socket_.native_handle(), messages.data() + done,
+                                     static_cast<unsigned>(want - done), 0);
             if (n < 0) {
                 if (errno == EINTR || errno == EAGAIN || errno == ENOBUFS) {
                     continue;

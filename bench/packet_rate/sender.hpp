@@ -14,6 +14,8 @@
 
 #include <sys/types.h>
 
+#include <signet/net/udp_sender.hpp>
+
 #include "common.hpp"
 
 namespace signet::bench {
@@ -54,7 +56,7 @@ private:
     void run();
 
     sender_options options_;
-    int fd_ = -1;
+    net::udp_sender socket_; // sendmmsg on its native_handle()
     std::vector<feed_cursor> cursors_;
     std::thread thread_;
     std::exception_ptr error_;

@@ -29,6 +29,38 @@ parsed run(CLI::App& cli, std::vector<std::string> args, std::vector<CLI::Option
     return {code.value_or(-1), testing::internal::GetCapturedStderr()};
 }
 
+TEST(CliSupport, ExcludedAndNeededOptionsSayWhatIsWrong) {
+    CLI::App cli;
+    double speed = 1;
+    double rate = 1;
+    std::string file;
+    auto* file_option = cli.add_option("--file", file);
+    auto* rate_option = cli.add_option("--rate", rate);
+    cli.add_option("--speed", speed)->needs(file_option)->excludes(rate_option);
+    auto const both = run(cli, {"--file", "x", "--speed", "2", "--rate", "3"}, {});
+    EXPECT_EQ(both.code, 2);
+    EXPECT_NE(both.error.find("prog: --rate and --speed cannot be combined"), std::string::npos)
+        << both.error;
+    CLI::App again;
+    again.add_option("--speed", speed)->needs(again.add_option("--file", file));
+    auto const alone = run(again, {"--speed", "2"}, {});
+    EXPECT_EQ(alone.code, 2);
+    EXPECT_NE(alone.error.find("prog: --speed requires --file"), std::string::npos) << alone.error;
+}
+
+TEST(CliSupport, ParsesChecksThroughAFunction) {
+    CLI::App cli;
+    std::string text;
+    cli.add_option("--even", text)
+        ->check(signet::cli::parses(
+            [](std::string const& t) { return !t.empty() && (t.back() - '0') % 2 == 0; }, "even"));
+    EXPECT_EQ(run(cli, {"--even", "4"}, {}).code, -1);
+    auto const odd = run(cli, {"--even", "3"}, {});
+    EXPECT_EQ(odd.code, 2);
+    EXPECT_NE(odd.error.find("--even: must be even"), std::string::npos) << odd.error;
+    EXPECT_EQ(signet::cli::seconds(0.25), std::chrono::milliseconds(250));
+}
+
 TEST(CliSupport, DurationErrorsAreShort) {
     for (char const* bad : {"-1", "1e10", "inf", "abc"}) {
         CLI::App cli;

@@ -1,61 +1,36 @@
 #pragma once
 
-// A plain blocking UDP sender for tests.
+// A UDP sender for tests: net::udp_sender (waits while the local queue is full, throws on any
+// other error) with the tests' defaults and a sequence-number helper.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <span>
-#include <stdexcept>
 #include <string>
-#include <system_error>
 #include <vector>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <signet/net/udp_endpoint.hpp>
-
-#include <net/if.h>
+#include <signet/net/udp_sender.hpp>
 
 namespace signet::test {
 
 class udp_sender {
 public:
-    /// Optionally binds to `from` (to choose the source address, e.g. for SSM tests) and sets the
-    /// multicast interface.
+    /// Optionally binds to `from` (to choose the source address, e.g. for SSM tests) and sends
+    /// multicast through `multicast_interface` (loopback on).
     explicit udp_sender(std::optional<net::udp_endpoint> from = std::nullopt,
-                        std::string const& multicast_interface = "") {
-        int const family = from ? from->family() : AF_INET;
-        fd_ = ::socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (fd_ < 0) {
-            throw std::system_error(errno, std::generic_category(), "udp_sender: socket");
-        }
-        int big = 8 << 20;
-        ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
-        if (from && ::bind(fd_, from->data(), from->size()) != 0) {
-            throw std::system_error(errno, std::generic_category(), "udp_sender: bind");
-        }
-        if (!multicast_interface.empty()) {
-            ip_mreqn request{};
-            request.imr_ifindex = static_cast<int>(if_nametoindex(multicast_interface.c_str()));
-            ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_IF, &request, sizeof(request));
-            int loop = 1;
-            ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, sizeof(loop));
-        }
-    }
-    udp_sender(udp_sender const&) = delete;
-    udp_sender& operator=(udp_sender const&) = delete;
-    ~udp_sender() { ::close(fd_); }
+                        std::string const& multicast_interface = "")
+        : sender_({.family = from ? from->family() : AF_INET,
+                   .source = from,
+                   .multicast = !multicast_interface.empty(),
+                   .interface = multicast_interface,
+                   .send_buffer = 8u << 20}) {}
 
     void send(net::udp_endpoint const& to, std::span<std::byte const> bytes) const {
-        if (::sendto(fd_, bytes.data(), bytes.size(), 0, to.data(), to.size()) !=
-            static_cast<ssize_t>(bytes.size())) {
-            throw std::system_error(errno, std::generic_category(), "udp_sender: sendto");
-        }
+        sender_.send(bytes, to);
     }
 
     /// Sends an 8-byte sequence number, padded to `size` bytes.
@@ -67,7 +42,7 @@ public:
     }
 
 private:
-    int fd_ = -1;
+    net::udp_sender sender_;
 };
 
 inline std::uint64_t sequence_of(std::span<std::byte const> payload) {

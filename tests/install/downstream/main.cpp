@@ -1,15 +1,16 @@
-// A consumer of the installed package: one contract run by hand (signet::core), and a runtime
-// with one loopback feed receiving a datagram (signet::net).
+// A consumer of the installed package: one contract run by hand (signet::core), a runtime with
+// one loopback feed receiving a datagram (signet::net), and a publisher sending generated ITCH
+// to that feed (signet::publisher, whose link interface brings libpcap and nlohmann_json).
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <signet/core.hpp>
 #include <signet/net/runtime.hpp>
+#include <signet/publisher/publisher.hpp>
+#include <signet/publisher/report.hpp>
+#include <signet/publisher/udp_lines.hpp>
 
 int main() {
     signet::work_contract_group group(64);
@@ -28,15 +29,17 @@ int main() {
     auto id =
         rt.add_feed(feed, [&](packet const&) { packets.fetch_add(1, std::memory_order_relaxed); });
     rt.start();
-    int const fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    auto const to = rt.local_endpoint(id);
-    ::sendto(fd, "x", 1, 0, to.data(), to.size());
-    ::close(fd);
-    for (int i = 0; i < 5000 && packets.load(std::memory_order_relaxed) == 0; ++i) {
+    signet::publisher::udp_lines lines({rt.local_endpoint(id)}, {});
+    signet::publisher::publisher feed_out({.rate = 0, .end_of_session_packets = 1}, lines);
+    signet::md::itch_generator generator({.symbols = 1, .messages = 0});
+    generator.close(); // the opening, the directory and the closing: 7 messages, one packet
+    bool const sent = feed_out.run(generator).ok();
+    for (int i = 0; i < 5000 && packets.load(std::memory_order_relaxed) < 2; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+    signet::publisher::report report{0, "SIGNET0001", feed_out.counts()};
     rt.stop();
-    std::printf("downstream: contract runs %d, packets %d\n", runs,
-                packets.load(std::memory_order_relaxed));
-    return runs == 1 && packets.load(std::memory_order_relaxed) == 1 ? 0 : 1;
+    std::printf("downstream: contract runs %d, packets %d, report %s\n", runs,
+                packets.load(std::memory_order_relaxed), report.text().c_str());
+    return runs == 1 && sent && packets.load(std::memory_order_relaxed) == 2 ? 0 : 1;
 }

@@ -35,6 +35,8 @@ public:
 
     [[nodiscard]] int get() const noexcept { return fd_; }
     [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
+    /// Gives the descriptor up to a new owner (who closes it); this one is left empty.
+    [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
     void reset(int fd = -1) noexcept {
         if (fd_ >= 0) {
             ::close(fd_);

@@ -1,14 +1,17 @@
-#include "pcap_source.hpp"
-
 #include <filesystem>
+#include <new>
 #include <stdexcept>
 #include <system_error>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <signet/md/big_endian.hpp>
+#include <signet/publisher/pcap_source.hpp>
 
 #include <pcap/pcap.h>
 
-namespace signet::apps {
+namespace signet::publisher {
 
 namespace {
 
@@ -90,6 +93,14 @@ std::span<std::byte const> network_layer(int link, std::span<std::byte const> fr
 
 } // namespace
 
+std::optional<std::uint32_t> parse_ipv4(std::string const& text) noexcept {
+    in_addr address{};
+    if (::inet_pton(AF_INET, text.c_str(), &address) != 1) {
+        return std::nullopt;
+    }
+    return ntohl(address.s_addr);
+}
+
 bool link_type_supported(int link) noexcept {
     return link == link_type::ethernet || link == link_type::raw_ip ||
            link == link_type::linux_sll || link == link_type::linux_sll2 || link == link_type::ipv4;
@@ -167,8 +178,11 @@ std::string pcap_source::link_name() const {
     return name != nullptr ? name : std::to_string(link_);
 }
 
-std::optional<pcap_source::datagram> pcap_source::next() {
+std::optional<pcap_source::datagram> pcap_source::next() noexcept {
     auto* const handle = static_cast<pcap_t*>(handle_.get());
+    if (!error_.empty()) {
+        return std::nullopt;
+    }
     for (;;) {
         pcap_pkthdr* header = nullptr;
         u_char const* data = nullptr;
@@ -177,8 +191,13 @@ std::optional<pcap_source::datagram> pcap_source::next() {
             return std::nullopt; // end of file
         }
         if (result != 1) {
-            throw std::runtime_error(path_ + ": damaged after " + std::to_string(counts_.frames) +
-                                     " frames: " + pcap_geterr(handle));
+            try { // once per file: the message is built at the end of the replay
+                error_ = path_ + ": damaged after " + std::to_string(counts_.frames) +
+                         " frames: " + pcap_geterr(handle);
+            } catch (std::bad_alloc const&) {
+                error_ = "damaged";
+            }
+            return std::nullopt;
         }
         ++counts_.frames;
         udp_frame frame;
@@ -211,4 +230,4 @@ std::optional<pcap_source::datagram> pcap_source::next() {
     }
 }
 
-} // namespace signet::apps
+} // namespace signet::publisher

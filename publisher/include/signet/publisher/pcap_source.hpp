@@ -1,13 +1,14 @@
 #pragma once
 
 // pcap_source: the UDP payloads of a capture file (pcap or pcapng, read with libpcap), for
-// md_feed --replay-pcap. Frames: Ethernet (up to two VLAN tags), Linux cooked capture (SLL and
-// SLL2) or raw IPv4; then IPv4 and UDP. Other frames (ARP, IPv6, TCP, ...), IP fragments and
-// frames cut short by the capture's snap length are skipped and counted. Optional filters on
-// the destination port and address.
+// publisher::replay() (md_feed --replay-pcap). Frames: Ethernet (up to two VLAN tags), Linux cooked
+// capture (SLL and SLL2) or raw IPv4; then IPv4 and UDP. Other frames (ARP, IPv6, TCP, ...), IP
+// fragments and frames cut short by the capture's snap length are skipped and counted. Optional
+// filters on the destination port and address.
 //
 // Threading: none. Costs: next() returns views into libpcap's buffer, valid until the next
-// call; nothing is allocated per frame.
+// call; nothing is allocated per frame, and nothing throws after construction (a damaged file
+// ends the datagrams and error() says why).
 
 #include <cstddef>
 #include <cstdint>
@@ -16,7 +17,7 @@
 #include <span>
 #include <string>
 
-namespace signet::apps {
+namespace signet::publisher {
 
 /// Link-layer types decode_frame() understands (the DLT_* values of <pcap/dlt.h>).
 namespace link_type {
@@ -47,9 +48,12 @@ struct udp_frame {
                                       udp_frame& out) noexcept;
 
 struct pcap_filter {
-    std::optional<std::uint16_t> destination_port;
-    std::optional<std::uint32_t> destination_address; ///< IPv4, host byte order
+    std::optional<std::uint16_t> destination_port{};
+    std::optional<std::uint32_t> destination_address{}; ///< IPv4, host byte order
 };
+
+/// "239.1.1.1" as a pcap_filter::destination_address; nullopt if it is not an IPv4 address.
+[[nodiscard]] std::optional<std::uint32_t> parse_ipv4(std::string const& text) noexcept;
 
 struct pcap_counts {
     std::uint64_t frames = 0;    ///< every record read
@@ -74,10 +78,13 @@ public:
     pcap_source(pcap_source const&) = delete;
     pcap_source& operator=(pcap_source const&) = delete;
 
-    /// The next datagram that passes the filter; nullopt at the end of the file. Throws
-    /// std::runtime_error if the file is damaged (e.g. ends inside a record) — what came before
-    /// it was returned.
-    [[nodiscard]] std::optional<datagram> next();
+    /// The next datagram that passes the filter; nullopt at the end of the file, or where the
+    /// file is damaged (e.g. ends inside a record): then error() says so, and what came before
+    /// was returned.
+    [[nodiscard]] std::optional<datagram> next() noexcept;
+    /// Why next() stopped early ("<path>: damaged after N frames: <libpcap's reason>"); empty
+    /// while the file reads well.
+    [[nodiscard]] std::string const& error() const noexcept { return error_; }
 
     [[nodiscard]] pcap_counts const& counts() const noexcept { return counts_; }
     /// The link type's libpcap name ("EN10MB", "LINUX_SLL", ...).
@@ -92,6 +99,7 @@ private:
     pcap_filter filter_;
     int link_ = 0;
     pcap_counts counts_{};
+    std::string error_;
 };
 
-} // namespace signet::apps
+} // namespace signet::publisher

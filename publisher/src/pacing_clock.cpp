@@ -1,0 +1,34 @@
+#include <algorithm>
+#include <thread>
+
+#include <signet/publisher/pacing_clock.hpp>
+
+namespace signet::publisher {
+
+namespace {
+
+class steady_pacing_clock final : public pacing_clock {
+public:
+    time_point now() noexcept override { return std::chrono::steady_clock::now(); }
+
+    void sleep_until(time_point due) noexcept override {
+        using namespace std::chrono_literals;
+        duration const remaining = due - now();
+        if (remaining <= duration::zero()) {
+            return;
+        }
+        // Long waits wake 100 µs early (sleeps overshoot by the timer slack) and at least every
+        // 50 ms (stop requests); short ones sleep their length.
+        std::this_thread::sleep_for(remaining > 200us ? std::min<duration>(remaining - 100us, 50ms)
+                                                      : remaining);
+    }
+};
+
+} // namespace
+
+pacing_clock& pacing_clock::steady() noexcept {
+    static steady_pacing_clock clock;
+    return clock;
+}
+
+} // namespace signet::publisher

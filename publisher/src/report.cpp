@@ -1,0 +1,152 @@
+#include <array>
+#include <span>
+#include <stdexcept>
+#include <utility>
+
+#include <signet/md/wire_text.hpp>
+#include <signet/publisher/report.hpp>
+
+namespace signet::publisher {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json types_json(std::array<std::uint64_t, 256> const& by_type) {
+    json j = json::object();
+    for (std::size_t c = 0; c < by_type.size(); ++c) {
+        if (by_type[c] != 0) {
+            j[md::wire_text(std::string(1, static_cast<char>(c)))] = by_type[c];
+        }
+    }
+    return j;
+}
+
+} // namespace
+
+// ---- the field list: the report's contract (names, order, meaning) -----------------------------
+
+nlohmann::ordered_json report::to_json() const {
+    json j = {
+        {"elapsed_s", elapsed_s},
+        {"session", md::wire_text(session)},
+        // Data packets that left (on a line; a duplicate counts once) and their messages.
+        {"packets", counts.sent.packets},
+        {"messages", counts.sent.messages},
+        {"messages_by_type", types_json(counts.sent.by_type)},
+        // Data packets kept off every line by fault injection, and their messages.
+        {"dropped_packets", counts.dropped.packets},
+        {"dropped_messages", counts.dropped.messages},
+        {"dropped_by_type", types_json(counts.dropped.by_type)},
+        {"dropped_one_line_packets", counts.dropped_one_line_packets},
+        {"duplicated_packets", counts.duplicated_packets},
+        {"reordered_packets", counts.reordered_packets},
+        {"heartbeats", counts.heartbeats},
+        {"end_of_session_packets", counts.end_of_session_packets},
+        {"next_sequence", counts.next_sequence},
+    };
+    if (replay_truncated) {
+        j["replay_truncated"] = *replay_truncated;
+        j["replay_malformed_records"] = counts.malformed_records;
+    }
+    if (pcap) {
+        j["pcap"] = {
+            {"file", md::wire_text(pcap->file)},   {"link_type", pcap->link_type},
+            {"frames", pcap->counts.frames},       {"datagrams", pcap->counts.datagrams},
+            {"filtered", pcap->counts.filtered},   {"other", pcap->counts.other},
+            {"fragments", pcap->counts.fragments}, {"truncated", pcap->counts.truncated},
+            {"error", md::wire_text(pcap->error)},
+        };
+    }
+    if (rerequests) {
+        md::rerequest_stats const& r = rerequests->stats;
+        request_store_counts const& store = rerequests->store;
+        j["rerequests"] = {
+            {"port", rerequests->port},
+            {"session", md::wire_text(rerequests->session)},
+            {"requests", r.requests},
+            {"answered", r.answered},
+            {"messages_resent", r.messages_resent},
+            {"packets_resent", r.packets_resent},
+            {"malformed", r.malformed},
+            {"wrong_session", r.wrong_session},
+            {"zero_sequence", r.zero_sequence},
+            {"zero_count", r.zero_count},
+            {"rate_limited", r.rate_limited},
+            {"too_many_requesters", r.too_many_requesters},
+            {"evicted", r.evicted},
+            {"not_yet_sent", r.not_yet_sent},
+            {"oversized", r.oversized},
+            {"clamped", r.clamped},
+            {"partial", r.partial},
+            {"send_errors", store.send_errors},
+            {"stored_messages", store.stored},
+            {"store_evictions", store.evicted},
+            {"store_restarts", store.restarts},
+        };
+    }
+    return j;
+}
+
+void report::add(md::binary_file_reader const& reader, std::string name) {
+    replay_truncated = reader.truncated();
+    replay_file = std::move(name);
+}
+
+void report::add(pcap_source const& source, std::string file, std::string error) {
+    pcap = capture{std::move(file), source.link_name(), source.counts(), std::move(error)};
+}
+
+void report::add(request_service const& service) {
+    rerequests =
+        requests{service.port(), service.session(), service.stats(), service.store_counts()};
+}
+
+std::string report::text() const {
+    return to_json().dump(-1, ' ', true, json::error_handler_t::replace);
+}
+
+std::string report::summary(std::string_view program) const {
+    std::string const p(program);
+    std::string out;
+    auto const n = [](std::uint64_t v) {
+        return std::to_string(v);
+    };
+    if (counts.malformed_records != 0) {
+        out += p + ": " + replay_file + ": record " + n(counts.first_malformed_record) +
+               " has length 0 (not a message): skipped and counted as replay_malformed_records (" +
+               n(counts.malformed_records) + " zero-length record(s) in all); the replay went on\n";
+    }
+    out += p + ": sent " + n(counts.sent.packets) + " packets, " + n(counts.sent.messages) +
+           " messages (dropped " + n(counts.dropped.packets) + " packets / " +
+           n(counts.dropped.messages) + " messages, duplicated " + n(counts.duplicated_packets) +
+           ", reordered " + n(counts.reordered_packets) + ", heartbeats " + n(counts.heartbeats) +
+           ")\n";
+    if (rerequests) {
+        md::rerequest_stats const& r = rerequests->stats;
+        out += p + ": re-requests: " + n(r.requests) + " received, " + n(r.answered) +
+               " answered (" + n(r.messages_resent) + " messages in " + n(r.packets_resent) +
+               " packets), " + n(r.requests - r.answered) + " ignored\n";
+    }
+    return out;
+}
+
+std::vector<std::string> report::field_names(std::string_view object) {
+    // Every optional part present: the names come from to_json(), the one list.
+    report full;
+    full.replay_truncated = false;
+    full.pcap.emplace();
+    full.rerequests.emplace();
+    json const j = full.to_json();
+    if (!object.empty() && !j.contains(object)) {
+        throw std::out_of_range("report: no object \"" + std::string(object) + "\"");
+    }
+    json const& fields = object.empty() ? j : j[std::string(object)];
+    std::vector<std::string> names;
+    for (auto const& [name, value] : fields.items()) {
+        names.push_back(name);
+    }
+    return names;
+}
+
+} // namespace signet::publisher
