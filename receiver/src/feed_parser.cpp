@@ -162,13 +162,15 @@ void feed_parser::service() {
 }
 
 void feed_parser::on_batch() {
-    now_ = realtime_clock::now_ns();
+    // now_ stays the last packet's receive time: packets still queued behind this run (line
+    // B's copies, say) arrived by then, so a hold must not expire against the wall clock yet.
     service();
     publish();
     arm_timer();
 }
 
 void feed_parser::on_idle() {
+    now_ = realtime_clock::now_ns(); // nothing queued: the wall clock is the time
     on_batch();
 }
 

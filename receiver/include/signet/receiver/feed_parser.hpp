@@ -81,7 +81,9 @@ public:
     /// After a run that parsed packets: publishes live() (once per run of up to 64 packets,
     /// not per packet), does what its timers made due, re-arms the timer.
     void on_batch();
-    /// A run without packets (the timer, or runtime::wake_parser): as on_batch().
+    /// A run without packets (the timer, or runtime::wake_parser): as on_batch(), at the wall
+    /// clock's time (on_batch() uses the last packet's, so that nothing expires against
+    /// packets still queued).
     void on_idle();
 
     // ---- any thread ----
