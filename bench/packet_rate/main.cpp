@@ -6,7 +6,7 @@
 //   drain    the sockets fill (large SO_RCVBUF) before the receiver starts; then packets/s
 //   latency  paced (50k/s by default), send timestamp -> parse done percentiles, spin and block
 //   memory   no kernel: packets injected straight into each design's queueing path
-// One table row and one JSON object per point (see README "Packet-rate benchmark").
+// One table row and one JSON object per point (see docs/benchmarks.md).
 //
 //   signet_packet_rate --mode paced,drain --design signet,raw --backend io_uring --feeds 1,16
 //                      --workers 1 --payload 64,512 --duration 2 --cpus 1,0 --json out.json

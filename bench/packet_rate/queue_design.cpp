@@ -5,7 +5,7 @@
 //    level-triggered)              1024-byte slots)                                         feed,
 //    parse
 //
-// Choices (documented in the README):
+// Choices (documented in docs/benchmarks.md):
 //   - The task carries a slot index into a preallocated pool (slots x 1024 bytes); recvmmsg
 //     writes each datagram straight into its slot, so the copy out of the kernel is the only
 //     copy and nothing is allocated per packet. Free slots go back through a second moodycamel

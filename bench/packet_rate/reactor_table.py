@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The reactor comparison table (README "Packet-rate benchmark"): medians over interleaved
+"""The reactor comparison table (docs/benchmarks.md): medians over interleaved
 rounds of signet_packet_rate's JSON, as Markdown.
 
   bench/packet_rate/reactor_table.py ROUND_JSON... [--json OUT.json] [--markdown OUT.md]

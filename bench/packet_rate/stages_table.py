@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What per-stage latency costs (README "Operating md_receiver"): medians over interleaved rounds
+"""What per-stage latency costs (docs/benchmarks.md): medians over interleaved rounds
 of signet_packet_rate --stages off,on,system, as Markdown.
 
   bench/packet_rate/stages_table.py ROUND_JSON... [--json OUT.json] [--markdown OUT.md]

@@ -1,4 +1,5 @@
-// Single-threaded behaviour of work_contract_group: one test per guarantee of DESIGN.md §1.
+// Single-threaded behaviour of work_contract_group: one test per guarantee of
+// docs/architecture.md §1.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>

@@ -8,9 +8,9 @@
 //   your own, or use worker_pool). Handles: see work_contract. The group object itself must not
 //   be destroyed while a thread is inside execute_next_contract().
 //
-// Guarantees (DESIGN.md §1): a contract's work never runs on two threads at once; schedules
-// coalesce (any number before a run cause one run; one during a run causes exactly one more);
-// release runs exactly once, after the last run, on a worker thread; exceptions go to the
+// Guarantees (docs/architecture.md §1): a contract's work never runs on two threads at once;
+// schedules coalesce (any number before a run cause one run; one during a run causes exactly one
+// more); release runs exactly once, after the last run, on a worker thread; exceptions go to the
 // handler or out of execute_next_contract(); handles outlive the group safely; nothing allocates
 // after creation; selection is fair (a per-thread cursor advances after every execution).
 //

@@ -18,7 +18,7 @@
 // Cost: one realtime_clock read per packet (the parse end) and one more per parser contract run:
 // a packet that follows another in the same run (packet::follows_in_run) starts where that one
 // ended. Plus up to four histogram records. Measured by signet_packet_rate --mode memory
-// --stages (README "Operating md_receiver").
+// --stages (docs/benchmarks.md, "What per-stage latency costs").
 //
 // Threading: begin()/end() on the parser contract (one writer); the histograms' take() on any
 // thread (metrics::histogram).
