@@ -9,7 +9,9 @@ function(signet_enable_sanitizers target)
         return()
     endif()
     list(JOIN SIGNET_SANITIZE "," sanitizers)
+    # Debug information comes from the build type: the asan and tsan presets use -O1 -g1 (line
+    # tables: reports name file and line, and the build takes about half the time of -O2 -g).
     target_compile_options(${target} PRIVATE -fsanitize=${sanitizers} -fno-omit-frame-pointer
-                                             -fno-sanitize-recover=all -g)
+                                             -fno-sanitize-recover=all)
     target_link_options(${target} PRIVATE -fsanitize=${sanitizers})
 endfunction()

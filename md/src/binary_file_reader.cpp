@@ -1,64 +1,65 @@
-#include <array>
 #include <cerrno>
+#include <cstring>
+#include <stdexcept>
 #include <system_error>
 
-#include <signet/md/big_endian.hpp>
 #include <signet/md/binary_file_reader.hpp>
 
 namespace signet::md {
 
-namespace {
-
-// Reads up to n bytes; returns how many arrived (fewer only at the end of the input).
-std::size_t read_some(std::istream& in, std::byte* p, std::size_t n) {
-    in.read(reinterpret_cast<char*>(p), static_cast<std::streamsize>(n));
-    return static_cast<std::size_t>(in.gcount());
-}
-
-} // namespace
-
-binary_file_reader::binary_file_reader(std::istream& in)
-    : in_(&in)
-    , buffer_(0xFFFF) {}
-
-binary_file_reader::binary_file_reader(std::filesystem::path const& path)
-    : file_(std::make_unique<std::ifstream>(path, std::ios::binary))
-    , in_(file_.get())
-    , buffer_(0xFFFF) {
-    if (!file_->is_open()) {
+binary_file_reader::binary_file_reader(std::filesystem::path const& path, std::size_t block_size) {
+    if (block_size < min_block_size) {
+        throw std::invalid_argument("binary_file_reader: block size below one record (65537)");
+    }
+    file_.reset(std::fopen(path.c_str(), "rb"));
+    if (!file_) {
         int const error = errno != 0 ? errno : EIO;
         throw std::system_error(error, std::generic_category(),
                                 "binary_file_reader: cannot open " + path.string());
     }
-    // A directory opens as a stream on Linux and then reads as an empty file: refuse it here.
+    // A directory opens on Linux and then fails every read: refuse it here.
     std::error_code ignored;
     if (std::filesystem::is_directory(path, ignored)) {
         throw std::system_error(EISDIR, std::generic_category(),
                                 "binary_file_reader: cannot read " + path.string());
     }
+    std::setvbuf(file_.get(), nullptr, _IONBF, 0); // whole blocks go straight to read()
+    buffer_.resize(block_size);
+    base_ = pos_ = end_ = buffer_.data();
 }
 
-std::optional<std::span<std::byte const>> binary_file_reader::next() {
-    if (done_) {
-        return std::nullopt;
+binary_file_reader::binary_file_reader(std::span<std::byte const> bytes) noexcept
+    : base_(bytes.data())
+    , pos_(bytes.data())
+    , end_(bytes.data() + bytes.size()) {}
+
+std::optional<std::span<std::byte const>> binary_file_reader::next_after_block() {
+    for (;;) {
+        auto const available = static_cast<std::size_t>(end_ - pos_);
+        if (available >= 2) {
+            std::size_t const length = load_be16(pos_);
+            if (available >= 2 + length) {
+                return next();
+            }
+        }
+        if (done_ || !file_ || std::feof(file_.get()) != 0) {
+            done_ = true; // pos_ stays: bytes() counts complete records only
+            truncated_bytes_ = available; // 0: a clean end between records
+            return std::nullopt;
+        }
+        // Move the partial record to the front, then fill the rest of the buffer.
+        consumed_ += static_cast<std::uint64_t>(pos_ - base_);
+        std::byte* const front = buffer_.data();
+        std::memmove(front, pos_, available);
+        std::size_t const got =
+            std::fread(front + available, 1, buffer_.size() - available, file_.get());
+        if (got < buffer_.size() - available && std::ferror(file_.get()) != 0) {
+            throw std::system_error(errno != 0 ? errno : EIO, std::generic_category(),
+                                    "binary_file_reader: read failed");
+        }
+        base_ = pos_ = front;
+        end_ = front + available + got;
     }
-    std::array<std::byte, 2> prefix{};
-    std::size_t const got = read_some(*in_, prefix.data(), prefix.size());
-    if (got < prefix.size()) {
-        done_ = true;
-        truncated_bytes_ = got; // 0: a clean end between records
-        return std::nullopt;
-    }
-    std::size_t const length = load_be16(prefix.data());
-    std::size_t const body = read_some(*in_, buffer_.data(), length);
-    if (body < length) {
-        done_ = true;
-        truncated_bytes_ = prefix.size() + body;
-        return std::nullopt;
-    }
-    ++messages_;
-    bytes_ += prefix.size() + length;
-    return std::span<std::byte const>(buffer_.data(), length);
 }
 
 } // namespace signet::md

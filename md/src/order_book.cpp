@@ -1,129 +1,60 @@
 #include <algorithm>
-#include <bit>
 #include <cassert>
-#include <functional>
-#include <map>
-#include <stdexcept>
-#include <tuple>
 
 #include <signet/md/order_book.hpp>
 
 namespace signet::md {
 
-namespace detail {
-
-order_table::order_table(std::size_t max_orders)
-    : max_orders_(max_orders) {
-    if (max_orders == 0 || max_orders > (std::size_t{1} << 31)) {
-        throw std::invalid_argument("order_book: max_orders must be 1 to 2^31");
-    }
-    std::size_t const slots = std::bit_ceil(max_orders) * 2;
-    slots_.resize(slots);
-    mask_ = slots - 1;
-    shift_ = 64U - static_cast<unsigned>(std::countr_zero(slots));
-}
-
-order_slot* order_table::find(std::uint64_t ref) noexcept {
-    for (std::size_t i = home(ref);; i = (i + 1) & mask_) {
-        order_slot& slot = slots_[i];
-        if (!slot.used) {
-            return nullptr;
-        }
-        if (slot.ref == ref) {
-            return &slot;
-        }
-    }
-}
-
-order_slot const* order_table::find(std::uint64_t ref) const noexcept {
-    return const_cast<order_table*>(this)->find(ref);
-}
-
-order_slot* order_table::insert(std::uint64_t ref) noexcept {
-    if (size_ == max_orders_) {
-        return nullptr;
-    }
-    // Load factor <= 0.5, so an empty slot exists and the probe ends.
-    std::size_t i = home(ref);
-    while (slots_[i].used) {
-        i = (i + 1) & mask_;
-    }
-    order_slot& slot = slots_[i];
-    slot = order_slot{};
-    slot.ref = ref;
-    slot.used = true;
-    ++size_;
-    return &slot;
-}
-
-void order_table::erase(order_slot* slot) noexcept {
-    // Backward-shift deletion (Knuth 6.4 Algorithm R): walk the cluster after the hole and move
-    // back every entry whose home is not in (hole, j] cyclically, so that every remaining entry
-    // stays reachable from its home without tombstones.
-    auto hole = static_cast<std::size_t>(slot - slots_.data());
-    for (std::size_t j = (hole + 1) & mask_; slots_[j].used; j = (j + 1) & mask_) {
-        std::size_t const from_home = (j - home(slots_[j].ref)) & mask_;
-        std::size_t const from_hole = (j - hole) & mask_;
-        if (from_home >= from_hole) {
-            slots_[hole] = slots_[j];
-            hole = j;
-        }
-    }
-    slots_[hole].used = false;
-    --size_;
-}
-
-} // namespace detail
-
 namespace {
 
-// Bids ascend and asks descend, so on both sides the best level is last.
-template <typename Compare>
-void add_level(std::vector<price_level>& levels, std::uint32_t price, std::uint32_t shares,
-               Compare better) {
-    auto const it =
-        std::lower_bound(levels.begin(), levels.end(), price,
-                         [&](price_level const& l, std::uint32_t p) { return better(p, l.price); });
-    if (it != levels.end() && it->price == price) {
-        ++it->orders;
-        it->shares += shares;
-    } else {
-        levels.insert(it, price_level{price, 1, shares});
-    }
+// Both sides keep the best level last: bids ascend, asks descend. `Bids` picks the order.
+template <bool Bids>
+bool worse(std::uint32_t a, std::uint32_t b) noexcept {
+    return Bids ? a < b : a > b;
 }
 
-template <typename Compare>
-void take_level(std::vector<price_level>& levels, std::uint32_t price, std::uint32_t shares,
-                bool order_gone, Compare better) noexcept {
-    auto const it =
-        std::lower_bound(levels.begin(), levels.end(), price,
-                         [&](price_level const& l, std::uint32_t p) { return better(p, l.price); });
-    assert(it != levels.end() && it->price == price && "every live order has a level");
-    if (it == levels.end() || it->price != price) {
-        return;
+// Levels scanned from the best price before a binary search takes over.
+constexpr std::size_t linear_scan = 16;
+
+// The index of the first level not worse than `price`: the level at `price` if there is one,
+// else where it would go. Scans from the best end, where most activity is.
+template <bool Bids>
+std::size_t position(std::vector<detail::level_ref> const& levels, std::uint32_t price) noexcept {
+    std::size_t i = levels.size();
+    std::size_t const stop = i > linear_scan ? i - linear_scan : 0;
+    while (i > stop && !worse<Bids>(levels[i - 1].price, price)) {
+        --i;
     }
-    it->shares -= std::min<std::uint64_t>(it->shares, shares);
-    if (order_gone && --it->orders == 0) {
-        levels.erase(it);
+    if (i == stop && stop > 0) {
+        auto const first = levels.begin();
+        i = static_cast<std::size_t>(
+            std::partition_point(first, first + static_cast<std::ptrdiff_t>(i),
+                                 [&](detail::level_ref const& l) {
+                                     return worse<Bids>(l.price, price);
+                                 }) -
+            first);
     }
+    return i;
 }
 
 } // namespace
 
 order_book::order_book(order_book_options options)
-    : orders_(options.max_orders)
+    : orders_(options.max_orders, options.index_pages)
     , stock_index_(max_locates, 0)
     , level_reserve_(options.level_reserve) {
+    levels_.reserve(options.level_pool_reserve);
+    free_levels_.reserve(options.level_pool_reserve);
     stocks_.reserve(std::min(options.stock_reserve, max_locates));
-    listed_.reserve(std::min(options.stock_reserve, max_locates));
+    listed_.reserve(max_locates);
 }
 
 order_book::stock_state& order_book::use_stock(std::uint16_t locate) {
     std::uint32_t& index = stock_index_[locate];
     if (index == 0) {
-        stocks_.emplace_back(); // reallocates only beyond options.stock_reserve
+        // Only one stock's state is referenced at a time, so growing past the reserve is safe.
+        stock_state& stock = stocks_.emplace_back();
         index = static_cast<std::uint32_t>(stocks_.size());
-        stock_state& stock = stocks_.back();
         stock.locate = locate;
         stock.bids.reserve(level_reserve_);
         stock.asks.reserve(level_reserve_);
@@ -152,26 +83,57 @@ void order_book::set_symbol(std::uint16_t locate, std::string_view symbol) {
     stock.symbol_length = static_cast<std::uint8_t>(symbol.size());
     if (!stock.listed) {
         stock.listed = true;
-        listed_.push_back(locate); // reallocates only beyond options.stock_reserve
+        listed_.push_back(locate); // reserved for every locate: never reallocates
     }
 }
 
-void order_book::add_to_level(stock_state& stock, order_side side, std::uint32_t price,
-                              std::uint32_t shares) {
-    if (side == order_side::buy) {
-        add_level(stock.bids, price, shares, std::greater<>{});
-    } else {
-        add_level(stock.asks, price, shares, std::less<>{});
+std::uint32_t order_book::join_level(stock_state& stock, order_side side, std::uint32_t price,
+                                     std::uint32_t shares) {
+    bool const bids = side == order_side::buy;
+    std::vector<detail::level_ref>& levels = bids ? stock.bids : stock.asks;
+    std::size_t const at = bids ? position<true>(levels, price) : position<false>(levels, price);
+    if (at < levels.size() && levels[at].price == price) {
+        detail::level_node& node = levels_[levels[at].node];
+        ++node.orders;
+        node.shares += shares;
+        return levels[at].node;
     }
+    // A new level. Everything that can throw happens before anything changes.
+    if (levels.size() == levels.capacity()) {
+        levels.reserve(std::max<std::size_t>(2 * levels.size(), 4));
+    }
+    std::uint32_t node = 0;
+    if (free_levels_.empty()) {
+        if (levels_.size() == levels_.capacity()) {
+            std::size_t const grown = std::max<std::size_t>(2 * levels_.size(), 64);
+            free_levels_.reserve(grown);
+            levels_.reserve(grown);
+        }
+        node = static_cast<std::uint32_t>(levels_.size());
+        levels_.emplace_back();
+    } else {
+        node = free_levels_.back();
+        free_levels_.pop_back();
+    }
+    levels_[node] = detail::level_node{shares, 1, price};
+    levels.insert(levels.begin() + static_cast<std::ptrdiff_t>(at), detail::level_ref{price, node});
+    return node;
 }
 
-void order_book::take_from_level(stock_state& stock, order_side side, std::uint32_t price,
-                                 std::uint32_t shares, bool order_gone) noexcept {
-    if (side == order_side::buy) {
-        take_level(stock.bids, price, shares, order_gone, std::greater<>{});
-    } else {
-        take_level(stock.asks, price, shares, order_gone, std::less<>{});
+void order_book::leave_level(detail::order_record const& order) noexcept {
+    detail::level_node& node = levels_[order.level];
+    node.shares -= std::min<std::uint64_t>(node.shares, order.shares);
+    if (--node.orders != 0) {
+        return;
     }
+    stock_state& stock = stock_of(order.locate);
+    bool const bids = order.side == order_side::buy;
+    std::vector<detail::level_ref>& levels = bids ? stock.bids : stock.asks;
+    std::size_t const at =
+        bids ? position<true>(levels, node.price) : position<false>(levels, node.price);
+    assert(at < levels.size() && levels[at].node == order.level && "every live order has a level");
+    levels.erase(levels.begin() + static_cast<std::ptrdiff_t>(at));
+    free_levels_.push_back(order.level); // capacity >= levels_.size(): never reallocates
 }
 
 book_result order_book::add(std::uint16_t locate, std::uint64_t ref, order_side side,
@@ -182,58 +144,56 @@ book_result order_book::add(std::uint16_t locate, std::uint64_t ref, order_side 
     if (orders_.size() == orders_.capacity()) {
         return book_result::book_full;
     }
-    stock_state& stock = use_stock(locate);
-    // Level first: if it throws (bad_alloc), the table holds no order without a level.
-    add_to_level(stock, side, price, shares);
-    detail::order_slot* const slot = orders_.insert(ref); // not full: never nullptr
-    slot->shares = shares;
-    slot->price = price;
-    slot->locate = locate;
-    slot->side = side;
-    ++stock.orders;
+    // The level first: if it throws (bad_alloc), no order exists without a level.
+    std::uint32_t const level = join_level(use_stock(locate), side, price, shares);
+    detail::order_record* const order = orders_.insert(ref); // not full: never nullptr
+    order->level = level;
+    order->shares = shares;
+    order->price = price;
+    order->locate = locate;
+    order->side = side;
     return book_result::ok;
 }
 
-void order_book::erase_order(detail::order_slot* slot) noexcept {
-    stock_state& stock = stock_of(slot->locate);
-    take_from_level(stock, slot->side, slot->price, slot->shares, true);
-    --stock.orders;
-    orders_.erase(slot);
+void order_book::erase_order(std::uint64_t ref, detail::order_record const& order) noexcept {
+    leave_level(order);
+    orders_.erase(ref); // invalidates `order`
 }
 
 book_result order_book::reduce(std::uint64_t ref, std::uint32_t shares) {
-    detail::order_slot* const slot = orders_.find(ref);
-    if (slot == nullptr) {
+    detail::order_record* const order = orders_.find(ref);
+    if (order == nullptr) {
         return book_result::unknown_order;
     }
-    std::uint32_t const cut = std::min(slot->shares, shares);
-    if (cut == slot->shares) {
-        erase_order(slot);
+    std::uint32_t const cut = std::min(order->shares, shares);
+    if (cut == order->shares) {
+        erase_order(ref, *order);
         return book_result::ok;
     }
-    take_from_level(stock_of(slot->locate), slot->side, slot->price, cut, false);
-    slot->shares -= cut;
+    detail::level_node& node = levels_[order->level];
+    node.shares -= std::min<std::uint64_t>(node.shares, cut);
+    order->shares -= cut;
     return book_result::ok;
 }
 
 book_result order_book::remove(std::uint64_t ref) {
-    detail::order_slot* const slot = orders_.find(ref);
-    if (slot == nullptr) {
+    detail::order_record const* const order = orders_.find(ref);
+    if (order == nullptr) {
         return book_result::unknown_order;
     }
-    erase_order(slot);
+    erase_order(ref, *order);
     return book_result::ok;
 }
 
 book_result order_book::replace(std::uint64_t original_ref, std::uint64_t new_ref,
                                 std::uint32_t shares, std::uint32_t price) {
-    detail::order_slot* const slot = orders_.find(original_ref);
-    if (slot == nullptr) {
+    detail::order_record const* const order = orders_.find(original_ref);
+    if (order == nullptr) {
         return book_result::unknown_order;
     }
-    std::uint16_t const locate = slot->locate;
-    order_side const side = slot->side;
-    erase_order(slot); // invalidates slot
+    std::uint16_t const locate = order->locate;
+    order_side const side = order->side;
+    erase_order(original_ref, *order); // invalidates `order`
     return add(locate, new_ref, side, shares, price);
 }
 
@@ -244,19 +204,27 @@ top_of_book order_book::top(std::uint16_t locate) const noexcept {
         return top;
     }
     if (!stock->bids.empty()) {
-        top.bid_price = stock->bids.back().price;
-        top.bid_shares = stock->bids.back().shares;
+        detail::level_node const& best = levels_[stock->bids.back().node];
+        top.bid_price = best.price;
+        top.bid_shares = best.shares;
     }
     if (!stock->asks.empty()) {
-        top.ask_price = stock->asks.back().price;
-        top.ask_shares = stock->asks.back().shares;
+        detail::level_node const& best = levels_[stock->asks.back().node];
+        top.ask_price = best.price;
+        top.ask_shares = best.shares;
     }
     return top;
 }
 
 std::uint32_t order_book::order_count(std::uint16_t locate) const noexcept {
-    stock_state const* const stock = find_stock(locate);
-    return stock == nullptr ? 0 : stock->orders;
+    std::uint32_t orders = 0;
+    for (price_level const level : bids(locate)) {
+        orders += level.orders;
+    }
+    for (price_level const level : asks(locate)) {
+        orders += level.orders;
+    }
+    return orders;
 }
 
 std::string_view order_book::symbol(std::uint16_t locate) const noexcept {
@@ -279,22 +247,22 @@ std::optional<std::uint16_t> order_book::find_locate(std::string_view symbol) co
     return std::nullopt;
 }
 
-std::span<price_level const> order_book::bids(std::uint16_t locate) const noexcept {
+book_side order_book::bids(std::uint16_t locate) const noexcept {
     stock_state const* const stock = find_stock(locate);
-    return stock == nullptr ? std::span<price_level const>{} : stock->bids;
+    return stock == nullptr ? book_side{} : book_side{stock->bids, levels_.data()};
 }
 
-std::span<price_level const> order_book::asks(std::uint16_t locate) const noexcept {
+book_side order_book::asks(std::uint16_t locate) const noexcept {
     stock_state const* const stock = find_stock(locate);
-    return stock == nullptr ? std::span<price_level const>{} : stock->asks;
+    return stock == nullptr ? book_side{} : book_side{stock->asks, levels_.data()};
 }
 
 std::optional<order> order_book::find(std::uint64_t ref) const noexcept {
-    detail::order_slot const* const slot = orders_.find(ref);
-    if (slot == nullptr) {
+    detail::order_record const* const record = orders_.find(ref);
+    if (record == nullptr) {
         return std::nullopt;
     }
-    return order{slot->ref, slot->locate, slot->side, slot->shares, slot->price};
+    return order{ref, record->locate, record->side, record->shares, record->price};
 }
 
 stock_view order_book::view(std::uint16_t locate) const noexcept {
@@ -302,51 +270,71 @@ stock_view order_book::view(std::uint16_t locate) const noexcept {
 }
 
 bool order_book::check_invariants() const {
-    // Rebuild (locate, side, price) -> (orders, shares) from the orders and compare.
-    std::map<std::tuple<std::uint16_t, char, std::uint32_t>, price_level> expected;
-    std::vector<std::uint32_t> counts(stocks_.size(), 0);
-    bool orphan = false;
-    orders_.for_each([&](detail::order_slot const& slot) {
-        price_level& level = expected[{slot.locate, static_cast<char>(slot.side), slot.price}];
-        level.price = slot.price;
-        ++level.orders;
-        level.shares += slot.shares;
-        std::uint32_t const index = stock_index_[slot.locate];
-        if (index == 0) {
-            orphan = true;
-        } else {
-            ++counts[index - 1];
+    if (!orders_.check_invariants()) {
+        return false;
+    }
+    // Which stock and side each pool node is on; every node on at most one side.
+    constexpr std::uint32_t free_node = 0xFFFF'FFFF;
+    std::vector<std::uint32_t> owner(levels_.size(), free_node); // locate * 2 + (ask ? 1 : 0)
+    std::size_t on_sides = 0;
+    for (std::size_t i = 0; i < stocks_.size(); ++i) {
+        stock_state const& stock = stocks_[i];
+        if (stock_index_[stock.locate] != i + 1) {
+            return false;
         }
+        auto const side_ok = [&](std::vector<detail::level_ref> const& side, std::uint32_t tag,
+                                 auto worse_than) {
+            for (std::size_t l = 0; l < side.size(); ++l) {
+                if (l > 0 && !worse_than(side[l - 1].price, side[l].price)) {
+                    return false; // not strictly ordered, worst first
+                }
+                if (side[l].node >= levels_.size() || owner[side[l].node] != free_node ||
+                    levels_[side[l].node].price != side[l].price ||
+                    levels_[side[l].node].orders == 0) {
+                    return false;
+                }
+                owner[side[l].node] = tag;
+            }
+            on_sides += side.size();
+            return true;
+        };
+        auto const tag = static_cast<std::uint32_t>(stock.locate * 2U);
+        if (!side_ok(stock.bids, tag, worse<true>) || !side_ok(stock.asks, tag + 1, worse<false>)) {
+            return false;
+        }
+    }
+    for (std::uint32_t const node : free_levels_) {
+        if (node >= levels_.size() || owner[node] != free_node) {
+            return false;
+        }
+    }
+    if (on_sides + free_levels_.size() != levels_.size()) {
+        return false;
+    }
+    // Every order on a level of its stock and side at its price; the levels' sums.
+    std::vector<price_level> sums(levels_.size());
+    bool orphan = false;
+    orders_.for_each([&](std::uint64_t, detail::order_record const& order) {
+        std::uint32_t const tag =
+            order.locate * 2U + (order.side == order_side::sell ? 1U : 0U);
+        if (order.level >= levels_.size() || owner[order.level] != tag ||
+            levels_[order.level].price != order.price) {
+            orphan = true;
+            return;
+        }
+        ++sums[order.level].orders;
+        sums[order.level].shares += order.shares;
     });
     if (orphan) {
         return false;
     }
-    std::size_t levels = 0;
-    for (std::size_t i = 0; i < stocks_.size(); ++i) {
-        stock_state const& stock = stocks_[i];
-        if (stock_index_[stock.locate] != i + 1 || stock.orders != counts[i]) {
-            return false;
-        }
-        auto const side_ok = [&](std::vector<price_level> const& side, char letter, auto better) {
-            for (std::size_t l = 0; l < side.size(); ++l) {
-                if (l > 0 && !better(side[l].price, side[l - 1].price)) {
-                    return false;
-                }
-                auto const it = expected.find({stock.locate, letter, side[l].price});
-                if (it == expected.end() || it->second.orders != side[l].orders ||
-                    it->second.shares != side[l].shares) {
-                    return false;
-                }
-            }
-            levels += side.size();
-            return true;
-        };
-        if (!side_ok(stock.bids, 'B', std::greater<>{}) ||
-            !side_ok(stock.asks, 'S', std::less<>{})) {
+    for (std::size_t node = 0; node < levels_.size(); ++node) {
+        if (owner[node] != free_node && (sums[node].orders != levels_[node].orders ||
+                                         sums[node].shares != levels_[node].shares)) {
             return false;
         }
     }
-    return levels == expected.size();
+    return true;
 }
 
 } // namespace signet::md

@@ -1,3 +1,6 @@
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <new>
 #include <stdexcept>
@@ -156,10 +159,20 @@ pcap_source::pcap_source(std::string const& path, pcap_filter filter)
     if (std::filesystem::is_directory(path, ec)) {
         throw std::runtime_error(path + ": is a directory, not a capture file");
     }
+    // libpcap reads the file through stdio: give it a block buffer so that each read() brings
+    // block_size bytes instead of stdio's default few KiB.
+    std::FILE* const file = std::fopen(path.c_str(), "rb");
+    if (file == nullptr) {
+        throw std::runtime_error(path + ": cannot read as a pcap or pcapng capture: " +
+                                 std::strerror(errno));
+    }
+    buffer_.resize(block_size);
+    std::setvbuf(file, buffer_.data(), _IOFBF, buffer_.size());
     char error[PCAP_ERRBUF_SIZE] = {};
     pcap_t* const handle =
-        pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, error);
+        pcap_fopen_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_NANO, error);
     if (handle == nullptr) {
+        std::fclose(file); // on failure libpcap leaves the stream to the caller
         throw std::runtime_error(path + ": cannot read as a pcap or pcapng capture: " + error);
     }
     handle_.reset(handle);

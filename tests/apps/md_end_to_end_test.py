@@ -989,7 +989,13 @@ def main():
     parser.add_argument("--verdict", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "md-verdict"))
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
+    parser.add_argument("--part", default="1/1",
+                        help="K/N: run every N-th case from the K-th (ctest runs the parts "
+                             "side by side)")
     args = parser.parse_args()
+    part, parts = (int(x) for x in args.part.split("/"))
+    if not 1 <= part <= parts:
+        parser.error("--part K/N needs 1 <= K <= N")
     cases = [case_faults_are_counted_exactly, case_ab_lines_fill_each_others_gaps,
              case_forged_packets_do_not_blind_the_feed, case_rerequests_recover_every_gap,
              case_malformed_datagrams_are_counted]
@@ -1011,6 +1017,7 @@ def main():
     for backend in ("auto", "epoll", "asio"):
         runs.append((case_feed_socket_keys_reach_the_sockets, backend))
     runs = [(case, backend) for case, backend in runs if args.only in case.__name__]
+    runs = runs[part - 1::parts]
     passed = failed = 0
     for case, backend in runs:
         label = f"{case.__name__}[{backend}]"

@@ -27,8 +27,8 @@ using namespace signet::md;
 
 void check_top(order_book const& book, std::uint16_t locate) {
     top_of_book const top = book.top(locate);
-    std::span<price_level const> const bids = book.bids(locate);
-    std::span<price_level const> const asks = book.asks(locate);
+    book_side const bids = book.bids(locate);
+    book_side const asks = book.asks(locate);
     if (bids.empty()) {
         SIGNET_FUZZ_CHECK(top.bid_price == 0 && top.bid_shares == 0);
     } else {
@@ -44,11 +44,11 @@ void check_top(order_book const& book, std::uint16_t locate) {
         SIGNET_FUZZ_CHECK(asks.front().price >= asks.back().price);
     }
     std::uint64_t level_orders = 0;
-    for (price_level const& l : bids) {
+    for (price_level const l : bids) {
         SIGNET_FUZZ_CHECK(l.orders > 0);
         level_orders += l.orders;
     }
-    for (price_level const& l : asks) {
+    for (price_level const l : asks) {
         SIGNET_FUZZ_CHECK(l.orders > 0);
         level_orders += l.orders;
     }
@@ -62,7 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         return 0;
     }
     std::size_t const capacity = 1 + data[0] % 64;
-    itch50_parser parser({.max_orders = capacity, .level_reserve = 2, .stock_reserve = 16});
+    itch50_parser parser(
+        {.max_orders = capacity, .index_pages = 2, .level_reserve = 2, .stock_reserve = 16});
     std::uint64_t fed = 0;
     std::size_t offset = 1;
     while (offset < size) {

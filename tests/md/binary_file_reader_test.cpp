@@ -4,7 +4,7 @@
 #include <fstream>
 #include <optional>
 #include <span>
-#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -33,6 +33,19 @@ std::string text(std::span<std::byte const> s) {
     return {reinterpret_cast<char const*>(s.data()), s.size()};
 }
 
+std::span<std::byte const> bytes_of(std::string const& s) {
+    return std::as_bytes(std::span<char const>(s.data(), s.size()));
+}
+
+std::filesystem::path temp_file(std::string const& name, std::string const& contents) {
+    std::filesystem::path const path =
+        std::filesystem::temp_directory_path() /
+        ("signet_binary_file_reader_" + name + "_" + std::to_string(::getpid()) + ".bin");
+    std::ofstream out(path, std::ios::binary);
+    out << contents;
+    return path;
+}
+
 std::vector<std::string> read_all(binary_file_reader& reader) {
     std::vector<std::string> out;
     while (std::optional<std::span<std::byte const>> const m = reader.next()) {
@@ -43,8 +56,8 @@ std::vector<std::string> read_all(binary_file_reader& reader) {
 
 TEST(BinaryFileReader, ReadsEveryMessage) {
     std::string const big(300, 'x'); // a length above 255 exercises the high byte
-    std::istringstream in(framed({"abc", "", big, "S0123456789"}));
-    binary_file_reader reader(in);
+    std::string const data = framed({"abc", "", big, "S0123456789"});
+    binary_file_reader reader(bytes_of(data));
     EXPECT_EQ(read_all(reader), (std::vector<std::string>{"abc", "", big, "S0123456789"}));
     EXPECT_FALSE(reader.truncated());
     EXPECT_EQ(reader.messages(), 4U);
@@ -53,8 +66,7 @@ TEST(BinaryFileReader, ReadsEveryMessage) {
 }
 
 TEST(BinaryFileReader, EmptyInputIsACleanEnd) {
-    std::istringstream in("");
-    binary_file_reader reader(in);
+    binary_file_reader reader(std::span<std::byte const>{});
     EXPECT_FALSE(reader.next().has_value());
     EXPECT_FALSE(reader.truncated());
     EXPECT_EQ(reader.messages(), 0U);
@@ -63,8 +75,7 @@ TEST(BinaryFileReader, EmptyInputIsACleanEnd) {
 TEST(BinaryFileReader, TruncatedBodyIsReported) {
     std::string data = framed({"hello", "world!"});
     data.resize(data.size() - 2); // the last record lacks 2 of its 6 bytes
-    std::istringstream in(data);
-    binary_file_reader reader(in);
+    binary_file_reader reader(bytes_of(data));
     EXPECT_EQ(read_all(reader), (std::vector<std::string>{"hello"}));
     EXPECT_TRUE(reader.truncated());
     EXPECT_EQ(reader.truncated_bytes(), 2U + 4U);
@@ -75,22 +86,16 @@ TEST(BinaryFileReader, TruncatedBodyIsReported) {
 TEST(BinaryFileReader, TruncatedLengthPrefixIsReported) {
     std::string data = framed({"hello"});
     data += '\x00'; // half a length prefix
-    std::istringstream in(data);
-    binary_file_reader reader(in);
+    binary_file_reader reader(bytes_of(data));
     EXPECT_EQ(read_all(reader), (std::vector<std::string>{"hello"}));
     EXPECT_TRUE(reader.truncated());
     EXPECT_EQ(reader.truncated_bytes(), 1U);
 }
 
 TEST(BinaryFileReader, OpensAFileByPath) {
+    // Truncated: 9 bytes announced, 3 present.
     std::filesystem::path const path =
-        std::filesystem::temp_directory_path() /
-        ("signet_binary_file_reader_" + std::to_string(::getpid()) + ".bin");
-    {
-        std::ofstream out(path, std::ios::binary);
-        out << framed({"one", "two"});
-        out << '\x00' << '\x09' << "abc"; // truncated: 9 announced, 3 present
-    }
+        temp_file("path", framed({"one", "two"}) + std::string("\x00\x09" "abc", 5));
     {
         binary_file_reader reader(path);
         EXPECT_EQ(read_all(reader), (std::vector<std::string>{"one", "two"}));
@@ -101,8 +106,42 @@ TEST(BinaryFileReader, OpensAFileByPath) {
     EXPECT_THROW(binary_file_reader{path}, std::system_error);
 }
 
+TEST(BinaryFileReader, RecordsAcrossBlockBoundariesArriveWhole) {
+    // The smallest block holds one longest record; records of every size straddle its ends,
+    // a 65535-byte one included.
+    std::vector<std::string> messages;
+    for (std::size_t i = 0; i < 400; ++i) {
+        messages.emplace_back((i * 7919) % 1500, static_cast<char>('a' + i % 26));
+    }
+    messages.emplace_back(0xFFFF, 'z');
+    messages.emplace_back(3, 'y');
+    std::string const data = framed(messages);
+    std::filesystem::path const path = temp_file("blocks", data);
+    binary_file_reader reader(path, binary_file_reader::min_block_size);
+    EXPECT_EQ(read_all(reader), messages);
+    EXPECT_FALSE(reader.truncated());
+    EXPECT_EQ(reader.messages(), messages.size());
+    EXPECT_EQ(reader.bytes(), data.size());
+    std::filesystem::remove(path);
+}
+
+TEST(BinaryFileReader, BytesCountOnlyCompleteRecords) {
+    std::string const data = framed({"abc", "defg"}) + std::string("\x00\x05" "ab", 4);
+    binary_file_reader reader(bytes_of(data));
+    EXPECT_EQ(read_all(reader).size(), 2U);
+    EXPECT_EQ(reader.bytes(), 2U + 3 + 2 + 4);
+    EXPECT_EQ(reader.truncated_bytes(), 4U);
+}
+
+TEST(BinaryFileReader, RefusesABlockSmallerThanARecord) {
+    std::filesystem::path const path = temp_file("small", framed({"x"}));
+    EXPECT_THROW(binary_file_reader(path, binary_file_reader::min_block_size - 1),
+                 std::invalid_argument);
+    std::filesystem::remove(path);
+}
+
 TEST(BinaryFileReader, RefusesADirectory) {
-    // A directory opens as an ifstream on Linux and would read as an empty, clean file.
+    // A directory opens on Linux and would read as an empty, clean file.
     std::filesystem::path const dir = std::filesystem::temp_directory_path();
     try {
         binary_file_reader reader(dir);

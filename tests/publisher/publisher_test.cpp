@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -168,8 +167,8 @@ TEST(Publisher, PacesMessagesToTheRateInFullBatches) {
     fake_clock clock;
     recording_lines out(clock, 1);
     pub::publisher p({.rate = 1000, .heartbeat = milliseconds(1000), .batch = 8}, out, clock);
-    std::istringstream file(binary_file(adds(400)));
-    md::binary_file_reader reader(file);
+    std::string const file = binary_file(adds(400));
+    md::binary_file_reader reader(std::as_bytes(std::span(file)));
     ASSERT_TRUE(p.run(reader).ok());
     std::size_t data = 0;
     for (sent_datagram const& d : out.sent()) {
@@ -283,8 +282,8 @@ TEST(Publisher, FaultInjectionPerLineIsExactAndCounted) {
                                   ++hooked;
                               }},
                          out, clock);
-        std::istringstream file(binary_file(adds(12)));
-        md::binary_file_reader reader(file);
+        std::string const file = binary_file(adds(12));
+        md::binary_file_reader reader(std::as_bytes(std::span(file)));
         ASSERT_TRUE(p.run(reader).ok());
         auto const label = static_cast<int>(c.drop_line);
         EXPECT_EQ(sequences(out.on(0)), c.line_a) << label;
@@ -318,8 +317,8 @@ TEST(Publisher, DroppedPacketsOnTheOnlyLineAreCountedAsDropped) {
                               hooked.emplace_back(d.begin(), d.end());
                           }},
                      out, clock);
-    std::istringstream file(binary_file(adds(20)));
-    md::binary_file_reader reader(file);
+    std::string const file = binary_file(adds(20));
+    md::binary_file_reader reader(std::as_bytes(std::span(file)));
     ASSERT_TRUE(p.run(reader).ok());
     ASSERT_EQ(hooked.size(), 10U);
     std::vector<bytes> want;
@@ -344,8 +343,8 @@ TEST(Publisher, ZeroLengthRecordsAreSkippedAndCounted) {
     std::vector<bytes> messages = adds(3);
     messages.insert(messages.begin() + 1, bytes{});
     messages.push_back(bytes{});
-    std::istringstream file(binary_file(messages));
-    md::binary_file_reader reader(file);
+    std::string const file = binary_file(messages);
+    md::binary_file_reader reader(std::as_bytes(std::span(file)));
     ASSERT_TRUE(p.run(reader).ok());
     EXPECT_EQ(p.counts().sent.messages, 3U);
     EXPECT_EQ(p.counts().malformed_records, 2U);
@@ -357,8 +356,8 @@ TEST(Publisher, AMessageTooLongForAPacketEndsTheRunWithAnError) {
     fake_clock clock;
     recording_lines out(clock, 1);
     pub::publisher p({.rate = 0}, out, clock);
-    std::istringstream file(binary_file({adds(1)[0], bytes(2000, std::byte{'A'})}));
-    md::binary_file_reader reader(file);
+    std::string const file = binary_file({adds(1)[0], bytes(2000, std::byte{'A'})});
+    md::binary_file_reader reader(std::as_bytes(std::span(file)));
     pub::run_result const result = p.run(reader);
     EXPECT_FALSE(result.ok());
     EXPECT_NE(result.error.find("a 2000-byte message does not fit a packet"), std::string::npos)

@@ -6,45 +6,55 @@
 /// stopped. Not for: depth-of-book consumers that need per-order queues at a level (it keeps
 /// aggregated levels), or several feeds in one book.
 ///
-/// Design and costs:
-///   - Orders: detail::order_table, open addressing with capacity fixed at construction
-///     (order_book_options::max_orders). A full table drops the add and the caller counts it
-///     (book_result::book_full); it never grows. Memory: 48 bytes per order of capacity
-///     (24-byte slots, load factor <= 0.5): 48 MiB for the default 2^20 orders.
-///   - Price levels: per stock and side a vector sorted so that the best price is last, where
-///     most activity is; lookup is a binary search, insert/erase move only the levels better
-///     than the one touched. Each side reserves order_book_options::level_reserve levels when
-///     its stock is first used — normally its R message at the start of the day, else its
-///     first order — and only allocates again when it grows past that; vectors never shrink.
+/// Design and costs (the numbers: docs/benchmarks.md, "Book building"):
+///   - Orders: detail::order_index, pages of 4096 consecutive references indexed directly
+///     (ITCH references count up, so an add lands beside the previous one: no hash, no miss),
+///     with an open-addressing table of max_orders capacity for what does not fit a page. A
+///     full book (max_orders live) drops the add and the caller counts it (book_result::
+///     book_full); nothing grows. Memory: 48 bytes per order of max_orders for the table,
+///     plus 64 KiB per page in use (at most index_pages; about 66 bytes per live order when
+///     orders leave at random; see order_index.hpp).
+///   - Price levels: one pool of level nodes (price, orders, shares) for the whole book; each
+///     order keeps its level's index, so an execute, cancel or delete updates the level
+///     without a search. Per stock and side a vector of (price, level) sorted so that the best
+///     price is last, where most activity is: an add scans it from the best price (a binary
+///     search past 16 levels), and a level is searched and erased only when its last order
+///     goes. Each side reserves order_book_options::level_reserve entries when its stock is
+///     first used; the pool and the sides allocate again only past their high-water marks.
 ///   - Stocks: a fixed index of 65536 locates (256 KiB) into a dense array of per-stock state
-///     (levels, order count, symbol) reserved at construction for stock_reserve stocks (all
-///     65536 by default: about 4 MiB of address space, touched only as stocks appear, never
-///     reallocated). Only one stock's state is referenced at a time, so growing is safe.
-///   Add, reduce, remove, replace: O(1) expected for the order, O(log L) + the shift for the
-///   level (L levels on that side). No locks, no logging, no exceptions except std::bad_alloc
-///   from those level allocations.
+///     (sides, symbol) reserved at construction for stock_reserve stocks (all 65536 by
+///     default: about 4 MiB of address space, touched only as stocks appear, never
+///     reallocated). order_count() sums the stock's levels (O(levels)), so an execute or a
+///     cancel never touches the stock unless its level empties.
+///   Add: O(1) for the order, O(distance from the best price) for the level. Execute, cancel,
+///   delete: O(1), plus the search and the shift when a level empties. No locks, no logging,
+///   no exceptions except std::bad_alloc from those level allocations.
 ///
-/// Invariants (check_invariants()): every live order has a level at its stock, side and price;
-/// a level's shares and order count are the sums over its orders; levels are strictly ordered;
-/// a stock's order count is the number of its live orders. Shares are unsigned and reductions
-/// are clamped to the order's shares, so nothing underflows.
+/// Invariants (check_invariants()): every live order's level is a level of its stock and
+/// side at its price; a level's shares and order count are the sums over its orders, and no
+/// level is empty; levels are strictly ordered; every pool node is on one side or free. Shares
+/// are unsigned and reductions are clamped to the order's shares, so nothing underflows.
 
 #include <array>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string_view>
 #include <vector>
 
-#include <signet/md/detail/order_table.hpp>
+#include <signet/md/book_side.hpp>
+#include <signet/md/detail/order_index.hpp>
 
 namespace signet::md {
 
 struct order_book_options {
     std::size_t max_orders = std::size_t{1} << 20; ///< live orders; 1 to 2^31
-    std::size_t level_reserve = 32;                ///< price levels reserved per stock side
+    /// Pages of 4096 directly indexed order references (64 KiB each, mapped only when first
+    /// used); 1 to 65536. Orders beyond go to the max_orders table, a little slower.
+    std::size_t index_pages = 2048;
+    std::size_t level_reserve = 32; ///< price levels reserved per stock side
+    std::size_t level_pool_reserve = std::size_t{1} << 16; ///< level nodes reserved up front
     /// Stocks whose state is reserved at construction (up to max_locates); a book that meets
     /// more allocates as they appear. The default reserves every locate: no allocation later.
     std::size_t stock_reserve = 65536;
@@ -59,12 +69,6 @@ struct top_of_book {
     std::uint64_t ask_shares = 0;
 
     friend bool operator==(top_of_book const&, top_of_book const&) = default;
-};
-
-struct price_level {
-    std::uint32_t price = 0;
-    std::uint32_t orders = 0;
-    std::uint64_t shares = 0;
 };
 
 struct order {
@@ -127,8 +131,8 @@ public:
     /// Linear search over the listed stocks.
     [[nodiscard]] std::optional<std::uint16_t> find_locate(std::string_view symbol) const noexcept;
     /// A side's levels, worst first and best last.
-    [[nodiscard]] std::span<price_level const> bids(std::uint16_t locate) const noexcept;
-    [[nodiscard]] std::span<price_level const> asks(std::uint16_t locate) const noexcept;
+    [[nodiscard]] book_side bids(std::uint16_t locate) const noexcept;
+    [[nodiscard]] book_side asks(std::uint16_t locate) const noexcept;
     [[nodiscard]] std::optional<order> find(std::uint64_t ref) const noexcept;
     /// Calls f(stock_view const&) for each listed stock, in the order they were first listed.
     template <typename F>
@@ -137,37 +141,45 @@ public:
 
     [[nodiscard]] std::size_t size() const noexcept { return orders_.size(); }
     [[nodiscard]] std::size_t capacity() const noexcept { return orders_.capacity(); }
+    /// Price levels in the book, both sides of every stock.
+    [[nodiscard]] std::size_t level_count() const noexcept {
+        return levels_.size() - free_levels_.size();
+    }
+    /// The order store's pages and table (memory and placement; see order_index.hpp).
+    [[nodiscard]] detail::order_index const& order_store() const noexcept { return orders_; }
     /// Recomputes every level from the orders: O(orders + levels + locates). Tests and fuzzers.
     [[nodiscard]] bool check_invariants() const;
 
 private:
     struct stock_state {
-        std::vector<price_level> bids; // ascending price: best bid last
-        std::vector<price_level> asks; // descending price: best ask last
-        std::uint32_t orders = 0;
-        std::uint16_t locate = 0;
+        std::vector<detail::level_ref> bids; // ascending price: best bid last
+        std::vector<detail::level_ref> asks; // descending price: best ask last
         std::array<char, max_symbol_length> symbol{};
         std::uint8_t symbol_length = 0;
+        std::uint16_t locate = 0;
         bool listed = false;
     };
 
-    /// The stock's state, created (and its levels reserved) on first use.
+    /// The stock's state, created (and its sides reserved) on first use.
     stock_state& use_stock(std::uint16_t locate);
     /// nullptr if the locate was never used.
     [[nodiscard]] stock_state const* find_stock(std::uint16_t locate) const noexcept;
     /// Requires a live order at the locate (so its state exists).
     [[nodiscard]] stock_state& stock_of(std::uint16_t locate) noexcept;
-    void add_to_level(stock_state& stock, order_side side, std::uint32_t price,
-                      std::uint32_t shares);
-    void take_from_level(stock_state& stock, order_side side, std::uint32_t price,
-                         std::uint32_t shares, bool order_gone) noexcept;
-    void erase_order(detail::order_slot* slot) noexcept;
+    /// The level of `price` on the order's side, created if new; returns its pool index.
+    std::uint32_t join_level(stock_state& stock, order_side side, std::uint32_t price,
+                             std::uint32_t shares);
+    /// Takes a gone order off its level and erases the level if it was the last.
+    void leave_level(detail::order_record const& order) noexcept;
+    void erase_order(std::uint64_t ref, detail::order_record const& order) noexcept;
     [[nodiscard]] stock_view view(std::uint16_t locate) const noexcept;
 
-    detail::order_table orders_;
-    std::vector<std::uint32_t> stock_index_; // per locate: 1 + index into stocks_, 0 if unused
-    std::vector<stock_state> stocks_;        // reserved for every locate: never reallocates
-    std::vector<std::uint16_t> listed_;      // reserved for every locate: never reallocates
+    detail::order_index orders_;
+    std::vector<detail::level_node> levels_;  // the level pool; orders keep indexes into it
+    std::vector<std::uint32_t> free_levels_;  // capacity >= levels_.size(): push never throws
+    std::vector<std::uint32_t> stock_index_;  // per locate: 1 + index into stocks_, 0 if unused
+    std::vector<stock_state> stocks_;         // reserved for stock_reserve: rarely reallocates
+    std::vector<std::uint16_t> listed_;       // reserved for every locate: never reallocates
     std::size_t level_reserve_;
 };
 

@@ -6,9 +6,10 @@
 // fragments and frames cut short by the capture's snap length are skipped and counted. Optional
 // filters on the destination port and address.
 //
-// Threading: none. Costs: next() returns views into libpcap's buffer, valid until the next
-// call; nothing is allocated per frame, and nothing throws after construction (a damaged file
-// ends the datagrams and error() says why).
+// Threading: none. Costs: the file is read in blocks of block_size (1 MiB) through libpcap's
+// stdio stream; next() returns views into libpcap's buffer, valid until the next call; nothing
+// is allocated per frame, and nothing throws after construction (a damaged file ends the
+// datagrams and error() says why).
 
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace signet::publisher {
 
@@ -94,7 +96,10 @@ private:
     struct handle_deleter {
         void operator()(void* handle) const noexcept;
     };
+    static constexpr std::size_t block_size = std::size_t{1} << 20;
+
     std::string path_;
+    std::vector<char> buffer_; // the stream's buffer: declared first, so it outlives handle_
     std::unique_ptr<void, handle_deleter> handle_; // pcap_t, kept out of this header
     pcap_filter filter_;
     int link_ = 0;
