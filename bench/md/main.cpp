@@ -12,6 +12,7 @@
 //   signet_md_bench --generate FILE [--messages 20000000 --symbols 8000 --live-orders 500000
 //                   --seed 1 --skip-types hO]
 //   signet_md_bench --mode file|memory|contract FILE [--cpu 0] [--json OUT] [--dump BOOK.txt]
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -25,7 +26,6 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include <signet/core/cpu_affinity.hpp>
 #include <signet/core/spsc_fixed_queue.hpp>
@@ -37,6 +37,7 @@
 
 #include "json_array.hpp"
 #include "machine_info.hpp"
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -104,10 +105,17 @@ struct timed {
     double seconds = 0;
 };
 
-timed run_reader(md::binary_file_reader& reader, md::itch50_parser& parser) {
+timed run_reader(md::binary_file_reader& reader, md::itch50_parser& parser, bool per_message) {
     auto const start = clock_type::now();
-    while (std::optional<std::span<std::byte const>> const m = reader.next()) {
-        parser.on_message(*m);
+    if (per_message) {
+        while (std::optional<std::span<std::byte const>> const m = reader.next()) {
+            parser.on_message(*m);
+        }
+    } else {
+        std::array<std::span<std::byte const>, 64> batch;
+        while (std::size_t const n = reader.next_batch(batch)) {
+            parser.on_messages(std::span<std::span<std::byte const> const>(batch.data(), n));
+        }
     }
     std::chrono::duration<double> const elapsed = clock_type::now() - start;
     return {reader.messages(), elapsed.count()};
@@ -147,14 +155,20 @@ datagrams pack(std::string const& path) {
     return out;
 }
 
-timed run_contract(datagrams const& input, md::itch50_parser& parser) {
+timed run_contract(datagrams const& input, md::itch50_parser& parser, bool per_message) {
     md::moldudp64_session session;
     work_contract_group group(16);
     spsc_fixed_queue<std::span<std::byte const>> queue(256);
     work_contract contract = group.create_contract([&] {
         while (std::optional<std::span<std::byte const>> const d = queue.pop()) {
-            (void)session.on_packet(*d, parser);
+            if (per_message) {
+                (void)session.on_packet(*d, parser);
+            } else {
+                (void)session.on_packet(
+                    *d, [&](std::uint64_t, std::span<std::byte const> m) { parser.push(m); });
+            }
         }
+        parser.flush(); // the book is complete whenever the contract is not running
     });
     std::vector<std::span<std::byte const>> const& views = input.views;
     auto const start = clock_type::now();
@@ -224,13 +238,14 @@ std::uint64_t digest(md::order_book const& book) {
     return h;
 }
 
-nlohmann::ordered_json report(std::string const& mode, std::string const& path, int cpu,
-                              timed const& t, md::itch50_parser const& parser) {
+nlohmann::ordered_json report(std::string const& mode, bool per_message, std::string const& path,
+                              int cpu, timed const& t, md::itch50_parser const& parser) {
     md::itch50_stats const& s = parser.stats();
     md::order_book const& book = parser.book();
     md::detail::order_index const& store = book.order_store();
     nlohmann::ordered_json row;
     row["mode"] = mode;
+    row["per_message"] = per_message;
     row["file"] = path;
     row["cpu"] = cpu;
     row["machine"] = bench::cpu_model();
@@ -265,6 +280,7 @@ int main(int argc, char** argv) {
     std::string json_path;
     std::string dump_path;
     std::size_t max_orders = std::size_t{1} << 20;
+    bool per_message = false;
     auto* generate_opt = app.add_option("--generate", generate_path, "write the BinaryFILE");
     app.add_option("--messages", gen.messages, "body messages to generate")->needs(generate_opt);
     app.add_option("--symbols", gen.symbols, "stocks")->needs(generate_opt);
@@ -281,6 +297,8 @@ int main(int argc, char** argv) {
     app.add_option("--max-orders", max_orders, "the book's max_orders");
     app.add_option("--json", json_path, "write the run here (a JSON array of one row)");
     app.add_option("--dump", dump_path, "write the final book here (anchor format)");
+    app.add_flag("--per-message", per_message,
+                 "one on_message() per message: no batches, no prefetching");
     CLI11_PARSE(app, argc, argv);
 
     try {
@@ -297,22 +315,21 @@ int main(int argc, char** argv) {
         timed t;
         if (mode == "file") {
             md::binary_file_reader reader(path);
-            t = run_reader(reader, parser);
+            t = run_reader(reader, parser, per_message);
         } else if (mode == "memory") {
             std::vector<std::byte> const bytes = read_file(path);
             md::binary_file_reader reader(bytes);
-            t = run_reader(reader, parser);
+            t = run_reader(reader, parser, per_message);
         } else {
             datagrams const input = pack(path);
-            t = run_contract(input, parser);
+            t = run_contract(input, parser, per_message);
         }
-        nlohmann::ordered_json const row = report(mode, path, cpu, t, parser);
+        nlohmann::ordered_json const row = report(mode, per_message, path, cpu, t, parser);
         std::printf("%-8s %6.1f ns/msg  %llu messages  peak RSS %.0f MiB  orders %zu levels %zu  "
                     "unknown refs %llu  duplicates %llu  book full %llu  digest %016llx\n",
                     mode.c_str(), row["ns_per_msg"].get<double>(),
-                    static_cast<unsigned long long>(t.messages),
-                    row["peak_rss_mib"].get<double>(), parser.book().size(),
-                    parser.book().level_count(),
+                    static_cast<unsigned long long>(t.messages), row["peak_rss_mib"].get<double>(),
+                    parser.book().size(), parser.book().level_count(),
                     static_cast<unsigned long long>(parser.stats().unknown_order_refs),
                     static_cast<unsigned long long>(parser.stats().duplicate_order_refs),
                     static_cast<unsigned long long>(parser.stats().book_full_drops),

@@ -35,15 +35,13 @@ binary_file_reader::binary_file_reader(std::span<std::byte const> bytes) noexcep
 
 std::optional<std::span<std::byte const>> binary_file_reader::next_after_block() {
     for (;;) {
-        auto const available = static_cast<std::size_t>(end_ - pos_);
-        if (available >= 2) {
-            std::size_t const length = load_be16(pos_);
-            if (available >= 2 + length) {
-                return next();
-            }
+        std::span<std::byte const> message;
+        if (take(message)) {
+            return message;
         }
+        auto const available = static_cast<std::size_t>(end_ - pos_);
         if (done_ || !file_ || std::feof(file_.get()) != 0) {
-            done_ = true; // pos_ stays: bytes() counts complete records only
+            done_ = true;                 // pos_ stays: bytes() counts complete records only
             truncated_bytes_ = available; // 0: a clean end between records
             return std::nullopt;
         }

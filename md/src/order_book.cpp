@@ -27,12 +27,12 @@ std::size_t position(std::vector<detail::level_ref> const& levels, std::uint32_t
     }
     if (i == stop && stop > 0) {
         auto const first = levels.begin();
-        i = static_cast<std::size_t>(
-            std::partition_point(first, first + static_cast<std::ptrdiff_t>(i),
-                                 [&](detail::level_ref const& l) {
-                                     return worse<Bids>(l.price, price);
-                                 }) -
-            first);
+        i = static_cast<std::size_t>(std::partition_point(first,
+                                                          first + static_cast<std::ptrdiff_t>(i),
+                                                          [&](detail::level_ref const& l) {
+                                                              return worse<Bids>(l.price, price);
+                                                          }) -
+                                     first);
     }
     return i;
 }
@@ -49,17 +49,14 @@ order_book::order_book(order_book_options options)
     listed_.reserve(max_locates);
 }
 
-order_book::stock_state& order_book::use_stock(std::uint16_t locate) {
-    std::uint32_t& index = stock_index_[locate];
-    if (index == 0) {
-        // Only one stock's state is referenced at a time, so growing past the reserve is safe.
-        stock_state& stock = stocks_.emplace_back();
-        index = static_cast<std::uint32_t>(stocks_.size());
-        stock.locate = locate;
-        stock.bids.reserve(level_reserve_);
-        stock.asks.reserve(level_reserve_);
-    }
-    return stocks_[index - 1];
+order_book::stock_state& order_book::new_stock(std::uint16_t locate) {
+    // Only one stock's state is referenced at a time, so growing past the reserve is safe.
+    stock_state& stock = stocks_.emplace_back();
+    stock.locate = locate;
+    stock_index_[locate] = static_cast<std::uint32_t>(stocks_.size());
+    stock.bids.reserve(level_reserve_); // if these throw, the stock exists with no room yet
+    stock.asks.reserve(level_reserve_);
+    return stock;
 }
 
 order_book::stock_state const* order_book::find_stock(std::uint16_t locate) const noexcept {
@@ -138,15 +135,17 @@ void order_book::leave_level(detail::order_record const& order) noexcept {
 
 book_result order_book::add(std::uint16_t locate, std::uint64_t ref, order_side side,
                             std::uint32_t shares, std::uint32_t price) {
-    if (orders_.find(ref) != nullptr) {
-        return book_result::duplicate_order;
+    auto const [order, fresh] = orders_.emplace(ref);
+    if (!fresh) {
+        return order != nullptr ? book_result::duplicate_order : book_result::book_full;
     }
-    if (orders_.size() == orders_.capacity()) {
-        return book_result::book_full;
+    std::uint32_t level = 0;
+    try {
+        level = join_level(use_stock(locate), side, price, shares);
+    } catch (...) { // bad_alloc growing a side: the order goes again, nothing else changed
+        orders_.erase(ref);
+        throw;
     }
-    // The level first: if it throws (bad_alloc), no order exists without a level.
-    std::uint32_t const level = join_level(use_stock(locate), side, price, shares);
-    detail::order_record* const order = orders_.insert(ref); // not full: never nullptr
     order->level = level;
     order->shares = shares;
     order->price = price;
@@ -195,6 +194,28 @@ book_result order_book::replace(std::uint64_t original_ref, std::uint64_t new_re
     order_side const side = order->side;
     erase_order(original_ref, *order); // invalidates `order`
     return add(locate, new_ref, side, shares, price);
+}
+
+void order_book::prefetch_level(std::uint64_t ref) const noexcept {
+    if (detail::order_record const* const order = orders_.find(ref)) {
+        __builtin_prefetch(&levels_[order->level]);
+    }
+}
+
+void order_book::prefetch_stock(std::uint16_t locate) const noexcept {
+    if (std::uint32_t const index = stock_index_[locate]; index != 0) {
+        __builtin_prefetch(&stocks_[index - 1]);
+    }
+}
+
+void order_book::prefetch_side(std::uint16_t locate, order_side side) const noexcept {
+    if (stock_state const* const stock = find_stock(locate)) {
+        std::vector<detail::level_ref> const& levels =
+            side == order_side::buy ? stock->bids : stock->asks;
+        if (!levels.empty()) {
+            __builtin_prefetch(&levels.back()); // the best price: where an add's scan starts
+        }
+    }
 }
 
 top_of_book order_book::top(std::uint16_t locate) const noexcept {
@@ -315,8 +336,7 @@ bool order_book::check_invariants() const {
     std::vector<price_level> sums(levels_.size());
     bool orphan = false;
     orders_.for_each([&](std::uint64_t, detail::order_record const& order) {
-        std::uint32_t const tag =
-            order.locate * 2U + (order.side == order_side::sell ? 1U : 0U);
+        std::uint32_t const tag = order.locate * 2U + (order.side == order_side::sell ? 1U : 0U);
         if (order.level >= levels_.size() || owner[order.level] != tag ||
             levels_[order.level].price != order.price) {
             orphan = true;

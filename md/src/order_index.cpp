@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <stdexcept>
@@ -7,12 +8,14 @@
 namespace signet::md::detail {
 
 order_index::order_index(std::size_t max_orders, std::size_t max_pages)
-    : directory_(directory_size)
-    , table_(max_orders) // validates max_orders
+    : table_(max_orders) // validates max_orders
     , max_pages_(max_pages) {
     if (max_pages == 0 || max_pages > (std::size_t{1} << 16)) {
         throw std::invalid_argument("order_book: index pages must be 1 to 65536");
     }
+    // Twice the pages (so that pages in use rarely share an entry), at most max_directory.
+    directory_.resize(std::min(max_directory, 2 * std::bit_ceil(max_pages)));
+    directory_mask_ = directory_.size() - 1;
     // Not initialised: the kernel maps these pages only when acquire() first clears them.
     page_memory_ = std::make_unique_for_overwrite<order_record[]>(max_pages * page_size);
     free_pages_.reserve(max_pages);
@@ -65,9 +68,12 @@ void order_index::move_to_table(entry& e) noexcept {
     release(e);
 }
 
-order_record* order_index::insert(std::uint64_t ref) noexcept {
+std::pair<order_record*, bool> order_index::emplace_slow(std::uint64_t ref) noexcept {
+    if (order_record* const existing = find(ref)) {
+        return {existing, false};
+    }
     if (size_ == table_.capacity()) {
-        return nullptr;
+        return {nullptr, false};
     }
     std::uint64_t const page = ref >> page_bits;
     entry& e = entry_of(page);
@@ -80,7 +86,7 @@ order_record* order_index::insert(std::uint64_t ref) noexcept {
             order_slot* const slot = table_.insert(ref); // size() < capacity(): never nullptr
             ++e.in_table;
             ++size_;
-            return &slot->order;
+            return {&slot->order, true};
         }
     }
     order_record* const record = &e.records[ref & (page_size - 1)];
@@ -89,31 +95,22 @@ order_record* order_index::insert(std::uint64_t ref) noexcept {
     ++e.live;
     ++size_;
     head_page_ = page;
-    return record;
+    return {record, true};
 }
 
-void order_index::erase(std::uint64_t ref) noexcept {
-    std::uint64_t const page = ref >> page_bits;
-    entry& e = entry_of(page);
-    --size_;
-    if (e.page == page) {
-        order_record& record = e.records[ref & (page_size - 1)];
-        if (record.live) {
-            record.live = false;
-            --e.live;
-            if (page != head_page_) {
-                if (e.live == 0) {
-                    release(e);
-                } else if (e.live < sparse_below && page < head_page_) {
-                    move_to_table(e);
-                }
-            }
-            return;
-        }
+void order_index::page_thinned(entry& e) noexcept {
+    if (e.live == 0) {
+        release(e);
+    } else if (e.page < head_page_) {
+        move_to_table(e);
     }
-    // Not in its page, so in the table (the caller found it).
+}
+
+void order_index::erase_from_table(std::uint64_t ref, entry& e) noexcept {
+    // Not live in its page, so in the table (the caller found it).
     table_.erase(table_.find(ref));
     --e.in_table;
+    --size_;
 }
 
 std::size_t order_index::resident_bytes() const noexcept {
@@ -125,8 +122,8 @@ std::size_t order_index::resident_bytes() const noexcept {
 bool order_index::check_invariants() const {
     std::size_t live = 0;
     std::size_t pages = 0;
-    std::vector<std::uint32_t> in_table(directory_size, 0);
-    for (std::size_t d = 0; d < directory_size; ++d) {
+    std::vector<std::uint32_t> in_table(directory_.size(), 0);
+    for (std::size_t d = 0; d < directory_.size(); ++d) {
         entry const& e = directory_[d];
         if (e.page == no_page) {
             if (e.records != nullptr || e.live != 0) {
@@ -139,7 +136,7 @@ bool order_index::check_invariants() const {
         for (std::size_t i = 0; i < page_size; ++i) {
             page_live += e.records[i].live ? 1 : 0;
         }
-        if ((e.page & (directory_size - 1)) != d || page_live != e.live) {
+        if ((e.page & directory_mask_) != d || page_live != e.live) {
             return false;
         }
         live += page_live;
@@ -147,13 +144,13 @@ bool order_index::check_invariants() const {
     bool duplicate = false;
     table_.for_each([&](std::uint64_t ref, order_record const&) {
         std::uint64_t const page = ref >> page_bits;
-        entry const& e = directory_[page & (directory_size - 1)];
+        entry const& e = directory_[page & directory_mask_];
         if (e.page == page && e.records[ref & (page_size - 1)].live) {
             duplicate = true; // in its page and in the table
         }
-        ++in_table[page & (directory_size - 1)];
+        ++in_table[page & directory_mask_];
     });
-    for (std::size_t d = 0; d < directory_size; ++d) {
+    for (std::size_t d = 0; d < directory_.size(); ++d) {
         if (in_table[d] != directory_[d].in_table) {
             return false;
         }

@@ -17,8 +17,10 @@ feed_parser::feed_parser(feed_config const& config)
         return;
     }
     if (config.parser == parser_kind::itch50) {
+        // Pipelined: service() flushes before anything reads the book or the stats.
         itch_.emplace(md::itch_feed_handler_options{.session = session_options(),
-                                                    .book = {.max_orders = config.max_orders}});
+                                                    .book = {.max_orders = config.max_orders},
+                                                    .pipeline = true});
     } else {
         session_.emplace(session_options());
     }
@@ -151,6 +153,9 @@ void feed_parser::service() {
             now_, [this](auto bytes) { deliver(bytes); }, [this] { return next_sequence(); });
     }
     service_recovery();
+    if (itch_) {
+        itch_->flush(); // the messages the pipeline holds: the book is complete from here on
+    }
     if (recorder_ != nullptr && record_since_ != 0 && now_ >= record_since_ + record_flush_ns) {
         recorder_->flush();
         record_since_ = 0;

@@ -9,7 +9,8 @@
 // per-type counts sum to the decoded count; the book never holds more orders than its capacity;
 // the book's levels always equal the sums over its orders (so no share count underflows or
 // goes "negative"), levels stay sorted, per-stock order counts match; a side with no level
-// reports 0/0 at the top of the book.
+// reports 0/0 at the top of the book. A second parser fed the same messages through push()
+// (the prefetching pipeline) ends, once flushed, with the same counters and book.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -62,8 +63,14 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         return 0;
     }
     std::size_t const capacity = 1 + data[0] % 64;
-    itch50_parser parser(
-        {.max_orders = capacity, .index_pages = 2, .level_reserve = 2, .stock_reserve = 16});
+    order_book_options const options{.max_orders = capacity,
+                                     .index_pages = 2,
+                                     .level_reserve = 2,
+                                     .level_pool_reserve = 64,
+                                     .stock_reserve = 16};
+    itch50_parser parser(options);
+    itch50_parser pipelined(options); // the same messages through push(): the same end state
+    std::vector<std::uint16_t> locates;
     std::uint64_t fed = 0;
     std::size_t offset = 1;
     while (offset < size) {
@@ -77,6 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         offset += length;
 
         parser.on_message(std::span<std::byte const>(message.data(), message.size()));
+        pipelined.push(std::span<std::byte const>(message.data(), message.size()));
         ++fed;
         itch50_stats const& st = parser.stats();
         SIGNET_FUZZ_CHECK(st.messages + st.malformed_messages + st.unknown_messages == fed);
@@ -87,10 +95,31 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
             SIGNET_FUZZ_CHECK(parser.book().check_invariants());
         }
         if (message.size() >= itch50::header_length) {
-            check_top(parser.book(),
-                      itch50::stock_locate(std::span<std::byte const>(message.data(), length)));
+            std::uint16_t const locate =
+                itch50::stock_locate(std::span<std::byte const>(message.data(), length));
+            check_top(parser.book(), locate);
+            locates.push_back(locate);
         }
     }
     SIGNET_FUZZ_CHECK(parser.book().check_invariants());
+    pipelined.flush();
+    SIGNET_FUZZ_CHECK(pipelined.book().check_invariants());
+    itch50_stats const& a = parser.stats();
+    itch50_stats const& b = pipelined.stats();
+    SIGNET_FUZZ_CHECK(
+        a.messages_by_type == b.messages_by_type && a.malformed_messages == b.malformed_messages &&
+        a.unknown_messages == b.unknown_messages && a.unknown_order_refs == b.unknown_order_refs &&
+        a.duplicate_order_refs == b.duplicate_order_refs && a.book_full_drops == b.book_full_drops);
+    SIGNET_FUZZ_CHECK(parser.book().size() == pipelined.book().size());
+    for (std::uint16_t const locate : locates) {
+        for (bool const bid : {true, false}) {
+            book_side const x = bid ? parser.book().bids(locate) : parser.book().asks(locate);
+            book_side const y = bid ? pipelined.book().bids(locate) : pipelined.book().asks(locate);
+            SIGNET_FUZZ_CHECK(x.size() == y.size());
+            for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
+                SIGNET_FUZZ_CHECK(x[i] == y[i]);
+            }
+        }
+    }
     return 0;
 }

@@ -153,6 +153,31 @@ TEST(Itch50Parser, AddWithBadSideIsMalformed) {
     EXPECT_EQ(parser.book().size(), 0U);
 }
 
+TEST(Itch50Parser, PushAppliesLateButInOrderAndCompletelyOnFlush) {
+    itch50_parser parser({.max_orders = 64});
+    for (std::uint64_t ref = 1; ref <= 20; ++ref) {
+        parser.push(view(signet::md::test::add(1, ref, 'B', 100, 10'000)));
+    }
+    // Up to prefetch_far messages wait in the ring; the rest are applied.
+    EXPECT_EQ(parser.pending(), itch50_parser::prefetch_far);
+    EXPECT_EQ(parser.book().size(), 20U - itch50_parser::prefetch_far);
+    // A message longer than a slot flushes the ring first, then is applied in place: the
+    // delete of ref 20 must come after its add.
+    bytes long_delete = signet::md::test::delete_order(20);
+    long_delete.resize(itch50_parser::slot_size + 6);
+    parser.push(view(long_delete));
+    EXPECT_EQ(parser.pending(), 0U);
+    EXPECT_EQ(parser.book().size(), 19U);
+    EXPECT_EQ(parser.stats().unknown_order_refs, 0U);
+    // Bad input keeps its counting through the pipeline.
+    parser.push(view(itch_message('Z', 30)));
+    parser.push(view(signet::md::test::executed(999, 5)));
+    parser.flush();
+    EXPECT_EQ(parser.stats().unknown_messages, 1U);
+    EXPECT_EQ(parser.stats().unknown_order_refs, 1U);
+    EXPECT_TRUE(parser.book().check_invariants());
+}
+
 TEST(Itch50Parser, PlugsIntoSessionDeliverSignature) {
     itch50_parser parser({.max_orders = 16});
     parser(1, view(valid_message('S', 12)));

@@ -160,6 +160,9 @@ struct scenario {
     std::size_t live_orders;
     std::uint64_t messages;
     order_book_options book;
+    /// How the parser gets the messages: one on_message() each; on_messages() in batches of
+    /// 1 to 64; or push() (both prefetch ahead).
+    enum class path : std::uint8_t { single, batches, pipeline } feed = path::single;
 };
 
 /// Forged messages mixed into the generated stream.
@@ -201,9 +204,9 @@ public:
             return t::replace(original, unknown_ref_++, shares, price);
         }
         case 4: { // stray far ahead: the same directory entry as the head, or anywhere
-            std::uint64_t const ref = rng_() % 2 == 0
-                                          ? max_ref_ + (1 + rng_() % 3) * (std::uint64_t{4096} << 12)
-                                          : (std::uint64_t{1} << 40) + rng_() % 100'000;
+            std::uint64_t const ref =
+                rng_() % 2 == 0 ? max_ref_ + (1 + rng_() % 3) * (std::uint64_t{4096} << 12)
+                                : (std::uint64_t{1} << 40) + rng_() % 100'000;
             strays_.push_back(ref);
             return t::add(locate, ref, side, shares, price);
         }
@@ -250,8 +253,8 @@ private:
     std::uint64_t unknown_ref_ = std::uint64_t{1} << 50;
 };
 
-void expect_same(itch50_parser const& parser, reference_book const& reference,
-                 std::size_t symbols, std::uint64_t at) {
+void expect_same(itch50_parser const& parser, reference_book const& reference, std::size_t symbols,
+                 std::uint64_t at) {
     SCOPED_TRACE("after " + std::to_string(at) + " messages");
     order_book const& book = parser.book();
     ASSERT_TRUE(book.check_invariants());
@@ -296,12 +299,39 @@ void play(scenario const& s) {
     std::vector<std::byte> buffer(itch50::max_message_length);
     std::uint64_t played = 0;
     std::size_t most_in_table = 0;
+    std::mt19937_64 batch_sizes(s.seed);
+    std::vector<t::bytes> pending; // batches: what the parser has not seen yet
+    std::size_t batch = 1;
+    auto const flush = [&] {
+        std::vector<std::span<std::byte const>> views;
+        for (t::bytes const& m : pending) {
+            views.push_back(t::view(m));
+        }
+        parser.on_messages(views);
+        pending.clear();
+        batch = 1 + batch_sizes() % 64;
+        parser.flush();
+    };
     auto const apply = [&](std::span<std::byte const> m) {
-        parser.on_message(m);
+        switch (s.feed) {
+        case scenario::path::single:
+            parser.on_message(m);
+            break;
+        case scenario::path::batches:
+            pending.emplace_back(m.begin(), m.end());
+            if (pending.size() == batch) {
+                flush();
+            }
+            break;
+        case scenario::path::pipeline:
+            parser.push(m);
+            break;
+        }
         reference.on_message(m);
         ++played;
         most_in_table = std::max(most_in_table, parser.book().order_store().table_size());
         if (played % 40'000 == 0) {
+            flush();
             expect_same(parser, reference, s.symbols, played);
         }
     };
@@ -317,6 +347,7 @@ void play(scenario const& s) {
             return;
         }
     }
+    flush();
     expect_same(parser, reference, s.symbols, played);
     // The stream exercised what it was meant to.
     EXPECT_GT(parser.stats().count('h'), 0U);
@@ -336,6 +367,24 @@ TEST(OrderBookDifferential, GeneratedDayWithForgedMessagesMatchesTheReference) {
           .live_orders = 3000,
           .messages = 300'000,
           .book = {.max_orders = 16384, .index_pages = 64}});
+}
+
+TEST(OrderBookDifferential, BatchesWithPrefetchingMatchTheReference) {
+    play({.seed = 14,
+          .symbols = 40,
+          .live_orders = 3000,
+          .messages = 200'000,
+          .book = {.max_orders = 16384, .index_pages = 16},
+          .feed = scenario::path::batches});
+}
+
+TEST(OrderBookDifferential, PipelineMatchesTheReference) {
+    play({.seed = 15,
+          .symbols = 40,
+          .live_orders = 3000,
+          .messages = 200'000,
+          .book = {.max_orders = 16384, .index_pages = 16},
+          .feed = scenario::path::pipeline});
 }
 
 TEST(OrderBookDifferential, FewIndexPagesMatchTheReference) {

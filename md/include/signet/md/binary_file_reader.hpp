@@ -41,17 +41,30 @@ public:
     /// A record of length 0 is an empty span, not the end: the caller decides what it means.
     /// Throws std::system_error if reading the file fails.
     [[nodiscard]] std::optional<std::span<std::byte const>> next() {
-        auto const available = static_cast<std::size_t>(end_ - pos_);
-        if (available >= 2) {
-            std::size_t const length = load_be16(pos_);
-            if (available >= 2 + length) {
-                std::span<std::byte const> const message(pos_ + 2, length);
-                pos_ += 2 + length;
-                ++messages_;
-                return message;
-            }
+        std::span<std::byte const> message;
+        if (take(message)) {
+            return message;
         }
         return next_after_block();
+    }
+    /// Up to out.size() next messages into `out`, all valid until the next call; returns how
+    /// many (0 only at the end, as next()'s nullopt). Feeds itch50_parser::on_messages().
+    [[nodiscard]] std::size_t next_batch(std::span<std::span<std::byte const>> out) {
+        std::size_t n = 0;
+        while (n < out.size() && take(out[n])) {
+            ++n;
+        }
+        if (n == 0 && !out.empty()) { // the block is used up: refill, hand out one
+            std::optional<std::span<std::byte const>> const first = next_after_block();
+            if (!first) {
+                return 0;
+            }
+            out[n++] = *first;
+            while (n < out.size() && take(out[n])) {
+                ++n;
+            }
+        }
+        return n;
     }
 
     /// True if the input ended inside a record (its length prefix or its body).
@@ -69,6 +82,21 @@ private:
         void operator()(std::FILE* f) const noexcept { std::fclose(f); }
     };
 
+    /// Takes the next record if the current block holds all of it.
+    bool take(std::span<std::byte const>& message) noexcept {
+        auto const available = static_cast<std::size_t>(end_ - pos_);
+        if (available < 2) {
+            return false;
+        }
+        std::size_t const length = load_be16(pos_);
+        if (available < 2 + length) {
+            return false;
+        }
+        message = std::span<std::byte const>(pos_ + 2, length);
+        pos_ += 2 + length;
+        ++messages_;
+        return true;
+    }
     /// The slow path: reads the next block (moving the partial record to the front) and
     /// retries, or ends the input.
     std::optional<std::span<std::byte const>> next_after_block();

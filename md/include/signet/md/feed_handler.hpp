@@ -22,6 +22,9 @@ struct itch_feed_handler_options {
     /// first packet's), plausibility bound, pinned session id.
     moldudp64_session_options session{};
     order_book_options book{};
+    /// Messages go through itch50_parser::push() (prefetching across packets): call flush()
+    /// before reading book() or itch_stats(). Off: each datagram is applied when it returns.
+    bool pipeline = false;
 };
 
 class itch_feed_handler {
@@ -38,9 +41,11 @@ public:
         (void)session_.on_packet(datagram,
                                  [&](std::uint64_t sequence, std::span<std::byte const> message) {
                                      tap(sequence, message);
-                                     parser_(sequence, message);
+                                     apply(message);
                                  });
     }
+    /// Applies the messages the pipeline still holds (options.pipeline).
+    void flush() { parser_.flush(); }
 
     [[nodiscard]] moldudp64_stats const& session_stats() const noexcept { return session_.stats(); }
     [[nodiscard]] itch50_stats const& itch_stats() const noexcept { return parser_.stats(); }
@@ -49,8 +54,17 @@ public:
     [[nodiscard]] itch50_parser const& parser() const noexcept { return parser_; }
 
 private:
+    void apply(std::span<std::byte const> message) {
+        if (pipeline_) {
+            parser_.push(message);
+        } else {
+            parser_.on_message(message);
+        }
+    }
+
     moldudp64_session session_;
     itch50_parser parser_;
+    bool pipeline_;
 };
 
 } // namespace signet::md

@@ -140,6 +140,21 @@ public:
 
     /// Decodes one message and applies it to the book. Never reads outside `message`.
     void on_message(std::span<std::byte const> message);
+    /// As on_message() for each, in order, with the book's cache hints issued a few messages
+    /// ahead, so that the memory latency of one message's order or level overlaps the work of
+    /// the messages before it. The same result as one on_message() per message.
+    void on_messages(std::span<std::span<std::byte const> const> messages);
+    /// The same pipelining for messages that arrive one at a time (a MoldUDP64 session's
+    /// deliveries, packet after packet): push() copies the message into a ring of 64-byte
+    /// slots, prefetches for it, and applies the oldest once more than prefetch_far are
+    /// held; flush() applies what is held. Until flush(), stats() and book() lag by up to
+    /// prefetch_far messages. A message longer than a slot flushes the ring and is applied in
+    /// place, so the order is always kept. No allocation.
+    void push(std::span<std::byte const> message);
+    void flush();
+    /// Messages pushed and not yet applied.
+    [[nodiscard]] std::size_t pending() const noexcept { return held_; }
+    static constexpr std::size_t slot_size = 64;
     /// The moldudp64_session deliver signature: session.on_packet(datagram, parser).
     void operator()(std::uint64_t /*sequence*/, std::span<std::byte const> message) {
         on_message(message);
@@ -148,11 +163,31 @@ public:
     [[nodiscard]] itch50_stats const& stats() const noexcept { return stats_; }
     [[nodiscard]] order_book const& book() const noexcept { return book_; }
 
+    /// Cache hints for a message to be applied soon (they never change anything): the order
+    /// record or stock state it needs, issued prefetch_far messages ahead; then its level or
+    /// the best end of its side, issued prefetch_near messages ahead (once the first arrived).
+    static constexpr std::size_t prefetch_far = 12;
+    static constexpr std::size_t prefetch_near = 6;
+    void prefetch_far_ahead(std::span<std::byte const> message) const noexcept;
+    void prefetch_near_ahead(std::span<std::byte const> message) const noexcept;
+
 private:
+    static constexpr std::size_t slots = 16; // a power of two above prefetch_far
+    static_assert(slots > prefetch_far && (slots & (slots - 1)) == 0);
+
     void count(book_result result) noexcept;
+    [[nodiscard]] std::span<std::byte const> held(std::size_t age) const noexcept {
+        std::size_t const i = (oldest_ + age) & (slots - 1);
+        return {ring_[i].data(), ring_sizes_[i]};
+    }
+    void apply_oldest();
 
     order_book book_;
     itch50_stats stats_{};
+    std::array<std::array<std::byte, slot_size>, slots> ring_{}; // push(): messages held
+    std::array<std::uint8_t, slots> ring_sizes_{};
+    std::size_t oldest_ = 0;
+    std::size_t held_ = 0;
 };
 
 } // namespace signet::md

@@ -53,7 +53,7 @@ struct order_book_options {
     /// Pages of 4096 directly indexed order references (64 KiB each, mapped only when first
     /// used); 1 to 65536. Orders beyond go to the max_orders table, a little slower.
     std::size_t index_pages = 2048;
-    std::size_t level_reserve = 32; ///< price levels reserved per stock side
+    std::size_t level_reserve = 32;                        ///< price levels reserved per stock side
     std::size_t level_pool_reserve = std::size_t{1} << 16; ///< level nodes reserved up front
     /// Stocks whose state is reserved at construction (up to max_locates); a book that meets
     /// more allocates as they appear. The default reserves every locate: no allocation later.
@@ -122,6 +122,15 @@ public:
     book_result replace(std::uint64_t original_ref, std::uint64_t new_ref, std::uint32_t shares,
                         std::uint32_t price);
 
+    // Cache hints for a message about to be applied (itch50_parser::on_messages prefetches a
+    // few messages ahead); they never change the book. First the order's record (or the
+    // stock's state); later, once that has arrived, the order's level (or the best end of the
+    // stock's side).
+    void prefetch_order(std::uint64_t ref) const noexcept { orders_.prefetch(ref); }
+    void prefetch_level(std::uint64_t ref) const noexcept;
+    void prefetch_stock(std::uint16_t locate) const noexcept;
+    void prefetch_side(std::uint16_t locate, order_side side) const noexcept;
+
     // Readers.
     [[nodiscard]] top_of_book top(std::uint16_t locate) const noexcept;
     [[nodiscard]] std::uint32_t order_count(std::uint16_t locate) const noexcept;
@@ -161,7 +170,11 @@ private:
     };
 
     /// The stock's state, created (and its sides reserved) on first use.
-    stock_state& use_stock(std::uint16_t locate);
+    stock_state& use_stock(std::uint16_t locate) {
+        std::uint32_t const index = stock_index_[locate];
+        return index != 0 ? stocks_[index - 1] : new_stock(locate);
+    }
+    stock_state& new_stock(std::uint16_t locate);
     /// nullptr if the locate was never used.
     [[nodiscard]] stock_state const* find_stock(std::uint16_t locate) const noexcept;
     /// Requires a live order at the locate (so its state exists).
@@ -175,11 +188,11 @@ private:
     [[nodiscard]] stock_view view(std::uint16_t locate) const noexcept;
 
     detail::order_index orders_;
-    std::vector<detail::level_node> levels_;  // the level pool; orders keep indexes into it
-    std::vector<std::uint32_t> free_levels_;  // capacity >= levels_.size(): push never throws
-    std::vector<std::uint32_t> stock_index_;  // per locate: 1 + index into stocks_, 0 if unused
-    std::vector<stock_state> stocks_;         // reserved for stock_reserve: rarely reallocates
-    std::vector<std::uint16_t> listed_;       // reserved for every locate: never reallocates
+    std::vector<detail::level_node> levels_; // the level pool; orders keep indexes into it
+    std::vector<std::uint32_t> free_levels_; // capacity >= levels_.size(): push never throws
+    std::vector<std::uint32_t> stock_index_; // per locate: 1 + index into stocks_, 0 if unused
+    std::vector<stock_state> stocks_;        // reserved for stock_reserve: rarely reallocates
+    std::vector<std::uint16_t> listed_;      // reserved for every locate: never reallocates
     std::size_t level_reserve_;
 };
 

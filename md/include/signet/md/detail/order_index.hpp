@@ -6,14 +6,15 @@
 //
 // Design. References are cut into pages of page_size (4096) consecutive numbers. A page is a
 // plain array of 4096 order records (64 KiB), found through a direct-mapped directory of
-// directory_size (4096) entries: page number mod 4096. An add writes the record next to the
+// max_directory (4096) entries (fewer for a smaller max_pages): page number mod its size. An
+// add writes the record next to the
 // previous add's (no hash, no probe: the same cache lines, and the hardware prefetcher follows
 // the sequence); a lookup is one directory entry and one record. What does not fit a page
 // goes to a fallback order_table (open addressing, max_orders capacity):
 //   - a page falls sparse: fewer than page_size / 64 live records while it is older than the
 //     page being filled. Its live records move to the table and the page is freed, so a few
 //     long-lived orders never pin 64 KiB each;
-//   - two pages directory_size apart (16.7M references) meet in one entry: the older moves to
+//   - two pages a directory apart (16.7M references) meet in one entry: the older moves to
 //     the table;
 //   - every page is in use (max_pages): new references go to the table;
 //   - a reference older than the page its entry holds (a stray, or a forged reference).
@@ -37,6 +38,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <signet/md/detail/order_table.hpp>
@@ -47,7 +49,7 @@ class order_index {
 public:
     static constexpr unsigned page_bits = 12;
     static constexpr std::size_t page_size = std::size_t{1} << page_bits;
-    static constexpr std::size_t directory_size = 4096;
+    static constexpr std::size_t max_directory = 4096;
     static constexpr std::uint32_t sparse_below = page_size / 64;
 
     /// Throws std::invalid_argument unless 1 <= max_orders <= 2^31 and 1 <= max_pages <= 2^16.
@@ -55,7 +57,7 @@ public:
 
     [[nodiscard]] order_record* find(std::uint64_t ref) noexcept {
         std::uint64_t const page = ref >> page_bits;
-        entry& e = directory_[page & (directory_size - 1)];
+        entry& e = directory_[page & directory_mask_];
         if (e.page == page) {
             order_record* const record = &e.records[ref & (page_size - 1)];
             if (record->live) {
@@ -67,12 +69,54 @@ public:
     [[nodiscard]] order_record const* find(std::uint64_t ref) const noexcept {
         return const_cast<order_index*>(this)->find(ref);
     }
-    /// Requires find(ref) == nullptr. Returns the new record (live, otherwise zero), or nullptr
-    /// when size() == capacity().
-    [[nodiscard]] order_record* insert(std::uint64_t ref) noexcept;
+    /// The record of `ref`: {its record, false} if it is live; else a new live record (zero
+    /// otherwise), {record, true}; {nullptr, false} when size() == capacity().
+    [[nodiscard]] std::pair<order_record*, bool> emplace(std::uint64_t ref) noexcept {
+        std::uint64_t const page = ref >> page_bits;
+        entry& e = entry_of(page);
+        if (e.page == page && e.in_table == 0) { // the common case: the page being filled
+            order_record* const record = &e.records[ref & (page_size - 1)];
+            if (record->live) {
+                return {record, false};
+            }
+            if (size_ != table_.capacity()) {
+                *record = order_record{};
+                record->live = true;
+                ++e.live;
+                ++size_;
+                head_page_ = page;
+                return {record, true};
+            }
+        }
+        return emplace_slow(ref);
+    }
     /// Requires find(ref) != nullptr. Frees its record; every order_record pointer is invalid
     /// afterwards (table slots move, pages move to the table).
-    void erase(std::uint64_t ref) noexcept;
+    void erase(std::uint64_t ref) noexcept {
+        std::uint64_t const page = ref >> page_bits;
+        entry& e = entry_of(page);
+        if (e.page == page) {
+            order_record& record = e.records[ref & (page_size - 1)];
+            if (record.live) {
+                record.live = false;
+                --e.live;
+                --size_;
+                if (page != head_page_ && e.live < sparse_below) {
+                    page_thinned(e);
+                }
+                return;
+            }
+        }
+        erase_from_table(ref, e);
+    }
+    /// Starts loading the record of `ref` into the cache (a hint: no effect on the contents).
+    void prefetch(std::uint64_t ref) const noexcept {
+        std::uint64_t const page = ref >> page_bits;
+        entry const& e = directory_[page & directory_mask_];
+        if (e.page == page) {
+            __builtin_prefetch(&e.records[ref & (page_size - 1)]);
+        }
+    }
 
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] std::size_t capacity() const noexcept { return table_.capacity(); }
@@ -106,16 +150,20 @@ private:
     static constexpr std::uint64_t no_page = std::numeric_limits<std::uint64_t>::max();
 
     struct entry {
-        std::uint64_t page = no_page;     ///< page number held, or no_page
-        order_record* records = nullptr;  ///< its page_size records
-        std::uint32_t live = 0;           ///< live records in the page
-        std::uint32_t in_table = 0;       ///< table orders whose page maps to this entry
+        std::uint64_t page = no_page;    ///< page number held, or no_page
+        order_record* records = nullptr; ///< its page_size records
+        std::uint32_t live = 0;          ///< live records in the page
+        std::uint32_t in_table = 0;      ///< table orders whose page maps to this entry
     };
 
     [[nodiscard]] entry& entry_of(std::uint64_t page) noexcept {
-        return directory_[page & (directory_size - 1)];
+        return directory_[page & directory_mask_];
     }
     [[nodiscard]] order_record* find_in_table(std::uint64_t ref) noexcept;
+    [[nodiscard]] std::pair<order_record*, bool> emplace_slow(std::uint64_t ref) noexcept;
+    void erase_from_table(std::uint64_t ref, entry& e) noexcept;
+    /// A page other than the head fell below sparse_below: free it, or move it to the table.
+    void page_thinned(entry& e) noexcept;
     /// Gives `e` a cleared page for `page`; false if every page is in use.
     bool acquire(entry& e, std::uint64_t page) noexcept;
     void release(entry& e) noexcept;
@@ -126,6 +174,7 @@ private:
     std::vector<std::uint32_t> free_pages_;       // page indexes freed; reserved for max_pages
     std::vector<entry> directory_;
     order_table table_;
+    std::size_t directory_mask_; // directory_.size() - 1
     std::size_t max_pages_;
     std::size_t pages_touched_ = 0; // pages [0, pages_touched_) have been used at least once
     std::size_t pages_in_use_ = 0;
