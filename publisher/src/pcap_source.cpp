@@ -163,8 +163,8 @@ pcap_source::pcap_source(std::string const& path, pcap_filter filter)
     // block_size bytes instead of stdio's default few KiB.
     std::FILE* const file = std::fopen(path.c_str(), "rb");
     if (file == nullptr) {
-        throw std::runtime_error(path + ": cannot read as a pcap or pcapng capture: " +
-                                 std::strerror(errno));
+        throw std::runtime_error(
+            path + ": cannot read as a pcap or pcapng capture: " + std::strerror(errno));
     }
     buffer_.resize(block_size);
     std::setvbuf(file, buffer_.data(), _IOFBF, buffer_.size());

@@ -95,7 +95,9 @@ TEST(BinaryFileReader, TruncatedLengthPrefixIsReported) {
 TEST(BinaryFileReader, OpensAFileByPath) {
     // Truncated: 9 bytes announced, 3 present.
     std::filesystem::path const path =
-        temp_file("path", framed({"one", "two"}) + std::string("\x00\x09" "abc", 5));
+        temp_file("path", framed({"one", "two"}) + std::string("\x00\x09"
+                                                               "abc",
+                                                               5));
     {
         binary_file_reader reader(path);
         EXPECT_EQ(read_all(reader), (std::vector<std::string>{"one", "two"}));
@@ -126,7 +128,9 @@ TEST(BinaryFileReader, RecordsAcrossBlockBoundariesArriveWhole) {
 }
 
 TEST(BinaryFileReader, BytesCountOnlyCompleteRecords) {
-    std::string const data = framed({"abc", "defg"}) + std::string("\x00\x05" "ab", 4);
+    std::string const data = framed({"abc", "defg"}) + std::string("\x00\x05"
+                                                                   "ab",
+                                                                   4);
     binary_file_reader reader(bytes_of(data));
     EXPECT_EQ(read_all(reader).size(), 2U);
     EXPECT_EQ(reader.bytes(), 2U + 3 + 2 + 4);
