@@ -36,6 +36,14 @@ std::uint32_t u32_at(std::byte const* m, std::size_t offset) noexcept {
     return load_be32(m + offset);
 }
 
+// The type letter of a message on_message() would decode, else '\0' (it is empty, of an
+// unknown type or too short: on_message() counts it, and there is nothing to prefetch).
+char decodable_type(std::span<std::byte const> message) noexcept {
+    char const type = message.empty() ? '\0' : itch50::message_type(message);
+    std::size_t const length = itch50::message_length(type);
+    return length == 0 || message.size() < length ? '\0' : type;
+}
+
 } // namespace
 
 itch50_parser::itch50_parser(order_book_options options)
@@ -59,13 +67,8 @@ void itch50_parser::count(book_result result) noexcept {
 
 void itch50_parser::prefetch_far_ahead(std::span<std::byte const> message) const noexcept {
     namespace f = itch50::field;
-    char const type = message.empty() ? '\0' : itch50::message_type(message);
-    std::size_t const length = itch50::message_length(type);
-    if (length == 0 || message.size() < length) {
-        return; // on_message() counts it; nothing to prefetch
-    }
     std::byte const* const m = message.data();
-    switch (type) {
+    switch (decodable_type(message)) {
     case 'A':
     case 'F':
         book_.prefetch_stock(itch50::stock_locate(message));
@@ -84,13 +87,8 @@ void itch50_parser::prefetch_far_ahead(std::span<std::byte const> message) const
 
 void itch50_parser::prefetch_near_ahead(std::span<std::byte const> message) const noexcept {
     namespace f = itch50::field;
-    char const type = message.empty() ? '\0' : itch50::message_type(message);
-    std::size_t const length = itch50::message_length(type);
-    if (length == 0 || message.size() < length) {
-        return;
-    }
     std::byte const* const m = message.data();
-    switch (type) {
+    switch (decodable_type(message)) {
     case 'A':
     case 'F':
         book_.prefetch_side(itch50::stock_locate(message), static_cast<char>(m[f::side]) == 'B'
