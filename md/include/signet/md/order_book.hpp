@@ -26,6 +26,11 @@
 ///     default: about 4 MiB of address space, touched only as stocks appear, never
 ///     reallocated). order_count() sums the stock's levels (O(levels)), so an execute or a
 ///     cancel never touches the stock unless its level empties.
+///   Memory per stock: about 64 bytes of state, 2 * level_reserve * 8 bytes reserved for its
+///   sides when first used (512 by default), and 24 bytes per price level (8 in its side, 16
+///   in the pool). Per live order: 16 bytes in a page (about 66 bytes of pages per live order
+///   when orders leave at random, measured 70 on the 20M-message benchmark file), or 48 in the
+///   table's capacity.
 ///   Add: O(1) for the order, O(distance from the best price) for the level. Execute, cancel,
 ///   delete: O(1), plus the search and the shift when a level empties. No locks, no logging,
 ///   no exceptions except std::bad_alloc from those level allocations.
