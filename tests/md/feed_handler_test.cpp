@@ -1,6 +1,8 @@
 // itch_feed_handler: MoldUDP64 datagrams in, session stats, ITCH stats and the book out.
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -44,6 +46,25 @@ TEST(ItchFeedHandler, DatagramsDriveSessionParserAndBook) {
     handler(view(cut));
     EXPECT_EQ(handler.session_stats().malformed_packets, 1U);
     EXPECT_EQ(handler.book().order_count(5), 1U);
+}
+
+// Pipelined (the receiver's setting): messages wait in the parser's ring, across datagrams,
+// until flush(); the session has delivered them all the while, and the tap saw each once.
+TEST(ItchFeedHandler, PipelineHoldsMessagesUntilFlush) {
+    itch_feed_handler handler({.book = {.max_orders = 64}, .pipeline = true});
+    std::size_t tapped = 0;
+    for (std::uint64_t ref = 1; ref <= 20; ++ref) {
+        handler.on_datagram(view(t::mold_packet("FEED", ref, {t::add(5, ref, 'B', 10, 100)})),
+                            [&](std::uint64_t, std::span<std::byte const>) { ++tapped; });
+    }
+    EXPECT_EQ(handler.session_stats().messages, 20U);
+    EXPECT_EQ(tapped, 20U);
+    EXPECT_EQ(handler.book().size() + handler.parser().pending(), 20U);
+    EXPECT_GT(handler.parser().pending(), 0U) << "the ring spans datagrams";
+    handler.flush();
+    EXPECT_EQ(handler.parser().pending(), 0U);
+    EXPECT_EQ(handler.book().size(), 20U);
+    EXPECT_EQ(handler.book().top(5), (top_of_book{100, 200, 0, 0}));
 }
 
 // Generator -> packer -> handler: a realistic stream reconstructs the generator's live orders.
