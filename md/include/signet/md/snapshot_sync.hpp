@@ -1,0 +1,91 @@
+#pragma once
+
+/// snapshot_sync: brings an ITCH 5.0 book in line with a live sequenced stream from a
+/// point-in-time snapshot (GLIMPSE over SoupBinTCP), for a receiver that joins mid-session or
+/// has declared a gap lost. No sockets and no clock: the caller feeds it the live messages,
+/// the snapshot's messages and the snapshot's resume sequence.
+///
+///   live      on_live(sequence, message) applies the message to the book.
+///   begin()   -> buffering: live messages are kept (bounded: a message_store of
+///             buffer_messages / buffer_bytes; the oldest are evicted when it is full).
+///   load()    -> loading: a fresh book receives on_snapshot(message) for each snapshot
+///             message; live messages are still buffered. The book in use is untouched.
+///   end(s)    the snapshot holds the state before sequence s: the buffered messages from s on
+///             are applied to the fresh book, which replaces the old one; -> live (live
+///             messages before s that arrive later are skipped: the snapshot holds them). If
+///             the buffer no longer holds s (evicted, or it starts later), nothing is replaced,
+///             the attempt is counted as too_old and the state is buffering again (load a
+///             newer snapshot).
+///   abort()   the snapshot connection failed mid-way: the fresh book is dropped (nothing
+///             half-applied), the attempt is counted, the state is buffering again.
+///
+/// A live gap while buffering (a sequence that does not follow the last buffered one) restarts
+/// the buffer at the new sequence (counted): a snapshot must then resume at or after it.
+///
+/// Threading: none (the feed's parser contract). Costs: live messages cost one copy while
+/// buffering; load() allocates the fresh book (a control-path event, not per message); end()
+/// replays the buffer. No locks, no logging.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include <signet/md/itch50.hpp>
+#include <signet/md/message_store.hpp>
+
+namespace signet::md {
+
+struct snapshot_sync_options {
+    order_book_options book{};
+    std::size_t buffer_messages = std::size_t{1} << 20;
+    std::size_t buffer_bytes = std::size_t{64} << 20;
+};
+
+enum class sync_phase : std::uint8_t { live, buffering, loading };
+
+struct snapshot_sync_stats {
+    std::uint64_t snapshots_started = 0;
+    std::uint64_t snapshots_completed = 0;
+    std::uint64_t snapshot_messages = 0; ///< applied to fresh books, all attempts
+    std::uint64_t orders_loaded = 0;     ///< adds among them, completed snapshots only
+    std::uint64_t buffered_messages = 0; ///< live messages kept while not live
+    std::uint64_t replayed_messages = 0; ///< buffered messages applied after a snapshot
+    std::uint64_t too_old = 0;           ///< snapshots that resumed before the buffer's start
+    std::uint64_t aborted = 0;           ///< snapshots dropped mid-way
+    std::uint64_t buffer_restarts = 0;   ///< live gaps while buffering
+    std::uint64_t buffer_evictions = 0;  ///< buffered messages evicted by the bound
+};
+
+class snapshot_sync {
+public:
+    explicit snapshot_sync(snapshot_sync_options const& options);
+
+    void on_live(std::uint64_t sequence, std::span<std::byte const> message);
+    void begin() noexcept;
+    void load();
+    void on_snapshot(std::span<std::byte const> message);
+    enum class end_result : std::uint8_t { synchronized, too_old, not_loading };
+    end_result end(std::uint64_t resume_sequence);
+    void abort() noexcept;
+
+    [[nodiscard]] sync_phase phase() const noexcept { return phase_; }
+    /// The book in use (during loading: the one before the snapshot).
+    [[nodiscard]] itch50_parser const& parser() const noexcept { return *parser_; }
+    [[nodiscard]] snapshot_sync_stats const& stats() const noexcept { return stats_; }
+    /// The oldest and one-past-newest buffered sequences (equal when nothing is buffered).
+    [[nodiscard]] std::uint64_t buffer_first() const noexcept { return buffer_.first_sequence(); }
+    [[nodiscard]] std::uint64_t buffer_next() const noexcept { return buffer_.next_sequence(); }
+
+private:
+    snapshot_sync_options options_;
+    std::unique_ptr<itch50_parser> parser_;
+    std::unique_ptr<itch50_parser> fresh_; // loading only
+    message_store buffer_;
+    std::uint64_t cleared_ = 0;    // of buffer_.evicted(): messages dropped by clear()
+    std::uint64_t skip_below_ = 0; // live: sequences below it are in the snapshot
+    sync_phase phase_ = sync_phase::live;
+    snapshot_sync_stats stats_{};
+};
+
+} // namespace signet::md

@@ -1,0 +1,52 @@
+#include <algorithm>
+#include <string_view>
+
+#include <signet/md/big_endian.hpp>
+#include <signet/md/itch_snapshot.hpp>
+
+namespace signet::md::detail {
+
+namespace {
+
+namespace f = itch50::field;
+
+// Type, locate, tracking number 0, timestamp 0.
+void put_header(std::byte* m, char type, std::uint16_t locate) noexcept {
+    m[0] = static_cast<std::byte>(type);
+    store_be16(m + f::stock_locate, locate);
+    store_be16(m + f::tracking_number, 0);
+    std::fill(m + f::timestamp, m + itch50::header_length, std::byte{0});
+}
+
+// Left-aligned, padded with spaces: the ITCH alpha field.
+void put_alpha(std::byte* p, std::size_t width, std::string_view text) noexcept {
+    std::fill(p, p + width, std::byte{' '});
+    for (std::size_t i = 0; i < std::min(width, text.size()); ++i) {
+        p[i] = static_cast<std::byte>(text[i]);
+    }
+}
+
+} // namespace
+
+void put_snapshot_directory(std::span<std::byte, 39> out, std::uint16_t locate,
+                            std::string_view symbol) noexcept {
+    std::byte* const m = out.data();
+    std::fill(m, m + out.size(), std::byte{' '});
+    put_header(m, 'R', locate);
+    put_alpha(m + f::stock, order_book::max_symbol_length, symbol);
+    store_be32(m + 21, 0); // round lot size: not kept by the book
+    store_be32(m + 34, 0); // ETP leverage factor
+}
+
+void put_snapshot_add(std::span<std::byte, 36> out, std::uint64_t ref, order_record const& order,
+                      std::string_view symbol) noexcept {
+    std::byte* const m = out.data();
+    put_header(m, 'A', order.locate);
+    store_be64(m + f::order_ref, ref);
+    m[f::side] = static_cast<std::byte>(order.side);
+    store_be32(m + f::shares, order.shares);
+    put_alpha(m + f::order_stock, order_book::max_symbol_length, symbol);
+    store_be32(m + f::price, order.price);
+}
+
+} // namespace signet::md::detail

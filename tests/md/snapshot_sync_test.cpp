@@ -1,0 +1,217 @@
+// snapshot_sync and write_itch_snapshot: receivers that join a generated stream at arbitrary
+// points, from a snapshot of the publisher's book, end with the book of a receiver that saw
+// the whole stream; snapshots that are too old, aborted, or newer than what was buffered; live
+// gaps while buffering.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <signet/md/itch_generator.hpp>
+#include <signet/md/itch_snapshot.hpp>
+#include <signet/md/snapshot_sync.hpp>
+
+#include "md_test_support.hpp"
+
+namespace {
+
+using namespace signet::md;
+namespace t = signet::md::test;
+
+constexpr std::size_t symbols = 30;
+// Books sized for the streams here (at most 4000 live orders): quick to construct.
+constexpr order_book_options book{.max_orders = 1 << 14, .index_pages = 64};
+
+// A generated stream; message i carries sequence i + 1.
+std::vector<t::bytes> stream(std::uint64_t seed, std::uint64_t messages) {
+    itch_generator generator(
+        {.seed = seed, .symbols = symbols, .messages = messages, .target_live_orders = 2000});
+    std::vector<t::bytes> out;
+    std::vector<std::byte> buffer(itch50::max_message_length);
+    while (std::size_t const n = generator.next(buffer)) {
+        out.emplace_back(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    return out;
+}
+
+void expect_same_books(order_book const& got, order_book const& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t s = 0; s <= symbols; ++s) {
+        auto const locate = static_cast<std::uint16_t>(s);
+        ASSERT_EQ(std::vector<price_level>(got.bids(locate).begin(), got.bids(locate).end()),
+                  std::vector<price_level>(want.bids(locate).begin(), want.bids(locate).end()))
+            << "bids of " << locate;
+        ASSERT_EQ(std::vector<price_level>(got.asks(locate).begin(), got.asks(locate).end()),
+                  std::vector<price_level>(want.asks(locate).begin(), want.asks(locate).end()))
+            << "asks of " << locate;
+        EXPECT_EQ(got.symbol(locate), want.symbol(locate));
+        EXPECT_EQ(got.order_count(locate), want.order_count(locate));
+    }
+}
+
+// The publisher's book after the first `count` messages, as snapshot messages.
+std::vector<t::bytes> snapshot_after(std::vector<t::bytes> const& all, std::size_t count) {
+    itch50_parser publisher(book);
+    for (std::size_t i = 0; i < count; ++i) {
+        publisher.on_message(t::view(all[i]));
+    }
+    std::vector<t::bytes> out;
+    std::size_t const orders = write_itch_snapshot(
+        publisher.book(), [&](auto m) { out.emplace_back(m.begin(), m.end()); });
+    EXPECT_EQ(orders, publisher.book().size());
+    return out;
+}
+
+TEST(ItchSnapshot, RebuildsTheBookItWasWrittenFrom) {
+    std::vector<t::bytes> const all = stream(3, 20'000);
+    itch50_parser original(book);
+    for (t::bytes const& m : all) {
+        original.on_message(t::view(m));
+    }
+    itch50_parser rebuilt(book);
+    for (t::bytes const& m : snapshot_after(all, all.size())) {
+        rebuilt.on_message(t::view(m));
+    }
+    EXPECT_EQ(rebuilt.stats().malformed_messages, 0U);
+    expect_same_books(rebuilt.book(), original.book());
+    ASSERT_TRUE(original.book().size() > 100U);
+    EXPECT_TRUE(rebuilt.book().check_invariants());
+}
+
+// Joins at `join` (0-based index of the first live message seen), the snapshot taken by the
+// publisher after `snapshot_at` messages and loaded while live messages keep arriving.
+void late_join(std::vector<t::bytes> const& all, std::size_t join, std::size_t snapshot_at,
+               itch50_parser const& reference) {
+    SCOPED_TRACE("join " + std::to_string(join) + ", snapshot at " + std::to_string(snapshot_at));
+    snapshot_sync sync({.book = book});
+    sync.begin();
+    std::size_t next = join;
+    auto const live = [&](std::size_t n) {
+        for (std::size_t end = std::min(all.size(), next + n); next < end; ++next) {
+            sync.on_live(next + 1, t::view(all[next]));
+        }
+    };
+    live(snapshot_at - join + 300); // the snapshot arrives after the stream moved on
+    sync.load();
+    std::vector<t::bytes> const snapshot = snapshot_after(all, snapshot_at);
+    for (std::size_t i = 0; i < snapshot.size(); ++i) {
+        sync.on_snapshot(t::view(snapshot[i]));
+        if (i % 50 == 0) {
+            live(1); // live traffic interleaves with the snapshot
+        }
+    }
+    ASSERT_EQ(sync.end(snapshot_at + 1), snapshot_sync::end_result::synchronized);
+    EXPECT_EQ(sync.phase(), sync_phase::live);
+    live(all.size());
+    expect_same_books(sync.parser().book(), reference.book());
+    EXPECT_EQ(sync.stats().orders_loaded, snapshot.size() - symbols);
+    EXPECT_GT(sync.stats().replayed_messages, 0U);
+}
+
+TEST(SnapshotSync, LateJoinersAtFiveRandomPointsEndWithTheSameBooks) {
+    std::vector<t::bytes> const all = stream(5, 60'000);
+    itch50_parser reference(book);
+    for (t::bytes const& m : all) {
+        reference.on_message(t::view(m));
+    }
+    std::uint64_t const seed = std::random_device{}();
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    for (int i = 0; i < 5; ++i) {
+        std::size_t const join = rng() % (all.size() - 2000);
+        late_join(all, join, join + rng() % 1000, reference);
+    }
+}
+
+TEST(SnapshotSync, ASnapshotOlderThanTheBufferIsRefusedAndANewerOneTaken) {
+    std::vector<t::bytes> const all = stream(7, 20'000);
+    itch50_parser reference(book);
+    for (t::bytes const& m : all) {
+        reference.on_message(t::view(m));
+    }
+    snapshot_sync sync({.book = book, .buffer_messages = 100, .buffer_bytes = 100 * 64});
+    sync.begin();
+    for (std::size_t i = 5000; i < 5500; ++i) { // 500 messages into a 100-message buffer
+        sync.on_live(i + 1, t::view(all[i]));
+    }
+    EXPECT_EQ(sync.stats().buffer_evictions, 400U);
+    sync.load();
+    for (t::bytes const& m : snapshot_after(all, 5000)) {
+        sync.on_snapshot(t::view(m));
+    }
+    EXPECT_EQ(sync.end(5001), snapshot_sync::end_result::too_old);
+    EXPECT_EQ(sync.phase(), sync_phase::buffering);
+    EXPECT_EQ(sync.stats().too_old, 1U);
+    sync.load(); // a newer snapshot: within what the buffer holds
+    for (t::bytes const& m : snapshot_after(all, 5450)) {
+        sync.on_snapshot(t::view(m));
+    }
+    ASSERT_EQ(sync.end(5451), snapshot_sync::end_result::synchronized);
+    for (std::size_t i = 5500; i < all.size(); ++i) {
+        sync.on_live(i + 1, t::view(all[i]));
+    }
+    expect_same_books(sync.parser().book(), reference.book());
+    EXPECT_EQ(sync.stats().snapshots_started, 2U);
+    EXPECT_EQ(sync.stats().snapshots_completed, 1U);
+}
+
+TEST(SnapshotSync, AnAbortedSnapshotChangesNothing) {
+    std::vector<t::bytes> const all = stream(9, 10'000);
+    snapshot_sync sync({.book = book});
+    for (std::size_t i = 0; i < 3000; ++i) {
+        sync.on_live(i + 1, t::view(all[i]));
+    }
+    std::size_t const orders = sync.parser().book().size();
+    sync.load();
+    std::vector<t::bytes> const snapshot = snapshot_after(all, 3000);
+    for (std::size_t i = 0; i < snapshot.size() / 2; ++i) {
+        sync.on_snapshot(t::view(snapshot[i]));
+    }
+    sync.abort(); // the connection dropped half-way
+    EXPECT_EQ(sync.phase(), sync_phase::buffering);
+    EXPECT_EQ(sync.parser().book().size(), orders) << "nothing half-applied";
+    EXPECT_EQ(sync.stats().aborted, 1U);
+    EXPECT_EQ(sync.end(3001), snapshot_sync::end_result::not_loading);
+}
+
+TEST(SnapshotSync, ASnapshotNewerThanTheBufferSkipsWhatItHolds) {
+    std::vector<t::bytes> const all = stream(11, 10'000);
+    itch50_parser reference(book);
+    for (t::bytes const& m : all) {
+        reference.on_message(t::view(m));
+    }
+    snapshot_sync sync({.book = book});
+    sync.begin();
+    for (std::size_t i = 2000; i < 2100; ++i) {
+        sync.on_live(i + 1, t::view(all[i]));
+    }
+    sync.load();
+    for (t::bytes const& m : snapshot_after(all, 2500)) { // ahead of the live stream
+        sync.on_snapshot(t::view(m));
+    }
+    ASSERT_EQ(sync.end(2501), snapshot_sync::end_result::synchronized);
+    for (std::size_t i = 2100; i < all.size(); ++i) { // 2101..2500 are in the snapshot
+        sync.on_live(i + 1, t::view(all[i]));
+    }
+    expect_same_books(sync.parser().book(), reference.book());
+    EXPECT_EQ(sync.stats().replayed_messages, 0U);
+}
+
+TEST(SnapshotSync, ALiveGapWhileBufferingRestartsTheBuffer) {
+    snapshot_sync sync({.book = book});
+    sync.begin();
+    t::bytes const m = t::delete_order(1);
+    sync.on_live(10, t::view(m));
+    sync.on_live(11, t::view(m));
+    sync.on_live(15, t::view(m));
+    EXPECT_EQ(sync.stats().buffer_restarts, 1U);
+    EXPECT_EQ(sync.buffer_first(), 15U);
+    sync.load();
+    EXPECT_EQ(sync.end(12), snapshot_sync::end_result::too_old) << "12 to 14 were never seen";
+}
+
+} // namespace
