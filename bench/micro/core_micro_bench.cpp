@@ -4,7 +4,7 @@
 //   execute_empty:       execute_next_contract() on an empty group
 //   schedule_execute:    schedule + execute of an empty contract (the contention bench's unit)
 //   self_reschedule:     contracts that reschedule themselves via this_contract; items are runs
-//                        (one execute_next_contracts() call runs a batch of up to 16)
+//                        (one execute_next_contracts() call runs a batch of up to max_batch = 64)
 //   signal_tree_set_select: one set + one select, by tree capacity
 //   signal_tree_batch:   set_bits of 16 slots of a leaf + one claim of 16; items are slots
 //   spsc_push_pop:       one push + one pop on the same thread
