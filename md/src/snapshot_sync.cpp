@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <optional>
 
+#include <signet/md/glimpse.hpp>
 #include <signet/md/snapshot_sync.hpp>
 
 namespace signet::md {
@@ -49,11 +50,23 @@ void snapshot_sync::load() {
     ++stats_.snapshots_started;
 }
 
-void snapshot_sync::on_snapshot(std::span<std::byte const> message) {
-    if (phase_ == sync_phase::loading) {
-        fresh_->on_message(message);
-        ++stats_.snapshot_messages;
+std::optional<snapshot_sync::end_result>
+snapshot_sync::on_snapshot(std::span<std::byte const> message) {
+    if (phase_ != sync_phase::loading) {
+        return std::nullopt;
     }
+    if (glimpse::is_end_of_snapshot(message)) {
+        std::optional<std::uint64_t> const resume = glimpse::parse_end_of_snapshot(message);
+        if (!resume) {
+            ++stats_.malformed_end;
+            abort();
+            return end_result::malformed;
+        }
+        return end(*resume);
+    }
+    fresh_->on_message(message);
+    ++stats_.snapshot_messages;
+    return std::nullopt;
 }
 
 snapshot_sync::end_result snapshot_sync::end(std::uint64_t resume_sequence) {

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include <signet/md/ascii_number.hpp>
 #include <signet/md/big_endian.hpp>
 #include <signet/md/soupbintcp.hpp>
 
@@ -23,51 +24,21 @@ void put_alpha(std::byte* p, alpha<N> const& a) noexcept {
     std::memcpy(p, a.chars.data(), N);
 }
 
-// Spaces, then digits (at least one, or none: all spaces is 0); nothing after the digits.
-std::optional<std::uint64_t> read_number(std::byte const* p, std::size_t n) noexcept {
-    std::size_t i = 0;
-    while (i < n && static_cast<char>(p[i]) == ' ') {
-        ++i;
-    }
-    std::uint64_t value = 0;
-    for (; i < n; ++i) {
-        auto const c = static_cast<char>(p[i]);
-        if (c < '0' || c > '9') {
-            return std::nullopt;
-        }
-        auto const digit = static_cast<std::uint64_t>(c - '0');
-        if (value > (UINT64_MAX - digit) / 10) {
-            return std::nullopt; // does not fit 64 bits
-        }
-        value = value * 10 + digit;
-    }
-    return value;
-}
-
-// Right-aligned, padded on the left with spaces.
-void put_number(std::byte* p, std::size_t n, std::uint64_t value) noexcept {
-    std::fill(p, p + n, std::byte{' '});
-    std::size_t i = n;
-    do {
-        p[--i] = static_cast<std::byte>('0' + value % 10);
-        value /= 10;
-    } while (value != 0 && i != 0);
-}
-
 std::array<std::byte, login_request_length> login_request_payload(login_request const& r) {
     std::array<std::byte, login_request_length> b{};
     put_alpha(b.data(), r.username);
     put_alpha(b.data() + username_length, r.password);
     put_alpha(b.data() + username_length + password_length, r.session);
-    put_number(b.data() + username_length + password_length + session_length, sequence_length,
-               r.sequence);
+    // 20 digits hold any 64-bit value: never false.
+    (void)write_ascii_number(b.data() + username_length + password_length + session_length,
+                             sequence_length, r.sequence);
     return b;
 }
 
 std::array<std::byte, login_accepted_length> login_accepted_payload(login_accepted const& a) {
     std::array<std::byte, login_accepted_length> b{};
     put_alpha(b.data(), a.session);
-    put_number(b.data() + session_length, sequence_length, a.sequence);
+    (void)write_ascii_number(b.data() + session_length, sequence_length, a.sequence);
     return b;
 }
 
@@ -95,7 +66,7 @@ std::optional<login_request> parse_login_request(packet const& p) noexcept {
     }
     std::byte const* const b = p.payload.data();
     std::optional<std::uint64_t> const sequence =
-        read_number(b + username_length + password_length + session_length, sequence_length);
+        read_ascii_number(b + username_length + password_length + session_length, sequence_length);
     if (!sequence) {
         return std::nullopt;
     }
@@ -109,7 +80,7 @@ std::optional<login_accepted> parse_login_accepted(packet const& p) noexcept {
         return std::nullopt;
     }
     std::optional<std::uint64_t> const sequence =
-        read_number(p.payload.data() + session_length, sequence_length);
+        read_ascii_number(p.payload.data() + session_length, sequence_length);
     if (!sequence) {
         return std::nullopt;
     }

@@ -3,14 +3,18 @@
 // the whole stream; snapshots that are too old, aborted, or newer than what was buffered; live
 // gaps while buffering.
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include <signet/md/glimpse.hpp>
 #include <signet/md/itch_generator.hpp>
 #include <signet/md/itch_snapshot.hpp>
 #include <signet/md/snapshot_sync.hpp>
@@ -104,7 +108,10 @@ void late_join(std::vector<t::bytes> const& all, std::size_t join, std::size_t s
             live(1); // live traffic interleaves with the snapshot
         }
     }
-    ASSERT_EQ(sync.end(snapshot_at + 1), snapshot_sync::end_result::synchronized);
+    // GLIMPSE closes the snapshot with End of Snapshot: the sequence to resume from.
+    std::array<std::byte, glimpse::end_of_snapshot_length> end{};
+    ASSERT_EQ(glimpse::write_end_of_snapshot(end, snapshot_at + 1), end.size());
+    ASSERT_EQ(sync.on_snapshot(end), snapshot_sync::end_result::synchronized);
     EXPECT_EQ(sync.phase(), sync_phase::live);
     live(all.size());
     expect_same_books(sync.parser().book(), reference.book());
@@ -199,6 +206,33 @@ TEST(SnapshotSync, ASnapshotNewerThanTheBufferSkipsWhatItHolds) {
     }
     expect_same_books(sync.parser().book(), reference.book());
     EXPECT_EQ(sync.stats().replayed_messages, 0U);
+}
+
+TEST(Glimpse, EndOfSnapshotCarriesTwentyDigitsRightAligned) {
+    std::array<std::byte, 32> out{};
+    ASSERT_EQ(glimpse::write_end_of_snapshot(out, 123456789), glimpse::end_of_snapshot_length);
+    EXPECT_EQ(std::string(reinterpret_cast<char const*>(out.data()), 21),
+              "G" + std::string(11, ' ') + "123456789");
+    EXPECT_EQ(glimpse::parse_end_of_snapshot(std::span<std::byte const>(out.data(), 21)),
+              std::optional<std::uint64_t>(123456789));
+    t::bytes const zeros = t::text_bytes("G00000000000000000042");
+    EXPECT_EQ(glimpse::parse_end_of_snapshot(t::view(zeros)), std::optional<std::uint64_t>(42));
+    t::bytes const letters = t::text_bytes("G0000000000000000004x");
+    EXPECT_FALSE(glimpse::parse_end_of_snapshot(t::view(letters)).has_value());
+    EXPECT_FALSE(glimpse::parse_end_of_snapshot(std::span<std::byte const>(out.data(), 20)));
+    EXPECT_EQ(glimpse::write_end_of_snapshot(std::span<std::byte>(out.data(), 20), 1), 0U);
+}
+
+TEST(SnapshotSync, AMalformedEndOfSnapshotAbortsTheAttempt) {
+    snapshot_sync sync({.book = book});
+    sync.load();
+    sync.on_snapshot(t::view(t::directory(1, "AAPL")));
+    t::bytes const bad = t::text_bytes("G       not a number");
+    EXPECT_EQ(sync.on_snapshot(t::view(bad)), snapshot_sync::end_result::malformed);
+    EXPECT_EQ(sync.phase(), sync_phase::buffering);
+    EXPECT_EQ(sync.stats().malformed_end, 1U);
+    EXPECT_EQ(sync.stats().aborted, 1U);
+    EXPECT_EQ(sync.parser().book().symbol(1), "") << "nothing of the snapshot applied";
 }
 
 TEST(SnapshotSync, ALiveGapWhileBufferingRestartsTheBuffer) {

@@ -10,6 +10,7 @@
 ///             buffer_messages / buffer_bytes; the oldest are evicted when it is full).
 ///   load()    -> loading: a fresh book receives on_snapshot(message) for each snapshot
 ///             message; live messages are still buffered. The book in use is untouched.
+///             GLIMPSE's End of Snapshot (glimpse.hpp) among them calls end() itself.
 ///   end(s)    the snapshot holds the state before sequence s: the buffered messages from s on
 ///             are applied to the fresh book, which replaces the old one; -> live (live
 ///             messages before s that arrive later are skipped: the snapshot holds them). If
@@ -29,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 
 #include <signet/md/itch50.hpp>
@@ -52,7 +54,8 @@ struct snapshot_sync_stats {
     std::uint64_t buffered_messages = 0; ///< live messages kept while not live
     std::uint64_t replayed_messages = 0; ///< buffered messages applied after a snapshot
     std::uint64_t too_old = 0;           ///< snapshots that resumed before the buffer's start
-    std::uint64_t aborted = 0;           ///< snapshots dropped mid-way
+    std::uint64_t aborted = 0;           ///< snapshots dropped mid-way (malformed_end included)
+    std::uint64_t malformed_end = 0;     ///< End of Snapshot messages that did not parse
     std::uint64_t buffer_restarts = 0;   ///< live gaps while buffering
     std::uint64_t buffer_evictions = 0;  ///< buffered messages evicted by the bound
 };
@@ -64,8 +67,15 @@ public:
     void on_live(std::uint64_t sequence, std::span<std::byte const> message);
     void begin() noexcept;
     void load();
-    void on_snapshot(std::span<std::byte const> message);
-    enum class end_result : std::uint8_t { synchronized, too_old, not_loading };
+    enum class end_result : std::uint8_t {
+        synchronized,
+        too_old,     ///< the buffer no longer holds the resume sequence: load a newer one
+        not_loading, ///< no snapshot was being loaded
+        malformed,   ///< an End of Snapshot whose sequence does not parse: aborted
+    };
+    /// One message of the snapshot. A GLIMPSE End of Snapshot ('G') ends it: end() with its
+    /// sequence, whose result is returned; any other message goes into the fresh book.
+    std::optional<end_result> on_snapshot(std::span<std::byte const> message);
     end_result end(std::uint64_t resume_sequence);
     void abort() noexcept;
 
