@@ -1,4 +1,4 @@
-#include <signet/md/ascii_number.hpp>
+#include <signet/md/ascii_field.hpp>
 #include <signet/md/glimpse.hpp>
 
 namespace signet::md::glimpse {

@@ -2,6 +2,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <signet/md/ascii_field.hpp>
 #include <signet/md/big_endian.hpp>
 #include <signet/md/itch_generator.hpp>
 
@@ -69,8 +70,7 @@ std::uint64_t itch_generator::generated(char type) const noexcept {
 }
 
 std::string_view itch_generator::symbol(std::size_t index) const noexcept {
-    std::string_view s(symbols_[index].data(), symbols_[index].size());
-    return s.substr(0, s.find_last_not_of(' ') + 1);
+    return trim_padding(std::string_view(symbols_[index].data(), symbols_[index].size()));
 }
 
 std::uint64_t itch_generator::uniform(std::uint64_t n) noexcept {

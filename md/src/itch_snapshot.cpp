@@ -1,6 +1,8 @@
 #include <algorithm>
+#include <cstring>
 #include <string_view>
 
+#include <signet/md/ascii_field.hpp>
 #include <signet/md/big_endian.hpp>
 #include <signet/md/itch_snapshot.hpp>
 
@@ -18,12 +20,10 @@ void put_header(std::byte* m, char type, std::uint16_t locate) noexcept {
     std::fill(m + f::timestamp, m + itch50::header_length, std::byte{0});
 }
 
-// Left-aligned, padded with spaces: the ITCH alpha field.
-void put_alpha(std::byte* p, std::size_t width, std::string_view text) noexcept {
-    std::fill(p, p + width, std::byte{' '});
-    for (std::size_t i = 0; i < std::min(width, text.size()); ++i) {
-        p[i] = static_cast<std::byte>(text[i]);
-    }
+void put_symbol(std::byte* p, std::string_view symbol) noexcept {
+    alpha<order_book::max_symbol_length> const field =
+        make_alpha<order_book::max_symbol_length>(symbol);
+    std::memcpy(p, field.chars.data(), field.chars.size());
 }
 
 } // namespace
@@ -33,7 +33,7 @@ void put_snapshot_directory(std::span<std::byte, 39> out, std::uint16_t locate,
     std::byte* const m = out.data();
     std::fill(m, m + out.size(), std::byte{' '});
     put_header(m, 'R', locate);
-    put_alpha(m + f::stock, order_book::max_symbol_length, symbol);
+    put_symbol(m + f::stock, symbol);
     store_be32(m + 21, 0); // round lot size: not kept by the book
     store_be32(m + 34, 0); // ETP leverage factor
 }
@@ -45,7 +45,7 @@ void put_snapshot_add(std::span<std::byte, 36> out, std::uint64_t ref, order_rec
     store_be64(m + f::order_ref, ref);
     m[f::side] = static_cast<std::byte>(order.side);
     store_be32(m + f::shares, order.shares);
-    put_alpha(m + f::order_stock, order_book::max_symbol_length, symbol);
+    put_symbol(m + f::order_stock, symbol);
     store_be32(m + f::price, order.price);
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include <signet/md/ascii_field.hpp>
 #include <signet/md/moldudp64.hpp>
 #include <signet/md/sequence_tracker.hpp>
 
@@ -30,10 +31,7 @@ bool moldudp64_blocks_fill(std::span<std::byte const> datagram, std::uint16_t co
 }
 
 moldudp64_session_id make_moldudp64_session_id(std::string_view session) noexcept {
-    moldudp64_session_id id;
-    id.fill(' ');
-    std::copy_n(session.begin(), std::min(session.size(), id.size()), id.begin());
-    return id;
+    return make_alpha<moldudp64_session_size>(session).chars;
 }
 
 std::optional<moldudp64_header>

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include <signet/md/ascii_field.hpp>
 #include <signet/md/order_book.hpp>
 
 namespace signet::md {
@@ -71,10 +72,7 @@ order_book::stock_state& order_book::stock_of(std::uint16_t locate) noexcept {
 
 void order_book::set_symbol(std::uint16_t locate, std::string_view symbol) {
     stock_state& stock = use_stock(locate);
-    symbol = symbol.substr(0, max_symbol_length);
-    while (!symbol.empty() && symbol.back() == ' ') {
-        symbol.remove_suffix(1);
-    }
+    symbol = trim_padding(symbol.substr(0, max_symbol_length));
     stock.symbol.fill('\0');
     std::copy(symbol.begin(), symbol.end(), stock.symbol.begin());
     stock.symbol_length = static_cast<std::uint8_t>(symbol.size());

@@ -89,13 +89,7 @@ std::pair<order_record*, bool> order_index::emplace_slow(std::uint64_t ref) noex
             return {&slot->order, true};
         }
     }
-    order_record* const record = &e.records[ref & (page_size - 1)];
-    *record = order_record{};
-    record->live = true;
-    ++e.live;
-    ++size_;
-    head_page_ = page;
-    return {record, true};
+    return {claim_in_page(e, ref), true};
 }
 
 void order_index::page_thinned(entry& e) noexcept {
@@ -115,8 +109,7 @@ void order_index::erase_from_table(std::uint64_t ref, entry& e) noexcept {
 
 std::size_t order_index::resident_bytes() const noexcept {
     return pages_touched_ * page_size * sizeof(order_record) +
-           std::bit_ceil(table_.capacity()) * 2 * sizeof(order_slot) +
-           directory_.size() * sizeof(entry);
+           table_.slot_count() * sizeof(order_slot) + directory_.size() * sizeof(entry);
 }
 
 bool order_index::check_invariants() const {

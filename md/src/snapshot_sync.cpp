@@ -20,30 +20,28 @@ void snapshot_sync::on_live(std::uint64_t sequence, std::span<std::byte const> m
     }
     if (!buffer_.empty() && sequence != buffer_.next_sequence()) {
         // A live gap: what was buffered no longer leads up to what comes.
-        cleared_ += buffer_.size();
         buffer_.clear();
         ++stats_.buffer_restarts;
     }
+    std::uint64_t const evicted = buffer_.evicted();
     if (buffer_.append(sequence, message)) {
         ++stats_.buffered_messages;
+        stats_.buffer_evictions += buffer_.evicted() - evicted; // the bound made room
     } else { // longer than the buffer: a hole the buffer cannot hold, so it starts after it
-        cleared_ += buffer_.size();
         buffer_.clear();
         ++stats_.buffer_restarts;
     }
-    stats_.buffer_evictions = buffer_.evicted() - cleared_;
 }
 
-void snapshot_sync::begin() noexcept {
-    cleared_ += buffer_.size();
+void snapshot_sync::start_buffering() noexcept {
     buffer_.clear();
     fresh_.reset();
     phase_ = sync_phase::buffering;
 }
 
-void snapshot_sync::load() {
+void snapshot_sync::start_snapshot() {
     if (phase_ == sync_phase::live) {
-        begin();
+        start_buffering();
     }
     fresh_ = std::make_unique<itch50_parser>(options_.book);
     phase_ = sync_phase::loading;
@@ -88,7 +86,6 @@ snapshot_sync::end_result snapshot_sync::end(std::uint64_t resume_sequence) {
     }
     skip_below_ = std::max(resume_sequence, buffer_.next_sequence());
     parser_ = std::move(fresh_);
-    cleared_ += buffer_.size();
     buffer_.clear();
     phase_ = sync_phase::live;
     ++stats_.snapshots_completed;

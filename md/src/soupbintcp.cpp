@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include <signet/md/ascii_number.hpp>
+#include <signet/md/ascii_field.hpp>
 #include <signet/md/big_endian.hpp>
 #include <signet/md/soupbintcp.hpp>
 

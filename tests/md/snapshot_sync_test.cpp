@@ -92,7 +92,7 @@ void late_join(std::vector<t::bytes> const& all, std::size_t join, std::size_t s
                itch50_parser const& reference) {
     SCOPED_TRACE("join " + std::to_string(join) + ", snapshot at " + std::to_string(snapshot_at));
     snapshot_sync sync({.book = book});
-    sync.begin();
+    sync.start_buffering();
     std::size_t next = join;
     auto const live = [&](std::size_t n) {
         for (std::size_t end = std::min(all.size(), next + n); next < end; ++next) {
@@ -100,7 +100,7 @@ void late_join(std::vector<t::bytes> const& all, std::size_t join, std::size_t s
         }
     };
     live(snapshot_at - join + 300); // the snapshot arrives after the stream moved on
-    sync.load();
+    sync.start_snapshot();
     std::vector<t::bytes> const snapshot = snapshot_after(all, snapshot_at);
     for (std::size_t i = 0; i < snapshot.size(); ++i) {
         sync.on_snapshot(t::view(snapshot[i]));
@@ -141,19 +141,19 @@ TEST(SnapshotSync, ASnapshotOlderThanTheBufferIsRefusedAndANewerOneTaken) {
         reference.on_message(t::view(m));
     }
     snapshot_sync sync({.book = book, .buffer_messages = 100, .buffer_bytes = 100 * 64});
-    sync.begin();
+    sync.start_buffering();
     for (std::size_t i = 5000; i < 5500; ++i) { // 500 messages into a 100-message buffer
         sync.on_live(i + 1, t::view(all[i]));
     }
     EXPECT_EQ(sync.stats().buffer_evictions, 400U);
-    sync.load();
+    sync.start_snapshot();
     for (t::bytes const& m : snapshot_after(all, 5000)) {
         sync.on_snapshot(t::view(m));
     }
     EXPECT_EQ(sync.end(5001), snapshot_sync::end_result::too_old);
     EXPECT_EQ(sync.phase(), sync_phase::buffering);
     EXPECT_EQ(sync.stats().too_old, 1U);
-    sync.load(); // a newer snapshot: within what the buffer holds
+    sync.start_snapshot(); // a newer snapshot: within what the buffer holds
     for (t::bytes const& m : snapshot_after(all, 5450)) {
         sync.on_snapshot(t::view(m));
     }
@@ -173,7 +173,7 @@ TEST(SnapshotSync, AnAbortedSnapshotChangesNothing) {
         sync.on_live(i + 1, t::view(all[i]));
     }
     std::size_t const orders = sync.parser().book().size();
-    sync.load();
+    sync.start_snapshot();
     std::vector<t::bytes> const snapshot = snapshot_after(all, 3000);
     for (std::size_t i = 0; i < snapshot.size() / 2; ++i) {
         sync.on_snapshot(t::view(snapshot[i]));
@@ -192,11 +192,11 @@ TEST(SnapshotSync, ASnapshotNewerThanTheBufferSkipsWhatItHolds) {
         reference.on_message(t::view(m));
     }
     snapshot_sync sync({.book = book});
-    sync.begin();
+    sync.start_buffering();
     for (std::size_t i = 2000; i < 2100; ++i) {
         sync.on_live(i + 1, t::view(all[i]));
     }
-    sync.load();
+    sync.start_snapshot();
     for (t::bytes const& m : snapshot_after(all, 2500)) { // ahead of the live stream
         sync.on_snapshot(t::view(m));
     }
@@ -225,7 +225,7 @@ TEST(Glimpse, EndOfSnapshotCarriesTwentyDigitsRightAligned) {
 
 TEST(SnapshotSync, AMalformedEndOfSnapshotAbortsTheAttempt) {
     snapshot_sync sync({.book = book});
-    sync.load();
+    sync.start_snapshot();
     sync.on_snapshot(t::view(t::directory(1, "AAPL")));
     t::bytes const bad = t::text_bytes("G       not a number");
     EXPECT_EQ(sync.on_snapshot(t::view(bad)), snapshot_sync::end_result::malformed);
@@ -237,14 +237,14 @@ TEST(SnapshotSync, AMalformedEndOfSnapshotAbortsTheAttempt) {
 
 TEST(SnapshotSync, ALiveGapWhileBufferingRestartsTheBuffer) {
     snapshot_sync sync({.book = book});
-    sync.begin();
+    sync.start_buffering();
     t::bytes const m = t::delete_order(1);
     sync.on_live(10, t::view(m));
     sync.on_live(11, t::view(m));
     sync.on_live(15, t::view(m));
     EXPECT_EQ(sync.stats().buffer_restarts, 1U);
     EXPECT_EQ(sync.buffer_first(), 15U);
-    sync.load();
+    sync.start_snapshot();
     EXPECT_EQ(sync.end(12), snapshot_sync::end_result::too_old) << "12 to 14 were never seen";
 }
 

@@ -5,27 +5,27 @@
 /// has declared a gap lost. No sockets and no clock: the caller feeds it the live messages,
 /// the snapshot's messages and the snapshot's resume sequence.
 ///
-///   live      on_live(sequence, message) applies the message to the book.
-///   begin()   -> buffering: live messages are kept (bounded: a message_store of
-///             buffer_messages / buffer_bytes; the oldest are evicted when it is full).
-///   load()    -> loading: a fresh book receives on_snapshot(message) for each snapshot
-///             message; live messages are still buffered. The book in use is untouched.
-///             GLIMPSE's End of Snapshot (glimpse.hpp) among them calls end() itself.
-///   end(s)    the snapshot holds the state before sequence s: the buffered messages from s on
-///             are applied to the fresh book, which replaces the old one; -> live (live
-///             messages before s that arrive later are skipped: the snapshot holds them). If
-///             the buffer no longer holds s (evicted, or it starts later), nothing is replaced,
-///             the attempt is counted as too_old and the state is buffering again (load a
-///             newer snapshot).
-///   abort()   the snapshot connection failed mid-way: the fresh book is dropped (nothing
-///             half-applied), the attempt is counted, the state is buffering again.
+///   live               on_live(sequence, message) applies the message to the book.
+///   start_buffering()  -> buffering: live messages are kept (bounded: a message_store of
+///                      buffer_messages / buffer_bytes; the oldest are evicted when full).
+///   start_snapshot()   -> loading: a fresh book receives on_snapshot(message) for each
+///                      snapshot message; live messages are still buffered. The book in use
+///                      is untouched. GLIMPSE's End of Snapshot (glimpse.hpp) calls end().
+///   end(s)             the snapshot holds the state before sequence s: the buffered messages
+///                      from s on are applied to the fresh book, which replaces the old one;
+///                      -> live (live messages before s that arrive later are skipped: the
+///                      snapshot holds them). If the buffer no longer holds s (evicted, or it
+///                      starts later), nothing is replaced, the attempt is counted as too_old
+///                      and the state is buffering again (start a newer snapshot).
+///   abort()            the snapshot connection failed mid-way: the fresh book is dropped
+///                      (nothing half-applied), the attempt is counted, -> buffering.
 ///
 /// A live gap while buffering (a sequence that does not follow the last buffered one) restarts
 /// the buffer at the new sequence (counted): a snapshot must then resume at or after it.
 ///
 /// Threading: none (the feed's parser contract). Costs: live messages cost one copy while
-/// buffering; load() allocates the fresh book (a control-path event, not per message); end()
-/// replays the buffer. No locks, no logging.
+/// buffering; start_snapshot() allocates the fresh book (a control-path event, not per
+/// message); end() replays the buffer. No locks, no logging.
 
 #include <cstddef>
 #include <cstdint>
@@ -65,8 +65,8 @@ public:
     explicit snapshot_sync(snapshot_sync_options const& options);
 
     void on_live(std::uint64_t sequence, std::span<std::byte const> message);
-    void begin() noexcept;
-    void load();
+    void start_buffering() noexcept;
+    void start_snapshot();
     enum class end_result : std::uint8_t {
         synchronized,
         too_old,     ///< the buffer no longer holds the resume sequence: load a newer one
@@ -92,7 +92,6 @@ private:
     std::unique_ptr<itch50_parser> parser_;
     std::unique_ptr<itch50_parser> fresh_; // loading only
     message_store buffer_;
-    std::uint64_t cleared_ = 0;    // of buffer_.evicted(): messages dropped by clear()
     std::uint64_t skip_below_ = 0; // live: sequences below it are in the snapshot
     sync_phase phase_ = sync_phase::live;
     snapshot_sync_stats stats_{};

@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include <signet/md/ascii_field.hpp>
+
 namespace signet::md::soupbintcp {
 
 inline constexpr std::size_t length_prefix = 2;
@@ -80,16 +82,29 @@ struct frame_result {
 /// protocol sets no maximum, so the receiver must.
 [[nodiscard]] frame_result frame(std::span<std::byte const> bytes, std::size_t max_length) noexcept;
 
-/// A fixed-width alpha field: the text left-aligned, spaces after; longer text is cut.
-template <std::size_t N>
-struct alpha {
-    std::array<char, N> chars{};
-    /// Without the right padding.
-    [[nodiscard]] std::string_view text() const noexcept {
-        std::string_view s(chars.data(), N);
-        return s.substr(0, s.find_last_not_of(' ') + 1);
+/// Hands each complete packet at the front of `bytes` to on_packet(packet const&), which
+/// returns false to stop; returns the bytes of the packets handed over (the caller keeps the
+/// rest). `invalid` is set when a length field stopped it (see frame()).
+template <typename OnPacket>
+std::size_t for_each_packet(std::span<std::byte const> bytes, std::size_t max_length, bool& invalid,
+                            OnPacket&& on_packet) {
+    std::size_t used = 0;
+    invalid = false;
+    for (;;) {
+        frame_result const f = frame(bytes.subspan(used), max_length);
+        if (f.status != frame_status::complete) {
+            invalid = f.status == frame_status::invalid;
+            return used;
+        }
+        used += f.size;
+        if (!on_packet(f.p)) {
+            return used;
+        }
     }
-};
+}
+
+using md::alpha; // fixed-width alpha fields: ascii_field.hpp
+using md::make_alpha;
 
 struct login_request {
     alpha<username_length> username;
@@ -102,18 +117,6 @@ struct login_accepted {
     alpha<session_length> session;
     std::uint64_t sequence = 0; ///< the sequence number of the next sequenced message sent
 };
-
-/// `text` into an alpha field (cut to N).
-template <std::size_t N>
-[[nodiscard]] alpha<N> make_alpha(std::string_view text) noexcept {
-    alpha<N> a;
-    a.chars.fill(' ');
-    text = text.substr(0, N);
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        a.chars[i] = text[i];
-    }
-    return a;
-}
 
 /// nullopt when the payload is short or the sequence field is not a number (spaces, then
 /// digits) that fits 64 bits. A longer payload is accepted (later revisions append fields).

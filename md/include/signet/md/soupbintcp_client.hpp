@@ -120,24 +120,21 @@ private:
 template <typename Deliver>
 std::size_t client::on_bytes(std::span<std::byte const> bytes, std::int64_t now_ns,
                              Deliver&& deliver) {
-    std::size_t used = 0;
-    while (state_ == client_state::logging_in || state_ == client_state::logged_in) {
-        frame_result const f = frame(bytes.subspan(used), options_.max_length);
-        if (f.status == frame_status::partial) {
-            break;
-        }
-        if (f.status == frame_status::invalid) {
-            fail(client_failure::invalid_frame);
-            break;
-        }
-        used += f.size;
-        last_received_ns_ = now_ns;
-        handled const h = handle(f.p);
-        if (h == handled::deliver) {
-            deliver(next_sequence_ - 1, f.p.payload);
-        } else if (h == handled::stop) {
-            break;
-        }
+    if (state_ != client_state::logging_in && state_ != client_state::logged_in) {
+        return 0;
+    }
+    bool invalid = false;
+    std::size_t const used =
+        for_each_packet(bytes, options_.max_length, invalid, [&](packet const& p) {
+            last_received_ns_ = now_ns;
+            handled const h = handle(p); // stop: the state left logging_in / logged_in
+            if (h == handled::deliver) {
+                deliver(next_sequence_ - 1, p.payload);
+            }
+            return h != handled::stop;
+        });
+    if (invalid) {
+        fail(client_failure::invalid_frame);
     }
     return used;
 }

@@ -106,23 +106,21 @@ private:
 template <typename Unsequenced>
 std::size_t server::on_bytes(std::span<std::byte const> bytes, std::int64_t now_ns,
                              Unsequenced&& unsequenced) {
-    std::size_t used = 0;
-    while (state_ != server_state::closed) {
-        frame_result const f = frame(bytes.subspan(used), options_.max_length);
-        if (f.status == frame_status::partial) {
-            break;
-        }
-        if (f.status == frame_status::invalid) {
-            close(server_close::invalid_frame);
-            break;
-        }
-        used += f.size;
-        last_received_ns_ = now_ns;
-        if (f.p.type == packet_type::unsequenced_data && state_ == server_state::serving) {
-            unsequenced(f.p.payload);
-        } else if (!handle(f.p)) {
-            break;
-        }
+    if (state_ == server_state::closed) {
+        return 0;
+    }
+    bool invalid = false;
+    std::size_t const used =
+        for_each_packet(bytes, options_.max_length, invalid, [&](packet const& p) {
+            last_received_ns_ = now_ns;
+            if (p.type == packet_type::unsequenced_data && state_ == server_state::serving) {
+                unsequenced(p.payload);
+                return true;
+            }
+            return handle(p); // false: the connection closed
+        });
+    if (invalid) {
+        close(server_close::invalid_frame);
     }
     return used;
 }

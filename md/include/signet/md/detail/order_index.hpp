@@ -80,12 +80,7 @@ public:
                 return {record, false};
             }
             if (size_ != table_.capacity()) {
-                *record = order_record{};
-                record->live = true;
-                ++e.live;
-                ++size_;
-                head_page_ = page;
-                return {record, true};
+                return {claim_in_page(e, ref), true};
             }
         }
         return emplace_slow(ref);
@@ -160,6 +155,16 @@ private:
         return directory_[page & directory_mask_];
     }
     [[nodiscard]] order_record* find_in_table(std::uint64_t ref) noexcept;
+    /// Makes the record of `ref` in e's page (which holds ref's page) live and zero.
+    order_record* claim_in_page(entry& e, std::uint64_t ref) noexcept {
+        order_record* const record = &e.records[ref & (page_size - 1)];
+        *record = order_record{};
+        record->live = true;
+        ++e.live;
+        ++size_;
+        head_page_ = e.page;
+        return record;
+    }
     [[nodiscard]] std::pair<order_record*, bool> emplace_slow(std::uint64_t ref) noexcept;
     void erase_from_table(std::uint64_t ref, entry& e) noexcept;
     /// A page other than the head fell below sparse_below: free it, or move it to the table.

@@ -51,6 +51,8 @@ public:
 
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] std::size_t capacity() const noexcept { return max_orders_; }
+    /// Slots allocated (2 * bit_ceil(capacity())).
+    [[nodiscard]] std::size_t slot_count() const noexcept { return slots_.size(); }
 
     /// Calls f(ref, order_record const&) for every live order.
     template <typename F>

@@ -1,6 +1,6 @@
 #include <algorithm>
 
-#include <signet/md/ascii_number.hpp>
+#include <signet/md/ascii_field.hpp>
 
 namespace signet::md {
 
