@@ -3,7 +3,8 @@
 // socket with recvmmsg, and when the socket is empty it posts the next async_wait back to the
 // io_context (so at most one wait is outstanding per line). Applications that already run Asio
 // can host signet this way. Per readiness: one async_wait completion + one post; per batch: one
-// recvmmsg; per packet: one spsc push.
+// recvmmsg; per packet: one spsc push. The runtime's readiness set (TCP connections) is one more
+// descriptor waited on the same way; its handler dispatches the set and waits again.
 #include <memory>
 #include <optional>
 #include <thread>
@@ -14,6 +15,7 @@
 
 #include <signet/core/cpu_affinity.hpp>
 #include <signet/net/detail/feed_state.hpp>
+#include <signet/net/detail/readiness_set.hpp>
 #include <signet/net/detail/timer_queue.hpp>
 #include <signet/net/log.hpp>
 
@@ -32,7 +34,16 @@ public:
     explicit asio_backend(blocking_work_contract_group& group)
         : group_(group)
         , guard_(asio::make_work_guard(context_)) {}
-    ~asio_backend() override { stop(); }
+    ~asio_backend() override {
+        stop();
+        // The descriptors belong to the udp_sockets and the readiness set, started or not.
+        for (auto& w : watched_) {
+            (void)w->descriptor.release();
+        }
+        if (readiness_descriptor_) {
+            (void)readiness_descriptor_->release();
+        }
+    }
 
     backend_kind kind() const noexcept override { return backend_kind::asio; }
 
@@ -62,9 +73,17 @@ public:
         watched_.push_back(std::move(w));
     }
 
+    void watch(readiness_set& set) override {
+        readiness_ = &set;
+        readiness_descriptor_.emplace(context_, set.fd());
+    }
+
     void start(int cpu, timer_queue& timers) override {
         for (auto& w : watched_) {
             w->line.receive.schedule(); // drains what arrived already, then arms the wait
+        }
+        if (readiness_descriptor_) {
+            arm_readiness();
         }
         thread_ = std::thread([this, &timers] { run(timers); });
         signet::pin_thread(thread_, cpu, "asio poller");
@@ -77,9 +96,6 @@ public:
         guard_.reset();
         context_.stop();
         thread_.join();
-        for (auto& w : watched_) {
-            w->descriptor.release(); // the udp_socket owns and closes the fd
-        }
     }
 
     /// Any thread: ends a run_one_for() in progress (a timer armed earlier than the sleep).
@@ -119,10 +135,22 @@ private:
                                 });
     }
 
+    void arm_readiness() {
+        readiness_descriptor_->async_wait(asio::posix::stream_descriptor::wait_read,
+                                          [this](asio::error_code const& error) {
+                                              if (!error) {
+                                                  (void)readiness_->dispatch();
+                                                  arm_readiness();
+                                              }
+                                          });
+    }
+
     blocking_work_contract_group& group_;
     asio::io_context context_;
     std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard_;
     std::vector<std::unique_ptr<watched>> watched_;
+    readiness_set* readiness_ = nullptr;
+    std::optional<asio::posix::stream_descriptor> readiness_descriptor_;
     std::thread thread_;
 };
 

@@ -7,7 +7,8 @@
 // Reactor mode (no poller thread): the runtime's reactor contract calls poll(), an epoll_wait
 // that does not sleep, and an idle worker sleeps in wait(), an epoll_wait that does; both only
 // schedule receive contracts, and epoll_wait is safe from several threads, so any number of
-// workers may serve the feeds. The eventfd interrupts a sleeping worker (wake()).
+// workers may serve the feeds. The eventfd interrupts a sleeping worker (wake()). The runtime's
+// readiness set (TCP connections) is one more entry of the same epoll set.
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -23,6 +24,7 @@
 
 #include <signet/core/cpu_affinity.hpp>
 #include <signet/net/detail/feed_state.hpp>
+#include <signet/net/detail/readiness_set.hpp>
 #include <signet/net/detail/timer_queue.hpp>
 #include <signet/net/log.hpp>
 #include <signet/net/unique_fd.hpp>
@@ -79,6 +81,17 @@ public:
         lines_.push_back(&line);
     }
 
+    void watch(readiness_set& set) override {
+        readiness_ = &set;
+        epoll_event event{};
+        event.events = EPOLLIN; // level: readable while the set holds an undispatched event
+        event.data.ptr = &set;
+        if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, set.fd(), &event) != 0) {
+            throw std::system_error(errno, std::generic_category(),
+                                    "epoll backend: epoll_ctl (readiness set)");
+        }
+    }
+
     void start(int cpu, timer_queue& timers) override {
         timers_ = &timers;
         thread_ = std::thread([this] { run(); });
@@ -129,12 +142,16 @@ private:
         }
         int lines = 0;
         for (int i = 0; i < n; ++i) {
-            auto* line = static_cast<line_state*>(events[static_cast<std::size_t>(i)].data.ptr);
-            if (line == nullptr) {
+            void* const target = events[static_cast<std::size_t>(i)].data.ptr;
+            if (target == nullptr) {
                 wake_.drain();
                 continue;
             }
-            line->receive.schedule();
+            if (target == readiness_) {
+                (void)readiness_->dispatch();
+                continue;
+            }
+            static_cast<line_state*>(target)->receive.schedule();
             ++lines;
         }
         return lines;
@@ -164,6 +181,7 @@ private:
     unique_fd epoll_fd_;
     event_fd wake_;
     std::vector<line_state*> lines_;
+    readiness_set* readiness_ = nullptr;
     std::thread thread_;
     timer_queue* timers_ = nullptr; // thread mode (start())
     std::atomic<bool> stop_requested_{false};

@@ -27,7 +27,8 @@
 //                 worker the ring's single issuer (SINGLE_ISSUER / DEFER_TASKRUN). Hence reactor
 //                 mode serves one worker; the runtime keeps the poller thread for more.
 // Either way an eventfd, watched by a multishot poll in the ring, lets other threads interrupt
-// the sleep: stop(), a resumed line, and contracts scheduled while the worker sleeps.
+// the sleep: stop(), a resumed line, and contracts scheduled while the worker sleeps. A second
+// multishot poll watches the runtime's readiness set (TCP connections) and dispatches it.
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -51,6 +52,7 @@
 #include <signet/core/realtime_clock.hpp>
 #include <signet/net/detail/delivery.hpp>
 #include <signet/net/detail/feed_state.hpp>
+#include <signet/net/detail/readiness_set.hpp>
 #include <signet/net/detail/timer_queue.hpp>
 #include <signet/net/log.hpp>
 #include <signet/net/unique_fd.hpp>
@@ -63,6 +65,7 @@ namespace {
 
 constexpr std::uint64_t cancel_tag = std::uint64_t{1} << 63;
 constexpr std::uint64_t wake_tag = std::uint64_t{1} << 62;
+constexpr std::uint64_t readiness_tag = std::uint64_t{1} << 61;
 constexpr unsigned completion_queue_entries = 16384;
 constexpr auto stop_deadline = std::chrono::seconds(5);     // bound on reaping in-flight data
 constexpr std::chrono::nanoseconds idle_sleep{100'000'000}; // thread mode: bounds a lost wake
@@ -105,6 +108,8 @@ public:
         };
         lines_.push_back(std::move(ul));
     }
+
+    void watch(readiness_set& set) override { readiness_ = &set; }
 
     void start(int cpu, timer_queue& timers) override {
         timers_ = &timers;
@@ -346,6 +351,13 @@ private:
             }
             return;
         }
+        if (data == readiness_tag) {
+            (void)readiness_->dispatch(); // consumes the set's events: readable on the next
+            if ((cqe.flags & IORING_CQE_F_MORE) == 0) {
+                readiness_armed_ = false;
+            }
+            return;
+        }
         if ((data & cancel_tag) != 0) {
             lines_[data & ~cancel_tag]->cancel_pending = false;
             return;
@@ -459,6 +471,18 @@ private:
         wake_armed_ = true;
     }
 
+    void arm_readiness() {
+        io_uring_sqe* sqe = next_sqe();
+        if (sqe == nullptr) {
+            return; // retried by the next step
+        }
+        io_uring_prep_poll_multishot(sqe, readiness_->fd(), POLLIN);
+        io_uring_sqe_set_data64(sqe, readiness_tag);
+        readiness_armed_ = true;
+        // Events that came before the poll was armed raise no new wake-up of the set's fd.
+        (void)readiness_->dispatch();
+    }
+
     void run_thread(std::promise<void>& ready) {
         try {
             setup(false);
@@ -504,6 +528,9 @@ private:
         }
         if (!wake_armed_ && !stopping) {
             arm_wake();
+        }
+        if (!readiness_armed_ && readiness_ != nullptr && !stopping) {
+            arm_readiness();
         }
         if (stopping) {
             if (!cancels_sent_) {
@@ -621,6 +648,8 @@ private:
     bool enabled_ = false; // enabled and armed by the issuer (poller thread or reactor worker)
     bool error_logged_ = false;
     bool wake_armed_ = false;
+    bool readiness_armed_ = false;
+    readiness_set* readiness_ = nullptr;
     bool cancels_sent_ = false;
     bool finished_ = false;
     std::chrono::steady_clock::time_point stop_deadline_{};

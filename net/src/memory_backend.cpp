@@ -2,7 +2,9 @@
 // Nothing to watch: the writers schedule the parser contracts themselves. As a reactor the
 // backend's poll() finds nothing and an idle worker sleeps on an eventfd that wake() signals (a
 // contract scheduled while it sleeps, an earlier timer); in thread mode the poller thread only
-// drives the runtime's timers, sleeping on the same eventfd.
+// drives the runtime's timers, sleeping on the same eventfd. The runtime's readiness set (TCP
+// connections) is polled beside the eventfd by wait(), and by poll() once a socket is watched.
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -10,6 +12,7 @@
 #include <poll.h>
 
 #include <signet/core/cpu_affinity.hpp>
+#include <signet/net/detail/readiness_set.hpp>
 #include <signet/net/detail/timer_queue.hpp>
 #include <signet/net/unique_fd.hpp>
 
@@ -27,6 +30,7 @@ public:
 
     backend_kind kind() const noexcept override { return backend_kind::memory; }
     void attach(line_state& /*line*/) override {}
+    void watch(readiness_set& set) override { readiness_ = &set; }
     void start(int cpu, timer_queue& timers) override {
         thread_ = std::thread([this, &timers] { run(timers); });
         try {
@@ -45,13 +49,23 @@ public:
         }
     }
     bool supports_reactor(std::size_t /*workers*/) const noexcept override { return true; }
-    bool poll() override { return false; }
+    bool poll() override {
+        return readiness_ != nullptr && readiness_->in_use() && readiness_->dispatch();
+    }
 
     bool wait(std::chrono::nanoseconds timeout) override {
-        pollfd watched{.fd = wake_.get(), .events = POLLIN, .revents = 0};
+        std::array<pollfd, 2> watched{pollfd{.fd = wake_.get(), .events = POLLIN, .revents = 0},
+                                      pollfd{.fd = readiness_ != nullptr ? readiness_->fd() : -1,
+                                             .events = POLLIN,
+                                             .revents = 0}};
         auto const ms = std::chrono::ceil<std::chrono::milliseconds>(timeout).count();
-        if (::poll(&watched, 1, static_cast<int>(ms)) > 0) {
-            wake_.drain();
+        if (::poll(watched.data(), watched.size(), static_cast<int>(ms)) > 0) {
+            if (watched[0].revents != 0) {
+                wake_.drain();
+            }
+            if (watched[1].revents != 0) {
+                (void)readiness_->dispatch();
+            }
         }
         return false; // whatever woke us scheduled its contract already
     }
@@ -73,6 +87,7 @@ private:
     static constexpr std::chrono::milliseconds idle_sleep{100};
 
     event_fd wake_;
+    readiness_set* readiness_ = nullptr;
     std::thread thread_;
     std::atomic<bool> stop_requested_{false};
 };

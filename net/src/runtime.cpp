@@ -25,6 +25,7 @@ runtime::runtime(runtime_options options)
     : options_(std::move(options))
     , group_(options_.contract_capacity) {
     backend_ = make_receive_backend(options_.backend, group_, backend_reason_);
+    backend_->watch(readiness_);
     timers_ = std::make_unique<detail::timer_queue>(
         [](void* backend) { static_cast<receive_backend*>(backend)->wake(); }, backend_.get());
     SPDLOG_LOGGER_INFO(logger(), "signet runtime: backend {} ({})", to_string(backend_->kind()),
@@ -260,6 +261,15 @@ void runtime::stop() {
     // reading from the kernel while the workers drain the queues.
     stopping_.store(true, std::memory_order_release);
     workers_->stop(); // drains: parser contracts run until every queue is empty
+}
+
+std::unique_ptr<net::tcp_client> runtime::make_tcp_client(std::size_t feed,
+                                                          tcp_client_options options) {
+    if (started_) {
+        throw std::logic_error("runtime::make_tcp_client: create clients before start()");
+    }
+    return std::make_unique<net::tcp_client>(std::move(options), readiness_,
+                                             feeds_.at(feed)->parser);
 }
 
 net::timer runtime::parser_timer(std::size_t feed) {

@@ -12,6 +12,9 @@
 //              schedules the line's receive contract      (recvmmsg batches)
 //   memory     nothing: no sockets                        your writer thread (memory_line)
 //
+// Each backend also watches the runtime's readiness set (TCP connections: tcp_client) beside
+// its lines and dispatches it; see readiness_set.hpp for how.
+//
 // The poller never parses. Calls here are per setup or per batch, never per packet, so a virtual
 // interface costs nothing that matters; the per-packet loops are concrete code in each backend.
 
@@ -39,6 +42,7 @@ backend_kind parse_backend_kind(std::string_view text);
 
 namespace detail {
 struct line_state;
+class readiness_set;
 class timer_queue;
 } // namespace detail
 
@@ -48,6 +52,9 @@ public:
     [[nodiscard]] virtual backend_kind kind() const noexcept = 0;
     /// Setup, before start(): take charge of a line (may create its receive contract).
     virtual void attach(detail::line_state& line) = 0;
+    /// Setup, before start(): watch the runtime's other sockets too (readiness_set.hpp: TCP
+    /// connections), calling set.dispatch() whenever its descriptor is readable.
+    virtual void watch(detail::readiness_set& set) = 0;
     /// Starts the poller thread (pinned to `cpu` when >= 0): thread mode. The thread also
     /// drives `timers`: it calls fire_due() after each poll and sleeps at most until the
     /// earliest deadline (begin_sleep/sleep_bound/end_sleep around its wait). Throws

@@ -22,6 +22,9 @@
 // The socket, the queue and the parser know nothing of each other: contracts connect them.
 // A parser contract may read several lines (A/B): it takes packets in arrival order.
 //
+// TCP (tcp_client.hpp): make_tcp_client(feed) gives a client connection the feed's parser
+// contract drives (snapshots, logins); the backend watches its socket beside the lines.
+//
 // Timers (timer.hpp): parser_timer(feed) and create_timer(work) give deadlines that schedule a
 // contract; the reactor contract or the poller thread fires them (no thread of their own), and
 // a worker sleeping in the backend sleeps no longer than the earliest.
@@ -41,10 +44,12 @@
 #include <signet/core/worker_pool.hpp>
 #include <signet/net/detail/feed_state.hpp>
 #include <signet/net/detail/parser_contract.hpp>
+#include <signet/net/detail/readiness_set.hpp>
 #include <signet/net/detail/timer_queue.hpp>
 #include <signet/net/feed.hpp>
 #include <signet/net/memory_line.hpp>
 #include <signet/net/receive_backend.hpp>
+#include <signet/net/tcp_client.hpp>
 #include <signet/net/timer.hpp>
 
 namespace signet::net {
@@ -122,6 +127,11 @@ public:
     /// std::length_error without a free contract slot.
     template <work_callable Work>
     [[nodiscard]] net::timer create_timer(Work&& work);
+    /// Setup, before start(): a TCP client connection (tcp_client.hpp) whose readiness edges
+    /// run the feed's parser contract, which calls its service(). Destroy it after stop().
+    /// Throws std::invalid_argument on bad options.
+    [[nodiscard]] std::unique_ptr<net::tcp_client> make_tcp_client(std::size_t feed,
+                                                                   tcp_client_options options);
     /// The group the runtime runs: add your own contracts to it.
     blocking_work_contract_group& group() noexcept { return group_; }
 
@@ -135,6 +145,7 @@ private:
     runtime_options options_;
     blocking_work_contract_group group_;
     std::string backend_reason_;
+    detail::readiness_set readiness_; // before backend_: the backend watches it
     std::unique_ptr<receive_backend> backend_;
     std::vector<std::unique_ptr<detail::feed_state>> feeds_;
     std::unique_ptr<detail::timer_queue> timers_;
