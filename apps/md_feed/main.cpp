@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include <signet/publisher/glimpse_service.hpp>
 #include <signet/publisher/publisher.hpp>
 #include <signet/publisher/report.hpp>
 #include <signet/publisher/request_service.hpp>
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     md::itch_generator_options generation;
     net::udp_sender_options socket{.source_name = "--source", .interface_name = "--interface"};
     pub::request_service_options serving{.requests_per_second = 5000};
+    pub::glimpse_service_options snapshots;
     std::string to, to_b, source, drop = "both", replay, report_path, pcap, group;
     double heartbeat = 1, duration = 0, linger = 2, speed = 1;
     std::size_t store = 1'000'000;
@@ -103,8 +105,16 @@ int main(int argc, char** argv) {
                              "--serve-rerequests: requests/s per client (burst: one second's)");
     auto* answer_o = opt("--rerequest-max-messages", serving.max_messages_per_answer,
                          "--serve-rerequests: messages per answer at most (more are clamped)");
+    auto* glimpse_o = opt("--serve-glimpse", snapshots.port,
+                          "serve GLIMPSE 5.0 snapshots (SoupBinTCP) on this TCP port (any address "
+                          "of --to's family; 0 = a free port, printed on stderr)");
+    auto* glimpse_user_o = opt("--glimpse-username", snapshots.username,
+                               "--serve-glimpse: the login's username (default: any login)");
+    auto* glimpse_password_o =
+        opt("--glimpse-password", snapshots.password, "--serve-glimpse: the login's password");
     auto* linger_o = opt("--linger", linger,
-                         "--serve-rerequests: seconds of answering after sending ends (the tail)");
+                         "--serve-rerequests, --serve-glimpse: seconds of serving after sending "
+                         "ends (the tail)");
     rate_o->check(cli::number_in(0, 1e9, "messages/s"));
     drop_o->check(cli::parses(pub::parse_fault_line, "a, b or both"))->needs(to_b_o);
     pcap_o->type_name("FILE")->excludes(replay_o);
@@ -117,10 +127,20 @@ int main(int argc, char** argv) {
     store_o->default_str("1000000, --replay: the whole file");
     rate_limit_o->check(cli::number_in(0.001, 1e9, "requests/s"))->needs(serve_o);
     answer_o->check(CLI::Range(1U, 65535U))->needs(serve_o);
-    linger_o->check(cli::number_in(0, 3600, "s"))->needs(serve_o);
+    glimpse_o->check(CLI::Range(0, 65535))->type_name("PORT")->default_str("off");
+    glimpse_o->excludes(pcap_o); // a capture's messages are not generated here: no book
+    glimpse_user_o->needs(glimpse_o)->check(CLI::Validator(
+        [](std::string& v) { return v.size() <= 6 ? "" : "at most 6 characters"; }, "USER"));
+    glimpse_password_o->needs(glimpse_o)->check(CLI::Validator(
+        [](std::string& v) { return v.size() <= 10 ? "" : "at most 10 characters"; }, "PASS"));
+    linger_o->check(cli::number_in(0, 3600, "s"));
     linger_o->default_str("2 when serving, else 0");
     if (auto const code = cli::parse_command_line(cli, argc, argv, "md_feed", {to_o})) {
         return *code;
+    }
+    if (linger_o->count() > 0 && serve_o->count() == 0 && glimpse_o->count() == 0) {
+        std::fputs("md_feed: --linger requires --serve-rerequests or --serve-glimpse\n", stderr);
+        return 2;
     }
     net::udp_endpoint const a = *net::udp_endpoint::try_parse(to);
     auto const b = net::udp_endpoint::try_parse(to_b);
@@ -159,7 +179,23 @@ int main(int argc, char** argv) {
             service.emplace(serving);
             std::fputs(("md_feed: serving re-requests on " + service->describe() + "\n").c_str(),
                        stderr);
-            feed.on_packet = std::bind_front(&pub::request_service::record, &*service);
+        }
+        std::optional<pub::glimpse_service> glimpse;
+        if (glimpse_o->count() > 0) {
+            snapshots.family = a.family();
+            glimpse.emplace(snapshots);
+            std::fprintf(stderr, "md_feed: serving GLIMPSE snapshots on TCP port %u\n",
+                         static_cast<unsigned>(glimpse->port()));
+        }
+        if (service || glimpse) {
+            feed.on_packet = [&](std::span<std::byte const> packet) {
+                if (service) {
+                    service->record(packet);
+                }
+                if (glimpse) {
+                    glimpse->record(packet);
+                }
+            };
         }
         feed.faults.drop_line = *pub::parse_fault_line(drop);
         std::tie(feed.heartbeat, feed.duration) =
@@ -177,9 +213,16 @@ int main(int argc, char** argv) {
         if (capture) {
             report.add(*capture, pcap, result.error);
         }
-        if (service) {
-            service->linger(cli::seconds(linger), &interrupted); // serves the tail, then stops
-            report.add(*service);
+        if (service || glimpse) {
+            pub::wait_unless_interrupted(cli::seconds(linger), &interrupted); // the tail
+            if (service) {
+                service->stop();
+                report.add(*service);
+            }
+            if (glimpse) {
+                glimpse->stop();
+                report.add(*glimpse);
+            }
         }
         report.elapsed_s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

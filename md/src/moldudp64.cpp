@@ -30,6 +30,18 @@ bool moldudp64_blocks_fill(std::span<std::byte const> datagram, std::uint16_t co
     return offset == size;
 }
 
+std::optional<moldudp64_header>
+moldudp64_data_header(std::span<std::byte const> datagram) noexcept {
+    std::optional<moldudp64_header> header = moldudp64_peek_header(datagram);
+    if (!header || header->count == 0 || header->count == moldudp64_end_of_session_count ||
+        header->sequence == 0 ||
+        header->sequence > std::numeric_limits<std::uint64_t>::max() - header->count ||
+        !moldudp64_blocks_fill(datagram, header->count)) {
+        return std::nullopt;
+    }
+    return header;
+}
+
 moldudp64_session_id make_moldudp64_session_id(std::string_view session) noexcept {
     return make_alpha<moldudp64_session_size>(session).chars;
 }

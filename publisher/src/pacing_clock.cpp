@@ -31,4 +31,15 @@ pacing_clock& pacing_clock::steady() noexcept {
     return clock;
 }
 
+void wait_unless_interrupted(std::chrono::nanoseconds how_long,
+                             std::atomic<bool> const* interrupt) noexcept {
+    pacing_clock& clock = pacing_clock::steady();
+    auto const end = clock.now() + how_long;
+    // relaxed: a plain request flag (a signal handler's), nothing is published with it.
+    while (clock.now() < end &&
+           (interrupt == nullptr || !interrupt->load(std::memory_order_relaxed))) {
+        clock.sleep_until(end);
+    }
+}
+
 } // namespace signet::publisher

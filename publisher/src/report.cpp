@@ -85,6 +85,24 @@ nlohmann::ordered_json report::to_json() const {
             {"store_restarts", store.restarts},
         };
     }
+    if (glimpse) {
+        glimpse_counts const& g = glimpse->counts;
+        j["glimpse"] = {
+            {"port", glimpse->port},
+            {"connections", g.connections},
+            {"refused_connections", g.refused_connections},
+            {"logins", g.logins},
+            {"rejected_logins", g.rejected_logins},
+            {"snapshots_sent", g.snapshots_sent},
+            {"snapshot_messages", g.snapshot_messages},
+            {"orders_sent", g.orders_sent},
+            {"dropped_clients", g.dropped_clients},
+            {"applied_messages", g.applied_messages},
+            {"sequence_breaks", g.sequence_breaks},
+            {"handoff_lost_bytes", g.handoff_lost_bytes},
+            {"next_sequence", g.next_sequence},
+        };
+    }
     return j;
 }
 
@@ -100,6 +118,10 @@ void report::add(pcap_source const& source, std::string file, std::string error)
 void report::add(request_service const& service) {
     rerequests =
         requests{service.port(), service.session(), service.stats(), service.store_counts()};
+}
+
+void report::add(glimpse_service const& service) {
+    glimpse = snapshots{service.port(), service.counts()};
 }
 
 std::string report::text() const {
@@ -128,6 +150,12 @@ std::string report::summary(std::string_view program) const {
                " answered (" + n(r.messages_resent) + " messages in " + n(r.packets_resent) +
                " packets), " + n(r.requests - r.answered) + " ignored\n";
     }
+    if (glimpse) {
+        glimpse_counts const& g = glimpse->counts;
+        out += p + ": GLIMPSE snapshots: " + n(g.snapshots_sent) + " sent (" + n(g.orders_sent) +
+               " orders), " + n(g.logins) + " logins, " + n(g.rejected_logins) + " rejected, " +
+               n(g.dropped_clients) + " clients dropped\n";
+    }
     return out;
 }
 
@@ -137,6 +165,7 @@ std::vector<std::string> report::field_names(std::string_view object) {
     full.replay_truncated = false;
     full.pcap.emplace();
     full.rerequests.emplace();
+    full.glimpse.emplace();
     json const j = full.to_json();
     if (!object.empty() && !j.contains(object)) {
         throw std::out_of_range("report: no object \"" + std::string(object) + "\"");

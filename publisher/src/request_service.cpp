@@ -76,16 +76,6 @@ std::size_t handoff_size(request_service_options const& o) {
     return std::min(max_default_handoff, std::min(o.store.bytes, max_default_handoff) + framing);
 }
 
-// True if `datagram` is a MoldUDP64 data packet whose blocks exactly fill it.
-bool well_formed_data(std::span<std::byte const> datagram, md::moldudp64_header const& header) {
-    if (header.count == 0 || header.count == md::moldudp64_end_of_session_count ||
-        header.sequence == 0 ||
-        header.sequence > std::numeric_limits<std::uint64_t>::max() - header.count) {
-        return false;
-    }
-    return md::moldudp64_blocks_fill(datagram, header.count);
-}
-
 } // namespace
 
 store_size store_for_messages(std::size_t messages) noexcept {
@@ -135,13 +125,7 @@ void request_service::stop() noexcept {
 
 void request_service::linger(std::chrono::nanoseconds how_long,
                              std::atomic<bool> const* interrupt) noexcept {
-    pacing_clock& clock = pacing_clock::steady();
-    auto const end = clock.now() + how_long;
-    // relaxed: a plain request flag (a signal handler's), nothing is published with it.
-    while (clock.now() < end &&
-           (interrupt == nullptr || !interrupt->load(std::memory_order_relaxed))) {
-        clock.sleep_until(end);
-    }
+    wait_unless_interrupted(how_long, interrupt);
     stop();
 }
 
@@ -181,8 +165,8 @@ void request_service::drain() noexcept {
 }
 
 void request_service::store_datagram(std::span<std::byte const> datagram) noexcept {
-    std::optional<md::moldudp64_header> const header = md::moldudp64_peek_header(datagram);
-    if (!header || !well_formed_data(datagram, *header)) {
+    std::optional<md::moldudp64_header> const header = md::moldudp64_data_header(datagram);
+    if (!header) {
         return;
     }
     if (!session_known_) {
@@ -191,15 +175,10 @@ void request_service::store_datagram(std::span<std::byte const> datagram) noexce
     } else if (header->session != server_.session()) {
         return;
     }
-    std::size_t offset = md::moldudp64_header_size;
-    for (std::uint32_t i = 0; i < header->count; ++i) {
-        std::size_t const length = md::load_be16(datagram.data() + offset);
-        std::span<std::byte const> const message = datagram.subspan(offset + 2, length);
-        offset += 2 + length;
-        std::uint64_t const sequence = header->sequence + i;
+    md::for_each_moldudp64_message(datagram, *header, [&](std::uint64_t sequence, auto message) {
         if (!store_.empty()) {
             if (sequence < store_.next_sequence()) {
-                continue; // stored already (a duplicate, or a line's copy)
+                return; // stored already (a duplicate, or a line's copy)
             }
             if (sequence > store_.next_sequence()) {
                 ++counts_.restarts; // the store holds consecutive sequences only
@@ -209,7 +188,7 @@ void request_service::store_datagram(std::span<std::byte const> datagram) noexce
         if (store_.append(sequence, message)) {
             ++counts_.stored;
         }
-    }
+    });
 }
 
 void request_service::answer() noexcept {

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <sched.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 
 #include <signet/md/moldudp64.hpp>
 #include <signet/md/moldudp64_recovery.hpp>
+#include <signet/md/soupbintcp.hpp>
 #include <signet/receiver/config.hpp>
 
 namespace signet::receiver {
@@ -177,7 +179,11 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
                          "rerequest_max_messages",
                          "rerequest_max_in_flight",
                          "rerequest_tries",
-                         "recovery_buffer"});
+                         "recovery_buffer",
+                         "snapshot",
+                         "snapshot_username",
+                         "snapshot_password",
+                         "snapshot_buffer_messages"});
     feed_config f;
     f.name = get_string(file, t, "name");
     if (f.name.empty()) {
@@ -254,8 +260,34 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
     f.rerequest_tries =
         static_cast<unsigned>(get_size(file, t, "rerequest_tries", f.rerequest_tries, 1, 100));
     f.recovery_buffer = get_size(file, t, "recovery_buffer", f.recovery_buffer, 16, 65'536);
+    f.snapshot = get_endpoint(file, t, "snapshot", false);
+    if (f.snapshot &&
+        (f.snapshot->is_any() || f.snapshot->port() == 0 || f.snapshot->is_multicast())) {
+        fail(file, *t.get("snapshot"), "snapshot",
+             "expected the GLIMPSE snapshot server's unicast \"ip:port\"");
+    }
+    f.snapshot_username = get_string(file, t, "snapshot_username");
+    f.snapshot_password = get_string(file, t, "snapshot_password");
+    for (auto [key, value, limit] :
+         {std::tuple{"snapshot_username", &f.snapshot_username, md::soupbintcp::username_length},
+          std::tuple{"snapshot_password", &f.snapshot_password, md::soupbintcp::password_length}}) {
+        if (value->size() > limit || !std::all_of(value->begin(), value->end(),
+                                                  [](char c) { return c > 0x20 && c <= 0x7e; })) {
+            fail(file, *t.get(key), key,
+                 "expected at most " + std::to_string(limit) +
+                     " printable ASCII characters without spaces (SoupBinTCP login)");
+        }
+        if (!value->empty() && !f.snapshot) {
+            fail(file, *t.get(key), key, "needs snapshot = \"ip:port\"");
+        }
+    }
+    f.snapshot_buffer_messages = get_size(file, t, "snapshot_buffer_messages",
+                                          f.snapshot_buffer_messages, 1024, std::size_t{1} << 26);
+    if (f.snapshot && f.parser != parser_kind::itch50) {
+        fail(file, *t.get("snapshot"), "snapshot", "needs parser \"itch50\" (it loads books)");
+    }
     if (f.protocol != protocol_kind::moldudp64) {
-        for (char const* key : {"session", "max_sequence_jump", "rerequest"}) {
+        for (char const* key : {"session", "max_sequence_jump", "rerequest", "snapshot"}) {
             if (t.get(key) != nullptr) {
                 fail(file, *t.get(key), key, "applies to protocol \"moldudp64\" only");
             }

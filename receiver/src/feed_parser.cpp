@@ -16,7 +16,16 @@ feed_parser::feed_parser(feed_config const& config)
     if (config.protocol != protocol_kind::moldudp64) {
         return;
     }
-    if (config.parser == parser_kind::itch50) {
+    if (config.snapshot) {
+        // Late join: the session adopts the first packet's sequence, the book comes from a
+        // snapshot (attach_snapshot) and the live messages wait in the sync's buffer until then.
+        session_.emplace(session_options());
+        sync_.emplace(md::snapshot_sync_options{.book = {.max_orders = config.max_orders},
+                                                .buffer_messages = config.snapshot_buffer_messages,
+                                                .buffer_bytes = config.snapshot_buffer_messages *
+                                                                md::itch50::max_message_length});
+        sync_->start_buffering();
+    } else if (config.parser == parser_kind::itch50) {
         // Pipelined: service() flushes before anything reads the book or the stats.
         itch_.emplace(md::itch_feed_handler_options{.session = session_options(),
                                                     .book = {.max_orders = config.max_orders},
@@ -59,6 +68,18 @@ void feed_parser::attach_recorder(md::binary_file_writer& writer) {
     recorder_ = &writer;
 }
 
+void feed_parser::attach_snapshot(std::unique_ptr<net::tcp_client> connection, net::timer timer) {
+    if (!sync_) {
+        throw std::logic_error("feed_parser::attach_snapshot: the feed has no snapshot server");
+    }
+    snapshot_ = std::make_unique<snapshot_client>(
+        snapshot_client_options{.username = config_.snapshot_username,
+                                .password = config_.snapshot_password,
+                                .name = "feed " + config_.name + " snapshot"},
+        std::move(connection), timer, *sync_);
+    snapshot_->request(snapshot_client::clock::now()); // the feed starts unsynchronized
+}
+
 bool feed_parser::send_request(std::uint64_t first, std::uint16_t count) noexcept {
     std::string_view const session = itch_ ? itch_->session().session() : session_->session();
     if (request_socket_ == nullptr || session.size() != md::moldudp64_session_size) {
@@ -96,13 +117,29 @@ std::uint64_t feed_parser::next_sequence() const noexcept {
 }
 
 md::moldudp64_session_options feed_parser::session_options() const noexcept {
-    return {.first_sequence = 1,
+    return {.first_sequence = config_.snapshot ? md::moldudp64_session::late_join : 1,
             .max_sequence_jump = config_.max_sequence_jump,
             .session = config_.session};
 }
 
 void feed_parser::deliver(std::span<std::byte const> datagram) {
-    if (recorder_ != nullptr) {
+    if (sync_) {
+        session_->on_packet(datagram, [this](std::uint64_t sequence, auto message) {
+            if (recorder_ != nullptr) {
+                recorder_->append(message);
+                if (record_since_ == 0) {
+                    record_since_ = now_;
+                }
+            }
+            sync_->on_live(sequence, message);
+        });
+        if (std::uint64_t const gaps = session_->stats().gaps; gaps != snapshot_gaps_) {
+            snapshot_gaps_ = gaps; // a gap declared lost: the book is wrong until a snapshot
+            if (snapshot_) {
+                snapshot_->request(snapshot_client::clock::now());
+            }
+        }
+    } else if (recorder_ != nullptr) {
         auto const record = [this](std::uint64_t, std::span<std::byte const> message) {
             recorder_->append(message);
             if (record_since_ == 0) {
@@ -155,6 +192,9 @@ void feed_parser::service() {
     service_recovery();
     if (itch_) {
         itch_->flush(); // the messages the pipeline holds: the book is complete from here on
+    }
+    if (snapshot_) {
+        snapshot_->service(snapshot_client::clock::now()); // at most one chunk of a snapshot
     }
     if (recorder_ != nullptr && record_since_ != 0 && now_ >= record_since_ + record_flush_ns) {
         recorder_->flush();
@@ -222,11 +262,12 @@ void feed_parser::arm_timer() noexcept {
 }
 
 bool feed_parser::publish_books() {
-    if (!itch_) {
+    md::order_book const* const current = book();
+    if (current == nullptr) {
         return true;
     }
     books_scratch_.clear();
-    itch_->book().for_each_stock([&](md::stock_view const& stock) {
+    current->for_each_stock([&](md::stock_view const& stock) {
         if (stock.orders == 0) {
             return;
         }
@@ -274,7 +315,8 @@ void feed_parser::finish() {
 void feed_parser::publish() noexcept {
     // relaxed stores: single writer; readers take a snapshot.
     auto const s = session_stats();
-    std::uint64_t const book_full = itch_ ? itch_->itch_stats().book_full_drops : 0;
+    md::itch50_stats const* const itch = itch_stats();
+    std::uint64_t const book_full = itch != nullptr ? itch->book_full_drops : 0;
     if (book_full != 0 && !book_full_logged_) {
         book_full_logged_ = true; // once per feed: never per packet
         try {
@@ -351,10 +393,16 @@ md::moldudp64_stats feed_parser::session_stats() const noexcept {
 }
 
 md::itch50_stats const* feed_parser::itch_stats() const noexcept {
+    if (sync_) {
+        return &sync_->parser().stats();
+    }
     return itch_ ? &itch_->itch_stats() : nullptr;
 }
 
 md::order_book const* feed_parser::book() const noexcept {
+    if (sync_) {
+        return &sync_->parser().book();
+    }
     return itch_ ? &itch_->book() : nullptr;
 }
 

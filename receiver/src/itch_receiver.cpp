@@ -106,6 +106,12 @@ void itch_receiver::add_feed(feed_config const& config) {
                                       static_cast<std::uint16_t>(request));
     }
     f.parser->set_timer(runtime_->parser_timer(f.id));
+    if (config.snapshot) {
+        f.parser->attach_snapshot(
+            runtime_->make_tcp_client(
+                f.id, {.peer = *config.snapshot, .name = "feed " + config.name + " snapshot"}),
+            runtime_->parser_timer(f.id));
+    }
     f.parser->set_book_interval(
         static_cast<std::uint64_t>(config_.stats_interval_s * 1e9)); // bounded by the config
     log_feed_lines(config, f.id);
@@ -132,6 +138,9 @@ void itch_receiver::log_feed_lines(feed_config const& config, std::size_t id) co
     }
     if (config.rerequest) {
         text += "; re-requests to " + config.rerequest->to_string();
+    }
+    if (config.snapshot) {
+        text += "; GLIMPSE snapshots from " + config.snapshot->to_string() + " (late join)";
     }
     SPDLOG_LOGGER_INFO(net::logger(), "feed {}: {}", config.name, text);
     for (std::size_t i = 0; i < lines; ++i) {

@@ -32,6 +32,13 @@ void add_counter(MetricFamily& f, std::vector<ClientMetric::Label> labels, doubl
     f.metric.push_back(std::move(m));
 }
 
+void add_gauge(MetricFamily& f, std::vector<ClientMetric::Label> labels, double value) {
+    ClientMetric m;
+    m.label = std::move(labels);
+    m.gauge.value = value;
+    f.metric.push_back(std::move(m));
+}
+
 /// Takes `histogram`'s snapshot here, one at a time: a snapshot is 15 KiB and the exposer's
 /// threads have small stacks (several snapshots live at once in one frame overflowed it).
 [[gnu::noinline]] void add_histogram(MetricFamily& f, std::vector<ClientMetric::Label> labels,
@@ -91,6 +98,26 @@ public:
                                 "Messages recovered by re-requests", MetricType::Counter);
         auto lost = family("signet_feed_lost_messages_total",
                            "Messages of gaps whose recovery was given up", MetricType::Counter);
+        // Per feed with a snapshot server (late join).
+        auto snapshots =
+            family("signet_feed_snapshots_total",
+                   "GLIMPSE snapshots applied (the feed synchronized)", MetricType::Counter);
+        auto snapshot_orders = family("signet_feed_snapshot_orders_loaded_total",
+                                      "Orders loaded from applied snapshots", MetricType::Counter);
+        auto snapshot_buffered = family(
+            "signet_feed_snapshot_buffered_messages_total",
+            "Live messages buffered while the feed was not synchronized", MetricType::Counter);
+        auto snapshot_failures = family("signet_feed_snapshot_failures_total",
+                                        "Snapshot attempts that failed (connect, disconnect, "
+                                        "rejected login, protocol, too old)",
+                                        MetricType::Counter);
+        auto snapshot_synchronized =
+            family("signet_feed_snapshot_synchronized",
+                   "1 when the book is synchronized, 0 while buffering or loading a snapshot",
+                   MetricType::Gauge);
+        auto snapshot_sync_seconds = family(
+            "signet_feed_snapshot_last_sync_seconds",
+            "Time from needing a snapshot to synchronized, the last time", MetricType::Gauge);
         auto latency =
             family("signet_feed_latency_seconds", "Kernel receive timestamp to the end of parsing",
                    MetricType::Histogram);
@@ -121,6 +148,17 @@ public:
             add_counter(ignored, labels, static_cast<double>(live.ignored_packets));
             add_counter(recovered, labels, static_cast<double>(live.recovered_messages));
             add_counter(lost, labels, static_cast<double>(live.lost_messages));
+            if (auto const* client = f.parser->snapshot()) {
+                snapshot_live const sl = client->live();
+                add_counter(snapshots, labels, static_cast<double>(sl.completed));
+                add_counter(snapshot_orders, labels, static_cast<double>(sl.orders_loaded));
+                add_counter(snapshot_buffered, labels, static_cast<double>(sl.buffered_messages));
+                add_counter(snapshot_failures, labels, static_cast<double>(sl.failures));
+                add_gauge(snapshot_synchronized, labels,
+                          sl.phase == snapshot_phase::live ? 1.0 : 0.0);
+                add_gauge(snapshot_sync_seconds, labels,
+                          static_cast<double>(sl.last_sync_us) / 1e6);
+            }
             add_histogram(latency, labels, f.parser->stages().total());
             auto const& st = f.parser->stages();
             add_histogram(stages, {{"feed", name}, {"stage", "receive"}}, st.receive());
@@ -129,9 +167,27 @@ public:
             add_histogram(stages, {{"feed", name}, {"stage", "sequence"}},
                           f.parser->sequence_latency());
         }
-        return {packets,  bytes,     queue_drops, kernel_drops, truncated,
-                messages, gaps,      missing,     duplicates,   malformed,
-                ignored,  recovered, lost,        latency,      stages};
+        return {packets,
+                bytes,
+                queue_drops,
+                kernel_drops,
+                truncated,
+                messages,
+                gaps,
+                missing,
+                duplicates,
+                malformed,
+                ignored,
+                recovered,
+                lost,
+                snapshots,
+                snapshot_orders,
+                snapshot_buffered,
+                snapshot_failures,
+                snapshot_synchronized,
+                snapshot_sync_seconds,
+                latency,
+                stages};
     }
 
 private:

@@ -117,6 +117,15 @@ void reporter::log_stats(std::size_t i, double seconds) {
                            live.recovering ? "recovering" : "synchronized", live.recovered_messages,
                            live.lost_messages);
     }
+    if (auto const* client = parser.snapshot()) {
+        snapshot_live const sl = client->live();
+        SPDLOG_LOGGER_INFO(net::logger(),
+                           "snapshot {} | {}: {} loaded ({} orders), {} msgs buffered, {} "
+                           "failures, last synchronized in {:.1f} ms",
+                           name, to_string(sl.phase), sl.completed, sl.orders_loaded,
+                           sl.buffered_messages, sl.failures,
+                           static_cast<double>(sl.last_sync_us) / 1e3);
+    }
     f.last = live;
 }
 
@@ -131,6 +140,15 @@ void reporter::draw_top(double seconds) {
         auto const live = parser.live();
         auto const net_stats = receiver_.net_stats(i);
         auto const& config = parser.config();
+        std::string state = !config.rerequest ? ""
+                            : live.recovering ? "RECOVERING"
+                                              : "synchronized";
+        if (auto const* client = parser.snapshot()) {
+            snapshot_live const sl = client->live();
+            state += std::string(state.empty() ? "" : "  ") + "snapshot " + to_string(sl.phase) +
+                     " (" + std::to_string(sl.completed) + " loaded, " +
+                     std::to_string(sl.failures) + " failures)";
+        }
         std::snprintf(line, sizeof(line),
                       "feed %-12s %9.0f pkts/s %10.0f msgs/s  gaps %llu (missing %llu)  ignored "
                       "%llu  drops %llu+%llu  %s\n",
@@ -141,10 +159,7 @@ void reporter::draw_top(double seconds) {
                       static_cast<unsigned long long>(live.missing_messages),
                       static_cast<unsigned long long>(live.ignored_packets),
                       static_cast<unsigned long long>(net_stats.dropped),
-                      static_cast<unsigned long long>(net_stats.kernel_drops),
-                      !config.rerequest ? ""
-                      : live.recovering ? "RECOVERING"
-                                        : "synchronized");
+                      static_cast<unsigned long long>(net_stats.kernel_drops), state.c_str());
         screen += line;
         auto const& stages = parser.stages();
         screen += "  latency p50/p99 µs: receive " +

@@ -163,6 +163,11 @@ std::vector<feed_field> const& feed_fields() {
              }
              return books;
          }},
+        {{"live_orders", "orders live in the book (all stocks)"},
+         [](feed_view const& f) -> json {
+             auto const* book = f.parser.book();
+             return book != nullptr ? json(book->size()) : json(nullptr);
+         }},
         {{"unknown_order_refs", "executes, cancels, deletes, replaces of orders never added (a "
                                 "gap lost the add): 0 means the books are complete"},
          [](feed_view const& f) {
@@ -214,6 +219,36 @@ std::vector<feed_field> const& feed_fields() {
                       {{"p50", took.percentile(0.50)},
                        {"p99", took.percentile(0.99)},
                        {"max", took.max}}}};
+         }},
+        {{"snapshot", "with snapshot (late join): state, requests, attempts, completed, "
+                      "orders_loaded, snapshot_messages, buffered_messages, replayed_messages, "
+                      "buffer_evictions, buffer_restarts, connect_failures, disconnects, "
+                      "login_rejected, protocol_failures, too_old, aborted, last_sync_ms, "
+                      "total_sync_ms"},
+         [](feed_view const& f) -> json {
+             auto const* client = f.parser.snapshot();
+             if (client == nullptr) {
+                 return nullptr;
+             }
+             snapshot_counters const c = client->counters();
+             return {{"state", to_string(client->phase())},
+                     {"requests", c.requests},
+                     {"attempts", c.attempts},
+                     {"completed", c.completed},
+                     {"orders_loaded", c.orders_loaded},
+                     {"snapshot_messages", c.snapshot_messages},
+                     {"buffered_messages", c.buffered_messages},
+                     {"replayed_messages", c.replayed_messages},
+                     {"buffer_evictions", c.buffer_evictions},
+                     {"buffer_restarts", c.buffer_restarts},
+                     {"connect_failures", c.connect_failures},
+                     {"disconnects", c.disconnects},
+                     {"login_rejected", c.login_rejected},
+                     {"protocol_failures", c.protocol_failures},
+                     {"too_old", c.too_old},
+                     {"aborted", c.aborted},
+                     {"last_sync_ms", static_cast<double>(c.last_sync_us) / 1e3},
+                     {"total_sync_ms", static_cast<double>(c.total_sync_us) / 1e3}};
          }},
         {{"record", "with --record: path, messages, bytes, drops, write_errors"},
          [](feed_view const& f) -> json {
@@ -321,6 +356,26 @@ std::string summary_text(itch_receiver const& receiver, std::size_t books) {
                           static_cast<unsigned long long>(r->gaps_lost),
                           static_cast<unsigned long long>(r->lost_messages),
                           static_cast<unsigned long long>(r->rerequests_sent));
+            out += line;
+        }
+        if (auto const* client = f.parser.snapshot()) {
+            snapshot_counters const c = client->counters();
+            std::snprintf(line, sizeof(line),
+                          "    snapshot: %s, %llu loaded (%llu orders, %llu buffered messages "
+                          "replayed), last in %.1f ms; %llu failures (%llu connect, %llu "
+                          "disconnects, %llu rejected, %llu protocol, %llu too old)\n",
+                          to_string(client->phase()), static_cast<unsigned long long>(c.completed),
+                          static_cast<unsigned long long>(c.orders_loaded),
+                          static_cast<unsigned long long>(c.replayed_messages),
+                          static_cast<double>(c.last_sync_us) / 1e3,
+                          static_cast<unsigned long long>(c.connect_failures + c.disconnects +
+                                                          c.login_rejected + c.protocol_failures +
+                                                          c.too_old),
+                          static_cast<unsigned long long>(c.connect_failures),
+                          static_cast<unsigned long long>(c.disconnects),
+                          static_cast<unsigned long long>(c.login_rejected),
+                          static_cast<unsigned long long>(c.protocol_failures),
+                          static_cast<unsigned long long>(c.too_old));
             out += line;
         }
         if (f.itch != nullptr) {

@@ -9,6 +9,7 @@ import argparse
 import errno
 import json
 import os
+import random
 import re
 import select
 import shutil
@@ -470,6 +471,133 @@ def case_rerequests_recover_every_gap(args, workdir, backend):
     run_feed(args.feed, "--to", f"127.0.0.1:{port2}", *stream)
     summary2, _ = reference.stop()
     expect_equal("books (recovered vs loss-free)", feed["books"], summary2["feeds"][0]["books"])
+
+
+def start_feed(binary, *args):
+    """md_feed in the background; finish_feed() waits for it and returns its report."""
+    return subprocess.Popen([binary, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def finish_feed(process, timeout=120):
+    out, err = process.communicate(timeout=timeout)
+    if process.returncode != 0:
+        raise AssertionError(f"md_feed exit {process.returncode}: {err}")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def late_join_config(port, snapshot_port, extra=""):
+    return single_feed_config(port, f'snapshot = "127.0.0.1:{snapshot_port}"\n{extra}')
+
+
+def expect_same_books(late, reference, what):
+    """The late joiner's book equals the reference's: every stock's top and order count, the
+    live orders, and where the session ends."""
+    expect_equal(f"{what}: books", late["books"], reference["books"])
+    expect_equal(f"{what}: live_orders", late["live_orders"], reference["live_orders"])
+    expect_equal(f"{what}: next_sequence", late["next_sequence"], reference["next_sequence"])
+    snapshot = late["snapshot"]
+    expect_equal(f"{what}: snapshot state", snapshot["state"], "live")
+    assert snapshot["completed"] >= 1 and snapshot["orders_loaded"] > 0, snapshot
+    assert late["unknown_order_refs"] == 0, late["unknown_order_refs"]
+
+
+def late_join_run(args, workdir, backend, join_at, count=200000, rate="100000", faults=(),
+                  restart=False):
+    """One stream (8 messages a packet) to two receivers: the reference on line A from the
+    start, the late joiner on line B (with a GLIMPSE snapshot server) started once the
+    reference has received `join_at` packets — and, with restart, killed (SIGKILL) once it has
+    synchronized and the stream went on for 3000 packets more, then started again. Returns
+    both feeds' summaries, the report and the late joiner."""
+    port_a, port_b, glimpse = free_port(), free_port(), free_port()
+    os.makedirs(os.path.join(workdir, "ref"))
+    os.makedirs(os.path.join(workdir, "late"))
+    reference = Receiver(args.receiver, single_feed_config(port_a), os.path.join(workdir, "ref"),
+                         backend)
+    feed = start_feed(args.feed, "--to", f"127.0.0.1:{port_a}", "--to-b", f"127.0.0.1:{port_b}",
+                      "--count", str(count), "--rate", rate, "--batch", "8", "--seed", "5",
+                      "--serve-glimpse", str(glimpse), "--linger", "2", *faults)
+    config = late_join_config(port_b, glimpse)
+    reference.wait_total_packets(join_at)
+    late = Receiver(args.receiver, config, os.path.join(workdir, "late"), backend)
+    if restart:
+        wait_until(lambda: late.find("synchronized from a snapshot"), 30, "the first snapshot")
+        reference.wait_total_packets(join_at + 3000)
+        late.process.kill()  # a crash: nothing is flushed, no summary
+        late.process.wait(timeout=30)
+        late = Receiver(args.receiver, config, os.path.join(workdir, "late"), backend)
+    sent = finish_feed(feed)
+    summary_ref, _ = reference.stop()
+    summary_late, _ = late.stop()
+    return summary_ref["feeds"][0], summary_late["feeds"][0], sent, late
+
+
+def case_late_join_builds_the_books_of_a_full_run(args, workdir, backend):
+    """A receiver started mid-stream loads a GLIMPSE snapshot, replays what it buffered meanwhile
+    and ends with the books of a receiver that ran from the start."""
+    join_at = random.randrange(2000, 16000)
+    ref, late, sent, log = late_join_run(args, workdir, backend, join_at)
+    expect_same_books(late, ref, f"joined at packet {join_at}")
+    assert late["messages"] < ref["messages"], (late["messages"], ref["messages"])
+    assert log.find("synchronized from a snapshot"), log.lines[-5:]
+    glimpse = sent["glimpse"]
+    assert glimpse["snapshots_sent"] >= 1 and glimpse["sequence_breaks"] == 0, glimpse
+
+
+def case_late_join_at_five_points(args, workdir, backend):
+    """Five random join points of one stream size: each late joiner ends with the full books."""
+    for i, join_at in enumerate(sorted(random.sample(range(1000, 18000), 5))):
+        run_dir = os.path.join(workdir, f"run{i}")
+        os.makedirs(run_dir)
+        ref, late, _, _ = late_join_run(args, run_dir, backend, join_at)
+        expect_same_books(late, ref, f"point {i}: joined at packet {join_at}")
+
+
+def case_killed_receiver_restarts_into_the_full_books(args, workdir, backend):
+    """A late joiner killed mid-stream and started again synchronizes again from a snapshot."""
+    ref, late, _, _ = late_join_run(args, workdir, backend, 3000, restart=True)
+    expect_same_books(late, ref, "after kill and restart")
+
+
+def case_lost_gap_without_rerequests_loads_a_new_snapshot(args, workdir, backend):
+    """Line B loses packets and there is no re-request server: each gap the late joiner declares
+    lost brings a new snapshot, and its books still equal the loss-free line's."""
+    ref, late, sent, _ = late_join_run(args, workdir, backend, 2000,
+                                       faults=("--drop-every", "4000", "--drop-line", "b"))
+    assert sent["dropped_one_line_packets"] > 0, sent
+    assert late["gaps"] >= 1, late["gaps"]
+    expect_same_books(late, ref, "after lost gaps")
+    assert late["snapshot"]["requests"] >= 2, late["snapshot"]
+    expect_equal("reference gaps", ref["gaps"], 0)
+
+
+def case_snapshot_server_down_or_refusing_is_counted(args, workdir, backend):
+    """No snapshot server: the feed keeps buffering, counts the refused connects with backoff
+    and says so in one clear line per attempt; a wrong password is one clear error."""
+    port = free_port()
+    dead = free_port()  # nothing listens here
+    receiver = Receiver(args.receiver, late_join_config(port, dead), workdir, backend)
+    wait_until(lambda: len(receiver.find("connect failed")) >= 3, 20, "three refused connects")
+    summary, _ = receiver.terminate()
+    snapshot = receiver.read_summary()["feeds"][0]["snapshot"]
+    assert snapshot["connect_failures"] >= 3 and snapshot["completed"] == 0, snapshot
+    expect_equal("state", snapshot["state"], "buffering")
+    # A server that rejects the login.
+    glimpse, port2 = free_port(), free_port()
+    feed = start_feed(args.feed, "--to", f"127.0.0.1:{port2}", "--count", "2000", "--rate",
+                      "2000", "--serve-glimpse", str(glimpse), "--glimpse-username", "alice",
+                      "--glimpse-password", "right", "--linger", "1")
+    os.makedirs(os.path.join(workdir, "rejected"))
+    keys = 'snapshot_username = "alice"\nsnapshot_password = "wrong"'
+    rejected = Receiver(args.receiver, late_join_config(port2, glimpse, keys),
+                        os.path.join(workdir, "rejected"), backend)
+    wait_until(lambda: rejected.find("rejected the login"), 20, "the rejected-login error")
+    sent = finish_feed(feed)
+    rejected.terminate()
+    snapshot = rejected.read_summary()["feeds"][0]["snapshot"]
+    expect_equal("login_rejected", snapshot["login_rejected"], 1)
+    expect_equal("state", snapshot["state"], "rejected")
+    assert sent["glimpse"]["rejected_logins"] >= 1, sent["glimpse"]
 
 
 def case_hostile_answers_never_corrupt_the_session(args, workdir, backend):
@@ -1000,6 +1128,12 @@ def main():
              case_forged_packets_do_not_blind_the_feed, case_rerequests_recover_every_gap,
              case_malformed_datagrams_are_counted]
     runs = [(case, backend) for backend in args.backends.split(",") for case in cases]
+    for backend in args.backends.split(","):
+        runs.append((case_late_join_builds_the_books_of_a_full_run, backend))
+    runs.append((case_late_join_at_five_points, "auto"))
+    runs.append((case_killed_receiver_restarts_into_the_full_books, "auto"))
+    runs.append((case_lost_gap_without_rerequests_loads_a_new_snapshot, "auto"))
+    runs.append((case_snapshot_server_down_or_refusing_is_counted, "auto"))
     runs.append((case_bad_config_exits_2_naming_the_key, "auto"))
     runs.append((case_replay_binary_file, "auto"))
     runs.append((case_top_redraws_a_live_view_on_a_terminal, "auto"))

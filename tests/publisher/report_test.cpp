@@ -60,15 +60,30 @@ std::vector<std::string> const rerequests = {"port",
                                              "stored_messages",
                                              "store_evictions",
                                              "store_restarts"};
+std::vector<std::string> const glimpse = {"port",
+                                          "connections",
+                                          "refused_connections",
+                                          "logins",
+                                          "rejected_logins",
+                                          "snapshots_sent",
+                                          "snapshot_messages",
+                                          "orders_sent",
+                                          "dropped_clients",
+                                          "applied_messages",
+                                          "sequence_breaks",
+                                          "handoff_lost_bytes",
+                                          "next_sequence"};
 
 TEST(Report, FieldNamesAndOrderAreTheContract) {
     std::vector<std::string> all = top;
     all.insert(all.end(), replay.begin(), replay.end());
     all.push_back("pcap");
     all.push_back("rerequests");
+    all.push_back("glimpse");
     EXPECT_EQ(pub::report::field_names(), all);
     EXPECT_EQ(pub::report::field_names("pcap"), pcap);
     EXPECT_EQ(pub::report::field_names("rerequests"), rerequests);
+    EXPECT_EQ(pub::report::field_names("glimpse"), glimpse);
     EXPECT_THROW((void)pub::report::field_names("nothing"), std::out_of_range);
 }
 
@@ -83,6 +98,9 @@ TEST(Report, OptionalPartsOnlyWithTheirSources) {
     r.rerequests.emplace();
     std::vector<std::string> with_requests = top;
     with_requests.push_back("rerequests");
+    EXPECT_EQ(keys(r.to_json()), with_requests);
+    r.glimpse.emplace();
+    with_requests.push_back("glimpse");
     EXPECT_EQ(keys(r.to_json()), with_requests);
 }
 

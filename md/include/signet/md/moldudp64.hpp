@@ -85,6 +85,22 @@ moldudp64_peek_header(std::span<std::byte const> datagram) noexcept;
 /// after its header: the block check of on_packet's step 1.
 [[nodiscard]] bool moldudp64_blocks_fill(std::span<std::byte const> datagram,
                                          std::uint16_t count) noexcept;
+/// The header of a well-formed data packet — messages (not a heartbeat or end of session), a
+/// sequence that is not 0 and does not wrap, blocks that exactly fill it — else nullopt. For
+/// services that store or apply what a publisher sent, outside a session.
+[[nodiscard]] std::optional<moldudp64_header>
+moldudp64_data_header(std::span<std::byte const> datagram) noexcept;
+/// Calls f(sequence, message) for each message of a packet moldudp64_data_header() accepted.
+template <typename F>
+void for_each_moldudp64_message(std::span<std::byte const> datagram, moldudp64_header const& header,
+                                F&& f) {
+    std::size_t offset = moldudp64_header_size;
+    for (std::uint32_t i = 0; i < header.count; ++i) {
+        std::size_t const length = load_be16(datagram.data() + offset);
+        f(header.sequence + i, datagram.subspan(offset + 2, length));
+        offset += 2 + length;
+    }
+}
 
 /// Session counters. A plain struct: the owner reads it, others get a copy.
 struct moldudp64_stats {

@@ -7,6 +7,7 @@
 // Threading: whatever the implementation allows; the publisher calls it from its own thread
 // only. steady() is stateless and may be shared. Costs: one virtual call per reading.
 
+#include <atomic>
 #include <chrono>
 
 namespace signet::publisher {
@@ -31,5 +32,10 @@ protected:
     pacing_clock(pacing_clock const&) = default;
     pacing_clock& operator=(pacing_clock const&) = default;
 };
+
+/// Waits `how_long` on the steady clock, or until `interrupt` (a signal handler's flag; may be
+/// null) is set: how a program lets its services serve a tail after sending ends.
+void wait_unless_interrupted(std::chrono::nanoseconds how_long,
+                             std::atomic<bool> const* interrupt) noexcept;
 
 } // namespace signet::publisher

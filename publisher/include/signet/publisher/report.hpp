@@ -13,8 +13,10 @@
 // "rerequests" (port, session, requests, answered, messages_resent, packets_resent, malformed,
 // wrong_session, zero_sequence, zero_count, rate_limited, too_many_requesters, evicted,
 // not_yet_sent, oversized, clamped, partial, send_errors, stored_messages, store_evictions,
-// store_restarts). Wire bytes (session names, message types, file names) go through
-// md::wire_text; the text is ASCII (non-ASCII as \u00XX).
+// store_restarts); with a GLIMPSE service "glimpse" (port, connections, refused_connections,
+// logins, rejected_logins, snapshots_sent, snapshot_messages, orders_sent, dropped_clients,
+// applied_messages, sequence_breaks, handoff_lost_bytes, next_sequence). Wire bytes (session names,
+// message types, file names) go through md::wire_text; the text is ASCII (non-ASCII as \u00XX).
 //
 // Threading: none (a value type). Costs: built once, after a run.
 
@@ -26,6 +28,7 @@
 
 #include <signet/md/binary_file_reader.hpp>
 #include <signet/md/rerequest_server.hpp>
+#include <signet/publisher/glimpse_service.hpp>
 #include <signet/publisher/pcap_source.hpp>
 #include <signet/publisher/publisher.hpp>
 #include <signet/publisher/request_service.hpp>
@@ -59,6 +62,12 @@ struct report {
     std::string replay_file{};
     std::optional<capture> pcap{};
     std::optional<requests> rerequests{};
+    /// A GLIMPSE service: its port and counters.
+    struct snapshots {
+        std::uint16_t port = 0;
+        glimpse_counts counts{};
+    };
+    std::optional<snapshots> glimpse{};
 
     /// The optional parts, from their sources: a BinaryFILE run (`name` for summary()); a
     /// replay of the capture in `file` (`error`: the replay's run_result::error); a request
@@ -66,6 +75,7 @@ struct report {
     void add(md::binary_file_reader const& reader, std::string name);
     void add(pcap_source const& source, std::string file, std::string error);
     void add(request_service const& service);
+    void add(glimpse_service const& service);
 
     [[nodiscard]] nlohmann::ordered_json to_json() const;
     /// One line of ASCII JSON (nlohmann's dump with ensure_ascii; invalid UTF-8 replaced).
@@ -73,11 +83,11 @@ struct report {
 
     /// The human version, one line each, every line starting with "<program>: ": what was sent,
     /// dropped, duplicated, reordered and heartbeats; the BinaryFILE's zero-length records; the
-    /// re-requests received, answered and ignored.
+    /// re-requests received, answered and ignored; the snapshots served.
     [[nodiscard]] std::string summary(std::string_view program) const;
 
-    /// The field names in report order: of the top level (""), "pcap" or "rerequests"; the
-    /// optional ones included. Throws std::out_of_range for another object.
+    /// The field names in report order: of the top level (""), "pcap", "rerequests" or "glimpse";
+    /// the optional ones included. Throws std::out_of_range for another object.
     [[nodiscard]] static std::vector<std::string> field_names(std::string_view object = "");
 };
 

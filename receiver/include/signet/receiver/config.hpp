@@ -58,11 +58,19 @@ struct feed_config {
     /// MoldUDP64 re-request server: gaps are requested from it (a line of its own receives the
     /// answers); none: gaps are counted and skipped.
     std::optional<net::udp_endpoint> rerequest{};
-    std::uint64_t rerequest_timeout_ms = 50;     ///< a request unanswered this long is sent again
-    std::size_t rerequest_max_messages = 1000;   ///< messages per request
-    std::size_t rerequest_max_in_flight = 4;     ///< requests outstanding at once
-    unsigned rerequest_tries = 3;                ///< requests per range before the gap is lost
-    std::size_t recovery_buffer = 4096;          ///< packets held behind a gap while recovering
+    std::uint64_t rerequest_timeout_ms = 50;   ///< a request unanswered this long is sent again
+    std::size_t rerequest_max_messages = 1000; ///< messages per request
+    std::size_t rerequest_max_in_flight = 4;   ///< requests outstanding at once
+    unsigned rerequest_tries = 3;              ///< requests per range before the gap is lost
+    std::size_t recovery_buffer = 4096;        ///< packets held behind a gap while recovering
+    /// GLIMPSE 5.0 snapshot server (SoupBinTCP, "ip:port"): the feed joins late — it loads a
+    /// snapshot at start, and again whenever a gap is declared lost, buffering the multicast
+    /// meanwhile (docs/md_receiver.md, "Late join and restart"); none: it starts at sequence 1.
+    std::optional<net::udp_endpoint> snapshot{};
+    std::string snapshot_username{}; ///< the SoupBinTCP login (6 characters at most)
+    std::string snapshot_password{}; ///< (10 characters at most)
+    /// Live messages buffered while a snapshot loads (the bound: the oldest are evicted).
+    std::size_t snapshot_buffer_messages = std::size_t{1} << 20;
     std::size_t max_orders = default_max_orders; ///< copied from [book] max_orders
 };
 

@@ -6,6 +6,13 @@
 // to the end of parsing, with its stages (net::stage_latency: one clock read per packet, one
 // more per parser run). protocol "raw" only counts packets.
 //
+// Late join (config snapshot): the session adopts the first packet's sequence and the
+// delivered messages go through an md::snapshot_sync — buffered until a GLIMPSE snapshot
+// (snapshot_client) has loaded a fresh book, then applied to it. A gap the session declares
+// lost (no re-request server, or its tries ran out) asks for a new snapshot. The snapshot
+// connection is read in service(), one chunk per run, so another feed's packets wait for at
+// most one chunk.
+//
 // Timers: the parser arms its runtime timer (set_timer) for the earliest of what it waits for —
 // a reorder hold's expiry, a re-request timeout, the recorder's flush, the next book snapshot —
 // and does what is due in on_batch() or on_idle(), never per packet.
@@ -20,6 +27,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -29,11 +37,14 @@
 #include <signet/md/feed_handler.hpp>
 #include <signet/md/moldudp64_recovery.hpp>
 #include <signet/md/sequence_arbiter.hpp>
+#include <signet/md/snapshot_sync.hpp>
 #include <signet/net/packet.hpp>
 #include <signet/net/stage_latency.hpp>
+#include <signet/net/tcp_client.hpp>
 #include <signet/net/timer.hpp>
 #include <signet/net/udp_socket.hpp>
 #include <signet/receiver/config.hpp>
+#include <signet/receiver/snapshot_client.hpp>
 
 namespace signet::receiver {
 
@@ -71,6 +82,10 @@ public:
     void attach_request_line(net::udp_socket const& socket, std::uint16_t line);
     /// Record what the session delivers (md_receiver --record); `writer` outlives this.
     void attach_recorder(md::binary_file_writer& writer);
+    /// Config snapshot: the connection to the GLIMPSE server (net::runtime::make_tcp_client
+    /// for this feed) and a second parser timer for it (snapshot_client.hpp). Requests the
+    /// first snapshot: the feed is unsynchronized until it is applied.
+    void attach_snapshot(std::unique_ptr<net::tcp_client> connection, net::timer timer);
     /// The runtime timer that runs this parser's contract (net::runtime::parser_timer).
     void set_timer(net::timer timer) noexcept { timer_ = timer; }
     /// Publish a snapshot of every stock's top of book (books()) this often; 0: never.
@@ -117,6 +132,8 @@ public:
     [[nodiscard]] md::recovery_state recovery_state() const noexcept {
         return recovery_ ? recovery_->state() : md::recovery_state::synchronized;
     }
+    /// The snapshot path (nullptr without config snapshot). live() from any thread.
+    [[nodiscard]] snapshot_client const* snapshot() const noexcept { return snapshot_.get(); }
     [[nodiscard]] std::uint64_t rerequest_answers() const noexcept { return rerequest_answers_; }
     [[nodiscard]] std::uint64_t request_send_errors() const noexcept {
         return request_send_errors_;
@@ -147,6 +164,9 @@ private:
     std::optional<md::moldudp64_session> session_;   // moldudp64 + count
     std::optional<md::sequence_arbiter> arbiter_;    // moldudp64
     std::optional<md::moldudp64_recovery> recovery_; // moldudp64 + rerequest
+    std::optional<md::snapshot_sync> sync_;          // moldudp64 + itch50 + snapshot
+    std::unique_ptr<snapshot_client> snapshot_;      // attach_snapshot()
+    std::uint64_t snapshot_gaps_ = 0;                // session gaps seen: a new one is lost
     md::binary_file_writer* recorder_ = nullptr;
     net::udp_socket const* request_socket_ = nullptr;
     std::uint16_t request_line_ = 0;

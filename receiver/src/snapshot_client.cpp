@@ -1,0 +1,256 @@
+#include <spdlog/spdlog.h>
+
+#include <signet/md/glimpse.hpp>
+#include <signet/receiver/snapshot_client.hpp>
+
+namespace signet::receiver {
+
+char const* to_string(snapshot_phase phase) noexcept {
+    switch (phase) {
+    case snapshot_phase::off:
+        return "off";
+    case snapshot_phase::live:
+        return "live";
+    case snapshot_phase::buffering:
+        return "buffering";
+    case snapshot_phase::loading:
+        return "loading";
+    case snapshot_phase::rejected:
+        return "rejected";
+    }
+    return "?";
+}
+
+snapshot_client::snapshot_client(snapshot_client_options options,
+                                 std::unique_ptr<net::tcp_client> tcp, net::timer timer,
+                                 md::snapshot_sync& sync)
+    : options_(std::move(options))
+    , tcp_(std::move(tcp))
+    , timer_(timer)
+    , sync_(sync) {}
+
+void snapshot_client::request(clock::time_point now) {
+    ++counters_.requests;
+    if (rejected_) {
+        return; // the credentials were refused: a clear error was logged once
+    }
+    if (!wanted_) {
+        wanted_ = true;
+        requested_at_ = now;
+        if (sync_.phase() == md::sync_phase::live) {
+            sync_.start_buffering();
+        }
+    }
+    if (tcp_->state() == net::tcp_state::idle) {
+        tcp_->connect(now);
+    }
+    publish();
+}
+
+void snapshot_client::service(clock::time_point now) {
+    std::int64_t const now_ns = ns(now);
+    if (wanted_ && !rejected_ && tcp_->state() == net::tcp_state::idle) {
+        tcp_->connect(now);
+    }
+    net::tcp_event const event = tcp_->service(now, [&](std::span<std::byte const> bytes) {
+        if (!soup_) {
+            return bytes.size(); // after an outcome: the rest is not ours to read
+        }
+        return soup_->on_bytes(
+            bytes, now_ns,
+            [&](std::uint64_t, std::span<std::byte const> message) { on_message(message); });
+    });
+    switch (event) {
+    case net::tcp_event::connected:
+        soup_.emplace(
+            md::soupbintcp::client_options{.username = options_.username,
+                                           .password = options_.password,
+                                           .first_sequence = 1,
+                                           .login_timeout_ns = options_.login_timeout.count(),
+                                           .server_timeout_ns = options_.server_timeout.count()});
+        (void)soup_->start(now_ns);
+        break;
+    case net::tcp_event::disconnected: // counted by the tcp_client, by cause
+        if (sync_.phase() == md::sync_phase::loading) {
+            sync_.abort(); // nothing half-applied
+        }
+        soup_.reset(); // the tcp_client reconnects when its backoff ends
+        break;
+    case net::tcp_event::none:
+    case net::tcp_event::data:
+        break;
+    }
+    if (soup_ && pending_ == outcome::none) {
+        soup_->on_time(now_ns);
+        switch (soup_->state()) {
+        case md::soupbintcp::client_state::failed:
+            if (soup_->failure() == md::soupbintcp::client_failure::not_authorized ||
+                soup_->failure() == md::soupbintcp::client_failure::session_not_available) {
+                pending_ = outcome::rejected;
+            } else {
+                ++counters_.protocol_failures;
+                pending_ = outcome::retry;
+            }
+            break;
+        case md::soupbintcp::client_state::ended: // End of Session before End of Snapshot
+            ++counters_.protocol_failures;
+            pending_ = outcome::retry;
+            break;
+        default:
+            break;
+        }
+    }
+    if (soup_) {
+        // The output: login, heartbeats, the logout an outcome queued.
+        for (auto out = soup_->output(); !out.empty(); out = soup_->output()) {
+            std::size_t const n = tcp_->send(out, now);
+            soup_->sent(n, now_ns);
+            if (n == 0) {
+                break;
+            }
+        }
+    }
+    if (pending_ != outcome::none) {
+        finish(std::exchange(pending_, outcome::none), now);
+    }
+    clock::time_point deadline = tcp_->next_deadline();
+    if (soup_ && soup_->next_deadline() != 0) {
+        deadline =
+            std::min(deadline, clock::time_point(std::chrono::nanoseconds(soup_->next_deadline())));
+    }
+    if (deadline != clock::time_point::max() && deadline != armed_for_) {
+        timer_.arm_at(deadline);
+        armed_for_ = deadline;
+    } else if (deadline == clock::time_point::max()) {
+        armed_for_ = deadline;
+    }
+    publish();
+}
+
+void snapshot_client::on_message(std::span<std::byte const> message) {
+    if (pending_ != outcome::none) {
+        return; // an outcome is decided: the rest of this read is ignored
+    }
+    if (sync_.phase() == md::sync_phase::buffering) {
+        sync_.start_snapshot();
+    }
+    std::optional<md::snapshot_sync::end_result> const end = sync_.on_snapshot(message);
+    if (!end) {
+        return;
+    }
+    switch (*end) {
+    case md::snapshot_sync::end_result::synchronized:
+        pending_ = outcome::synchronized;
+        break;
+    case md::snapshot_sync::end_result::too_old:
+        SPDLOG_WARN("{}: the snapshot resumes before the buffered live messages (sequence {} "
+                    "and later are buffered); asking for a newer one",
+                    options_.name, sync_.buffer_first());
+        pending_ = outcome::retry;
+        break;
+    case md::snapshot_sync::end_result::malformed:
+    case md::snapshot_sync::end_result::not_loading:
+        ++counters_.protocol_failures;
+        pending_ = outcome::retry;
+        break;
+    }
+}
+
+void snapshot_client::finish(outcome what, clock::time_point now) {
+    if (soup_ && soup_->state() == md::soupbintcp::client_state::logged_in) {
+        soup_->logout();
+        (void)tcp_->send(soup_->output(), now); // best effort: we close next
+    }
+    soup_.reset();
+    if (sync_.phase() == md::sync_phase::loading) {
+        sync_.abort();
+    }
+    switch (what) {
+    case outcome::synchronized: {
+        wanted_ = false;
+        tcp_->disconnect(now, false);
+        tcp_->reset_backoff();
+        auto const took =
+            std::chrono::duration_cast<std::chrono::microseconds>(now - requested_at_).count();
+        counters_.last_sync_us = static_cast<std::uint64_t>(took);
+        counters_.total_sync_us += counters_.last_sync_us;
+        auto const& s = sync_.stats();
+        SPDLOG_INFO("{}: synchronized from a snapshot ({} orders, {} buffered messages "
+                    "replayed) {:.1f} ms after it was needed",
+                    options_.name, s.orders_loaded, s.replayed_messages,
+                    static_cast<double>(took) / 1000.0);
+        break;
+    }
+    case outcome::retry:
+        tcp_->disconnect(now, true); // reconnects after the backoff
+        break;
+    case outcome::rejected:
+        ++counters_.login_rejected;
+        rejected_ = true;
+        wanted_ = false;
+        tcp_->disconnect(now, false);
+        SPDLOG_ERROR("{}: the snapshot server rejected the login (check snapshot_username and "
+                     "snapshot_password); the feed stays unsynchronized",
+                     options_.name);
+        break;
+    case outcome::none:
+        break;
+    }
+}
+
+snapshot_phase snapshot_client::phase() const noexcept {
+    if (rejected_) {
+        return snapshot_phase::rejected;
+    }
+    switch (sync_.phase()) {
+    case md::sync_phase::live:
+        return snapshot_phase::live;
+    case md::sync_phase::buffering:
+        return snapshot_phase::buffering;
+    case md::sync_phase::loading:
+        return snapshot_phase::loading;
+    }
+    return snapshot_phase::buffering;
+}
+
+snapshot_counters snapshot_client::counters() const noexcept {
+    snapshot_counters c = counters_;
+    net::tcp_client_stats const& t = tcp_->stats();
+    c.attempts = t.attempts;
+    c.connect_failures = t.refused + t.connect_timeouts;
+    c.disconnects = t.peer_closed + t.resets + t.frames_too_large;
+    auto const& s = sync_.stats();
+    c.completed = s.snapshots_completed;
+    c.orders_loaded = s.orders_loaded;
+    c.snapshot_messages = s.snapshot_messages;
+    c.buffered_messages = s.buffered_messages;
+    c.replayed_messages = s.replayed_messages;
+    c.buffer_evictions = s.buffer_evictions;
+    c.buffer_restarts = s.buffer_restarts;
+    c.too_old = s.too_old;
+    c.aborted = s.aborted;
+    return c;
+}
+
+snapshot_live snapshot_client::live() const noexcept {
+    return {.phase = live_phase_.load(std::memory_order_relaxed),
+            .completed = live_completed_.load(std::memory_order_relaxed),
+            .orders_loaded = live_orders_.load(std::memory_order_relaxed),
+            .buffered_messages = live_buffered_.load(std::memory_order_relaxed),
+            .failures = live_failures_.load(std::memory_order_relaxed),
+            .last_sync_us = live_last_sync_us_.load(std::memory_order_relaxed)};
+}
+
+void snapshot_client::publish() noexcept {
+    snapshot_counters const c = counters();
+    live_phase_.store(phase(), std::memory_order_relaxed);
+    live_completed_.store(c.completed, std::memory_order_relaxed);
+    live_orders_.store(c.orders_loaded, std::memory_order_relaxed);
+    live_buffered_.store(c.buffered_messages, std::memory_order_relaxed);
+    live_failures_.store(c.connect_failures + c.disconnects + c.login_rejected +
+                             c.protocol_failures + c.too_old,
+                         std::memory_order_relaxed);
+    live_last_sync_us_.store(c.last_sync_us, std::memory_order_relaxed);
+}
+
+} // namespace signet::receiver
