@@ -5,6 +5,33 @@
 
 namespace signet::receiver {
 
+namespace {
+
+char const* describe(md::soupbintcp::client_failure why) noexcept {
+    using md::soupbintcp::client_failure;
+    switch (why) {
+    case client_failure::none:
+        return "no failure";
+    case client_failure::not_authorized:
+        return "login rejected: not authorized";
+    case client_failure::session_not_available:
+        return "login rejected: session not available";
+    case client_failure::login_timeout:
+        return "no answer to the login";
+    case client_failure::server_silent:
+        return "the server went silent";
+    case client_failure::invalid_frame:
+        return "a packet length of 0 or above the bound";
+    case client_failure::malformed_packet:
+        return "a login answer that does not parse";
+    case client_failure::unexpected_packet:
+        return "an unexpected packet";
+    }
+    return "?";
+}
+
+} // namespace
+
 char const* to_string(snapshot_phase phase) noexcept {
     switch (phase) {
     case snapshot_phase::off:
@@ -67,8 +94,10 @@ void snapshot_client::service(clock::time_point now) {
                                            .password = options_.password,
                                            .first_sequence = 1,
                                            .login_timeout_ns = options_.login_timeout.count(),
-                                           .server_timeout_ns = options_.server_timeout.count()});
+                                           .server_timeout_ns = options_.server_timeout.count(),
+                                           .max_length = options_.max_packet_length});
         (void)soup_->start(now_ns);
+        connected_at_ = now;
         break;
     case net::tcp_event::disconnected: // counted by the tcp_client, by cause
         if (sync_.phase() == md::sync_phase::loading) {
@@ -88,15 +117,16 @@ void snapshot_client::service(clock::time_point now) {
                 soup_->failure() == md::soupbintcp::client_failure::session_not_available) {
                 pending_ = outcome::rejected;
             } else {
-                ++counters_.protocol_failures;
-                pending_ = outcome::retry;
+                fail(describe(soup_->failure()));
             }
             break;
-        case md::soupbintcp::client_state::ended: // End of Session before End of Snapshot
-            ++counters_.protocol_failures;
-            pending_ = outcome::retry;
+        case md::soupbintcp::client_state::ended:
+            fail("End of Session before End of Snapshot");
             break;
         default:
+            if (now >= connected_at_ + options_.snapshot_timeout) {
+                fail("no End of Snapshot within snapshot_timeout");
+            }
             break;
         }
     }
@@ -150,10 +180,15 @@ void snapshot_client::on_message(std::span<std::byte const> message) {
         break;
     case md::snapshot_sync::end_result::malformed:
     case md::snapshot_sync::end_result::not_loading:
-        ++counters_.protocol_failures;
-        pending_ = outcome::retry;
+        fail("an End of Snapshot whose sequence does not parse");
         break;
     }
+}
+
+void snapshot_client::fail(char const* why) {
+    ++counters_.protocol_failures;
+    pending_ = outcome::retry;
+    SPDLOG_WARN("{}: {}; the snapshot is dropped and asked for again", options_.name, why);
 }
 
 void snapshot_client::finish(outcome what, clock::time_point now) {

@@ -2,6 +2,8 @@
 
 // Hand-built MoldUDP64 packets and ITCH 5.0 messages for the md tests. Every builder writes the
 // wire format byte by byte (big-endian by shifting), independently of the library's readers.
+// And for the late-join tests: a generated stream, the publisher's snapshot after a prefix of
+// it, and a comparison of two books.
 
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +11,12 @@
 #include <span>
 #include <string_view>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include <signet/md/itch50.hpp>
+#include <signet/md/itch_generator.hpp>
+#include <signet/md/itch_snapshot.hpp>
 
 namespace signet::md::test {
 
@@ -154,6 +162,51 @@ inline bytes trade(std::uint16_t locate, std::uint64_t ref, char side, std::uint
 
 inline std::span<std::byte const> view(bytes const& b) {
     return {b.data(), b.size()};
+}
+
+/// A generated stream of `symbols` stocks; message i carries sequence i + 1.
+inline std::vector<bytes> generated_stream(std::uint64_t seed, std::uint64_t messages,
+                                           std::size_t symbols, std::size_t live_orders = 2000) {
+    itch_generator generator({.seed = seed,
+                              .symbols = symbols,
+                              .messages = messages,
+                              .target_live_orders = live_orders});
+    std::vector<bytes> out;
+    std::vector<std::byte> buffer(itch50::max_message_length);
+    while (std::size_t const n = generator.next(buffer)) {
+        out.emplace_back(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    return out;
+}
+
+/// The same levels, symbols, order counts and live orders for locates 0 to `symbols`.
+inline void expect_same_books(order_book const& got, order_book const& want, std::size_t symbols) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t s = 0; s <= symbols; ++s) {
+        auto const locate = static_cast<std::uint16_t>(s);
+        ASSERT_EQ(std::vector<price_level>(got.bids(locate).begin(), got.bids(locate).end()),
+                  std::vector<price_level>(want.bids(locate).begin(), want.bids(locate).end()))
+            << "bids of " << locate;
+        ASSERT_EQ(std::vector<price_level>(got.asks(locate).begin(), got.asks(locate).end()),
+                  std::vector<price_level>(want.asks(locate).begin(), want.asks(locate).end()))
+            << "asks of " << locate;
+        EXPECT_EQ(got.symbol(locate), want.symbol(locate));
+        EXPECT_EQ(got.order_count(locate), want.order_count(locate));
+    }
+}
+
+/// The publisher's book after the first `count` messages of `all`, as snapshot messages.
+inline std::vector<bytes> snapshot_after(std::vector<bytes> const& all, std::size_t count,
+                                         order_book_options const& book) {
+    itch50_parser publisher(book);
+    for (std::size_t i = 0; i < count; ++i) {
+        publisher.on_message(view(all[i]));
+    }
+    std::vector<bytes> out;
+    std::size_t const orders = write_itch_snapshot(
+        publisher.book(), [&](auto m) { out.emplace_back(m.begin(), m.end()); });
+    EXPECT_EQ(orders, publisher.book().size());
+    return out;
 }
 
 } // namespace signet::md::test

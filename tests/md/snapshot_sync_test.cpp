@@ -30,44 +30,16 @@ constexpr std::size_t symbols = 30;
 // Books sized for the streams here (at most 4000 live orders): quick to construct.
 constexpr order_book_options book{.max_orders = 1 << 14, .index_pages = 64};
 
-// A generated stream; message i carries sequence i + 1.
 std::vector<t::bytes> stream(std::uint64_t seed, std::uint64_t messages) {
-    itch_generator generator(
-        {.seed = seed, .symbols = symbols, .messages = messages, .target_live_orders = 2000});
-    std::vector<t::bytes> out;
-    std::vector<std::byte> buffer(itch50::max_message_length);
-    while (std::size_t const n = generator.next(buffer)) {
-        out.emplace_back(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
-    }
-    return out;
+    return t::generated_stream(seed, messages, symbols);
 }
 
 void expect_same_books(order_book const& got, order_book const& want) {
-    ASSERT_EQ(got.size(), want.size());
-    for (std::size_t s = 0; s <= symbols; ++s) {
-        auto const locate = static_cast<std::uint16_t>(s);
-        ASSERT_EQ(std::vector<price_level>(got.bids(locate).begin(), got.bids(locate).end()),
-                  std::vector<price_level>(want.bids(locate).begin(), want.bids(locate).end()))
-            << "bids of " << locate;
-        ASSERT_EQ(std::vector<price_level>(got.asks(locate).begin(), got.asks(locate).end()),
-                  std::vector<price_level>(want.asks(locate).begin(), want.asks(locate).end()))
-            << "asks of " << locate;
-        EXPECT_EQ(got.symbol(locate), want.symbol(locate));
-        EXPECT_EQ(got.order_count(locate), want.order_count(locate));
-    }
+    t::expect_same_books(got, want, symbols);
 }
 
-// The publisher's book after the first `count` messages, as snapshot messages.
 std::vector<t::bytes> snapshot_after(std::vector<t::bytes> const& all, std::size_t count) {
-    itch50_parser publisher(book);
-    for (std::size_t i = 0; i < count; ++i) {
-        publisher.on_message(t::view(all[i]));
-    }
-    std::vector<t::bytes> out;
-    std::size_t const orders = write_itch_snapshot(
-        publisher.book(), [&](auto m) { out.emplace_back(m.begin(), m.end()); });
-    EXPECT_EQ(orders, publisher.book().size());
-    return out;
+    return t::snapshot_after(all, count, book);
 }
 
 TEST(ItchSnapshot, RebuildsTheBookItWasWrittenFrom) {

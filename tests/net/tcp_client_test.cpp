@@ -10,10 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -23,6 +20,7 @@
 
 #include "support/runtime_modes.hpp"
 #include "support/stress.hpp"
+#include "support/tcp_peer.hpp"
 
 namespace {
 
@@ -38,34 +36,8 @@ using signet::net::unique_fd;
 using signet::test::eventually;
 using signet::test::runtime_mode;
 
-// A listening socket on 127.0.0.1 and an ephemeral port.
-class listener {
-public:
-    listener()
-        : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        EXPECT_EQ(::bind(fd_.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-        EXPECT_EQ(::listen(fd_.get(), 4), 0);
-        socklen_t length = sizeof address;
-        EXPECT_EQ(::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&address), &length), 0);
-        port_ = ntohs(address.sin_port);
-    }
-    [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
-    /// The next connection, or a closed fd after `limit`.
-    unique_fd accept(std::chrono::milliseconds limit = 20s) const {
-        pollfd p{.fd = fd_.get(), .events = POLLIN, .revents = 0};
-        if (::poll(&p, 1, static_cast<int>(limit.count())) != 1) {
-            return unique_fd();
-        }
-        return unique_fd(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    }
-
-private:
-    unique_fd fd_;
-    std::uint16_t port_ = 0;
-};
+using signet::test::send_all;
+using listener = signet::test::tcp_listener;
 
 std::string read_line(int fd) {
     std::string line;
@@ -74,15 +46,6 @@ std::string read_line(int fd) {
         line.push_back(c);
     }
     return line;
-}
-
-void send_all(int fd, std::string const& text) {
-    std::size_t sent = 0;
-    while (sent < text.size()) {
-        ssize_t const n = ::send(fd, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
-        ASSERT_GT(n, 0);
-        sent += static_cast<std::size_t>(n);
-    }
 }
 
 // The client side: newline-framed lines, "hello\n" sent on each connection. Counters are
@@ -201,7 +164,7 @@ TEST_P(TcpClientTest, ReadsAFramedStreamSendsAndReconnectsAfterThePeerCloses) {
         ASSERT_TRUE(peer.is_open()) << "no connection in round " << round;
         EXPECT_EQ(read_line(peer.get()), "hello");
         for (std::size_t at = 0; at < stream.size(); at += 1237) {
-            send_all(peer.get(), stream.substr(at, 1237));
+            ASSERT_TRUE(send_all(peer.get(), stream.substr(at, 1237)));
         }
         auto const want = expected_lines * (round + 1);
         ASSERT_TRUE(eventually([&] {
@@ -250,7 +213,7 @@ TEST_P(TcpClientTest, AFrameLargerThanTheBufferClosesTheConnection) {
     unique_fd peer = server.accept();
     ASSERT_TRUE(peer.is_open());
     EXPECT_EQ(read_line(peer.get()), "hello");
-    send_all(peer.get(), "L3:xxx\n" + std::string(5000, 'y')); // no newline: never a frame
+    ASSERT_TRUE(send_all(peer.get(), "L3:xxx\n" + std::string(5000, 'y'))); // never a frame
     ASSERT_TRUE(eventually([&] { return client.too_large.load(std::memory_order_acquire) == 1; }));
     unique_fd again = server.accept(); // and it comes back
     EXPECT_TRUE(again.is_open());

@@ -18,7 +18,9 @@
 // synchronized recorded); a snapshot that resumes before the buffer's start (too_old:
 // reconnect for a newer one after the backoff); the connection lost or the server silent or
 // malformed mid-snapshot (the fresh book is dropped — nothing half-applied — and the attempt
-// retried); a rejected login (logged as an error, not retried: the credentials are wrong).
+// retried); a server that trickles past snapshot_timeout (dropped, retried); a rejected login
+// (logged as an error, not retried: the credentials are wrong). Failures are logged (warn)
+// once per attempt; the tcp_client backs off between attempts.
 //
 // Threading: the feed's parser contract, except live() (any thread: relaxed atomics written
 // at the end of each service()). Costs: nothing per live packet beyond the sync's
@@ -85,7 +87,12 @@ struct snapshot_client_options {
     std::string username{};
     std::string password{};
     std::chrono::nanoseconds login_timeout = std::chrono::seconds(5);
-    std::chrono::nanoseconds server_timeout = std::chrono::seconds(5);
+    std::chrono::nanoseconds server_timeout = std::chrono::seconds(5); ///< silence
+    /// Connection up -> End of Snapshot at most: a server that trickles (a byte a second)
+    /// is not silent, but it is dropped after this and the snapshot asked for again.
+    std::chrono::nanoseconds snapshot_timeout = std::chrono::seconds(30);
+    /// The bound on a SoupBinTCP packet's length field (ITCH messages are at most 50 bytes).
+    std::size_t max_packet_length = 1024;
     std::string name = "snapshot"; ///< for log lines
 };
 
@@ -111,6 +118,7 @@ private:
     enum class outcome : std::uint8_t { none, synchronized, retry, rejected };
     void on_message(std::span<std::byte const> message);
     void finish(outcome what, clock::time_point now);
+    void fail(char const* why); // a protocol failure: counted, logged, retried
     void publish() noexcept;
     [[nodiscard]] static std::int64_t ns(clock::time_point t) noexcept {
         return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
@@ -125,6 +133,7 @@ private:
     bool rejected_ = false;
     outcome pending_ = outcome::none; // decided inside a read, acted on after it
     clock::time_point requested_at_{};
+    clock::time_point connected_at_{};
     clock::time_point armed_for_ = clock::time_point::max();
     snapshot_counters counters_{}; // the parts the sync does not count
     // live(): relaxed — plain counters, nothing else is published with them
