@@ -1,5 +1,6 @@
 // md_feed: ITCH 5.0 over MoldUDP64 from signet::publisher; the report is stdout's last line. Exit
 // codes: 0 ok, 1 runtime error (unreadable input, a port taken, ...), 2 bad command line.
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -65,6 +66,9 @@ int main(int argc, char** argv) {
                           "--serve-rerequests: the one served, default the capture's first)");
     opt("--seed", generation.seed, "generator seed (same seed, same stream)")->check(whole);
     opt("--symbols", generation.symbols, "stocks in the directory")->check(CLI::Range(1, 65535));
+    auto* live_o = opt("--live-orders", generation.target_live_orders,
+                       "orders the generator keeps live (it adds more often below this)")
+                       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
     opt("--ttl", socket.ttl, "multicast TTL")->check(CLI::Range(0, 255));
     opt("--loop", socket.loop, "multicast loopback (true/false)");
     opt("--interface", socket.interface, "multicast interface name")->default_str("none");
@@ -141,6 +145,10 @@ int main(int argc, char** argv) {
     if (linger_o->count() > 0 && serve_o->count() == 0 && glimpse_o->count() == 0) {
         std::fputs("md_feed: --linger requires --serve-rerequests or --serve-glimpse\n", stderr);
         return 2;
+    }
+    if (live_o->count() > 0) { // the hard cap: room above the target
+        generation.max_live_orders = std::max<std::size_t>(
+            generation.max_live_orders, generation.target_live_orders / 4 * 5 + 1);
     }
     net::udp_endpoint const a = *net::udp_endpoint::try_parse(to);
     auto const b = net::udp_endpoint::try_parse(to_b);

@@ -50,3 +50,63 @@ void put_snapshot_add(std::span<std::byte, 36> out, std::uint64_t ref, order_rec
 }
 
 } // namespace signet::md::detail
+
+namespace signet::md {
+
+namespace {
+
+constexpr std::size_t locates = order_book::max_locates;
+
+std::size_t kept_length(char type) noexcept {
+    return type == 'R' || type == 'H' || type == 'Y' || type == 'S' ? itch50::message_length(type)
+                                                                    : 0;
+}
+
+void keep(std::byte* slot, std::span<std::byte const> message) noexcept {
+    slot[0] = static_cast<std::byte>(message.size());
+    std::memcpy(slot + 1, message.data(), message.size());
+}
+
+std::span<std::byte const> kept(std::byte const* slot) noexcept {
+    return {slot + 1, static_cast<std::size_t>(slot[0])};
+}
+
+} // namespace
+
+itch_snapshot_state::itch_snapshot_state()
+    : directory_(locates * slot)
+    , trading_(locates * slot)
+    , reg_sho_(locates * slot) {}
+
+void itch_snapshot_state::on_message(std::span<std::byte const> message) noexcept {
+    if (message.empty()) {
+        return;
+    }
+    char const type = static_cast<char>(message[0]);
+    std::size_t const length = kept_length(type);
+    if (length == 0 || message.size() != length) {
+        return;
+    }
+    if (type == 'S') {
+        keep(system_.data(), message);
+        return;
+    }
+    std::size_t const at =
+        std::size_t{load_be16(message.data() + itch50::field::stock_locate)} * slot;
+    std::vector<std::byte>& table = type == 'R' ? directory_ : type == 'H' ? trading_ : reg_sho_;
+    keep(table.data() + at, message);
+}
+
+std::span<std::byte const> itch_snapshot_state::stock_message(char type,
+                                                              std::uint16_t locate) const noexcept {
+    std::vector<std::byte> const& table = type == 'R'   ? directory_
+                                          : type == 'H' ? trading_
+                                                        : reg_sho_;
+    return kept(table.data() + std::size_t{locate} * slot);
+}
+
+std::span<std::byte const> itch_snapshot_state::system_event() const noexcept {
+    return kept(system_.data());
+}
+
+} // namespace signet::md

@@ -4,6 +4,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include <signet/core/saturating.hpp>
 #include <signet/md/ascii_field.hpp>
 #include <signet/md/moldudp64.hpp>
 #include <signet/md/sequence_tracker.hpp>
@@ -138,7 +139,8 @@ bool moldudp64_session::plausible(moldudp64_header const& header, std::uint16_t 
     if (candidate_.packets >= resync_packets_ && !(pinned_ && candidate_.session != session_)) {
         if (!adopt_sequence_ && candidate_.first > stats_.next_sequence) {
             ++stats_.gaps; // the jump itself; the run's earlier packets are the next gap
-            stats_.missing_messages += candidate_.first - stats_.next_sequence;
+            stats_.missing_messages =
+                saturating_add(stats_.missing_messages, candidate_.first - stats_.next_sequence);
         }
         session_ = candidate_.session;
         have_session_ = true;
@@ -205,7 +207,7 @@ moldudp64_session::plan_packet(std::span<std::byte const> datagram) noexcept {
     if (step.missing != 0) {
         p.result.missing = step.missing;
         ++stats_.gaps;
-        stats_.missing_messages += step.missing;
+        stats_.missing_messages = saturating_add(stats_.missing_messages, step.missing);
         stats_.next_sequence = header->sequence;
     }
     if (end) {

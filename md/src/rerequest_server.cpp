@@ -4,20 +4,16 @@
 #include <limits>
 #include <stdexcept>
 
+#include <signet/core/saturating.hpp>
 #include <signet/md/rerequest_server.hpp>
 
 namespace signet::md {
 
 namespace {
 
-constexpr std::uint64_t max_time = std::numeric_limits<std::uint64_t>::max();
 constexpr std::uint32_t max_burst = 1'000'000;
 constexpr std::size_t max_requester_slots = std::size_t{1} << 24;
 constexpr std::size_t max_udp_payload = 65507;
-
-std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept {
-    return a > max_time - b ? max_time : a + b;
-}
 
 // splitmix64's finaliser: keys that differ in a few bits (ports) land far apart.
 std::uint64_t mix(std::uint64_t key) noexcept {

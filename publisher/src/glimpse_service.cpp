@@ -212,6 +212,7 @@ void glimpse_service::apply(std::span<std::byte const> datagram) noexcept {
             return;
         }
         parser_.on_message(message);
+        state_.on_message(message);
         next_sequence_ = sequence + 1;
         ++counts_.applied_messages;
     });
@@ -342,10 +343,11 @@ void glimpse_service::build_snapshot(connection& c) {
     c.snapshot.reserve((book.size() + 4096) * (packet_overhead + 39) + packet_overhead +
                        md::glimpse::end_of_snapshot_length);
     std::size_t messages = 0;
-    std::size_t const orders = md::write_itch_snapshot(book, [&](std::span<std::byte const> m) {
-        append_sequenced(c.snapshot, m);
-        ++messages;
-    });
+    std::size_t const orders =
+        md::write_itch_snapshot(book, &state_, [&](std::span<std::byte const> m) {
+            append_sequenced(c.snapshot, m);
+            ++messages;
+        });
     std::array<std::byte, md::glimpse::end_of_snapshot_length> end{};
     (void)md::glimpse::write_end_of_snapshot(end, next_sequence_ == 0 ? 1 : next_sequence_);
     append_sequenced(c.snapshot, end);

@@ -2,10 +2,11 @@
 // formats of the fuzz targets change; scripts/run-fuzz only reads them):
 //   g++ -std=c++20 -Imd/include -Icore/include tests/fuzz/make_seed_corpus.cpp md/src/*.cpp \
 //       core/src/*.cpp \
-//       -o build/make_seed_corpus && build/make_seed_corpus tests/fuzz/corpus
+//       -lgtest -o build/make_seed_corpus && build/make_seed_corpus tests/fuzz/corpus
 // Formats: moldudp64 — byte 0 (odd: late join), then datagrams as (u16 big-endian length,
 // bytes); itch50 — byte 0 (order capacity - 1), then messages as (u8 length, bytes);
-// rerequest_server — 5 option bytes, then operations (see rerequest_server_fuzz.cpp).
+// rerequest_server — 5 option bytes, then operations (see rerequest_server_fuzz.cpp);
+// snapshot_sync — byte 0 (join point), then records (u8 header: length and flags, bytes).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -87,6 +88,7 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(root / "moldudp64");
     std::filesystem::create_directories(root / "itch50");
     std::filesystem::create_directories(root / "rerequest_server");
+    std::filesystem::create_directories(root / "snapshot_sync");
 
     // ---- moldudp64 ----
     std::vector<bytes> const msgs = generated(1, 12);
@@ -136,6 +138,38 @@ int main(int argc, char** argv) {
     every_type.push_back(t::itch_message('Z', 9));
     every_type.push_back(t::itch_message('A', 20));
     write(root / "itch50" / "every_type", itch_input(8, every_type));
+
+    // ---- snapshot_sync: the live stream of snapshot_sync_fuzz.cpp, a snapshot after 150 ----
+    {
+        itch_generator generator(
+            {.seed = 4, .symbols = 8, .messages = 2000, .target_live_orders = 300});
+        std::vector<bytes> stream;
+        bytes buffer(itch50::max_message_length);
+        while (std::size_t const n = generator.next(buffer)) {
+            stream.emplace_back(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
+        }
+        auto snapshot_input = [&](std::uint8_t join, std::size_t at, std::uint64_t resume) {
+            bytes in{static_cast<std::byte>(join)};
+            auto record = [&](bytes const& m, std::uint8_t flags) {
+                in.push_back(static_cast<std::byte>(m.size() | flags));
+                in.insert(in.end(), m.begin(), m.end());
+            };
+            std::size_t i = 0;
+            for (bytes const& m : t::snapshot_after(stream, at, {.max_orders = 1 << 12})) {
+                record(m, ++i % 16 == 0 ? 0x40 : 0); // live traffic now and then
+            }
+            bytes end = t::text_bytes("G");
+            std::string digits = std::to_string(resume);
+            end.resize(21, std::byte{' '});
+            for (std::size_t d = 0; d < digits.size(); ++d) {
+                end[21 - digits.size() + d] = static_cast<std::byte>(digits[d]);
+            }
+            record(end, 0);
+            return in;
+        };
+        write(root / "snapshot_sync" / "synchronizes", snapshot_input(50, 150, 151));
+        write(root / "snapshot_sync" / "too_old", snapshot_input(120, 100, 101));
+    }
 
     // ---- rerequest_server ----
     // Options: 10 messages per answer, a store of 20 messages / 801 bytes, 200-byte packets,

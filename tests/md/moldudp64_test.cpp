@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <signet/core/saturating.hpp>
 #include <signet/md/moldudp64.hpp>
 
 #include "md_test_support.hpp"
@@ -607,3 +609,13 @@ TEST(MoldUdp64Packer, ConstructorRejectsBadOptions) {
 }
 
 } // namespace
+
+// Forged jumps near 2^64 (a fuzz finding): the sum of gap sizes saturates instead of wrapping,
+// so the counter never goes down.
+TEST(MoldUdp64Stats, MissingMessagesSaturate) {
+    constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
+    EXPECT_EQ(signet::saturating_add(1, 2), 3U);
+    EXPECT_EQ(signet::saturating_add(max - 1, 1), max);
+    EXPECT_EQ(signet::saturating_add(max - 1, 5), max);
+    EXPECT_EQ(signet::saturating_add(max, max), max);
+}

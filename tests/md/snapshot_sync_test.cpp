@@ -6,10 +6,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <random>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -56,6 +58,46 @@ TEST(ItchSnapshot, RebuildsTheBookItWasWrittenFrom) {
     expect_same_books(rebuilt.book(), original.book());
     ASSERT_TRUE(original.book().size() > 100U);
     EXPECT_TRUE(rebuilt.book().check_invariants());
+}
+
+TEST(ItchSnapshot, CarriesTheSystemEventDirectoryTradingActionAndRegShoAsReceived) {
+    std::vector<t::bytes> const all = stream(9, 3000);
+    itch50_parser publisher(book);
+    itch_snapshot_state state;
+    std::map<std::pair<char, std::uint16_t>, t::bytes> last; // the stream's last of each kind
+    t::bytes system_event;
+    for (auto const& m : all) {
+        publisher.on_message(t::view(m));
+        state.on_message(t::view(m));
+        char const type = static_cast<char>(m[0]);
+        if (type == 'S') {
+            system_event = m;
+        } else if (type == 'R' || type == 'H' || type == 'Y') {
+            last[{type, itch50::stock_locate(t::view(m))}] = m;
+        }
+    }
+    ASSERT_FALSE(system_event.empty());
+    std::vector<t::bytes> snapshot;
+    (void)write_itch_snapshot(publisher.book(), &state,
+                              [&](auto m) { snapshot.emplace_back(m.begin(), m.end()); });
+    ASSERT_FALSE(snapshot.empty());
+    EXPECT_EQ(snapshot.front(), system_event);
+    std::size_t kept = 0;
+    for (auto const& m : snapshot) {
+        char const type = static_cast<char>(m[0]);
+        if (type == 'R' || type == 'H' || type == 'Y') {
+            auto const it = last.find({type, itch50::stock_locate(t::view(m))});
+            ASSERT_NE(it, last.end()) << type;
+            EXPECT_EQ(m, it->second) << "the " << type << " message is the one received";
+            ++kept;
+        }
+    }
+    EXPECT_EQ(kept, last.size()) << "every stock's directory, trading action and Reg SHO";
+    itch50_parser rebuilt(book);
+    for (auto const& m : snapshot) {
+        rebuilt.on_message(t::view(m));
+    }
+    expect_same_books(rebuilt.book(), publisher.book());
 }
 
 // Joins at `join` (0-based index of the first live message seen), the snapshot taken by the

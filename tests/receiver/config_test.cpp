@@ -310,6 +310,41 @@ TEST(MdConfig, ReRequestKeysAddARequestLine) {
     }
 }
 
+TEST(MdConfig, SnapshotKeysSetTheLateJoinPath) {
+    auto const defaults = parse_receiver_config(feed_text, "t");
+    EXPECT_FALSE(defaults.feeds[0].snapshot.has_value());
+    auto const c = parse_receiver_config(
+        feed_text + "snapshot = \"127.0.0.1:9100\"\nsnapshot_username = \"alice\"\n"
+                    "snapshot_password = \"secret\"\nsnapshot_buffer_messages = 4096\n",
+        "t");
+    auto const& f = c.feeds[0];
+    ASSERT_TRUE(f.snapshot.has_value());
+    EXPECT_EQ(f.snapshot->to_string(), "127.0.0.1:9100");
+    EXPECT_EQ(f.snapshot_username, "alice");
+    EXPECT_EQ(f.snapshot_password, "secret");
+    EXPECT_EQ(f.snapshot_buffer_messages, 4096U);
+    EXPECT_EQ(signet::receiver::line_options(f).size(), 1U); // TCP: no UDP line of its own
+    std::string const with_server = "snapshot = \"127.0.0.1:9100\"\n";
+    for (auto const& [text, key] : std::vector<std::pair<std::string, std::string>>{
+             {"snapshot = \"*:9100\"\n", "snapshot"},
+             {"snapshot = \"239.1.1.1:9100\"\n", "snapshot"},
+             {"snapshot = \"127.0.0.1:0\"\n", "snapshot"},
+             {with_server + "snapshot_username = \"toolong\"\n", "snapshot_username"},
+             {with_server + "snapshot_username = \"a b\"\n", "snapshot_username"},
+             {with_server + "snapshot_password = \"elevenchars\"\n", "snapshot_password"},
+             {with_server + "snapshot_buffer_messages = 10\n", "snapshot_buffer_messages"}}) {
+        std::string const error = error_of(feed_text + text);
+        EXPECT_NE(error.find("key '" + key + "': expected"), std::string::npos)
+            << text << ": " << error;
+    }
+    EXPECT_NE(error_of(feed_text + "snapshot_username = \"alice\"\n")
+                  .find("key 'snapshot_username': needs snapshot"),
+              std::string::npos);
+    EXPECT_NE(error_of(feed_text + "parser = \"count\"\n" + with_server)
+                  .find("key 'snapshot': needs parser \"itch50\""),
+              std::string::npos);
+}
+
 TEST(MdConfig, ReusePortIsABooleanForEveryLine) {
     auto const defaults = parse_receiver_config(ab_feed_text, "t");
     EXPECT_FALSE(defaults.feeds[0].reuse_port);

@@ -107,7 +107,7 @@ struct moldudp64_stats {
     std::uint64_t packets = 0;           ///< every datagram passed to on_packet, malformed too
     std::uint64_t messages = 0;          ///< messages delivered
     std::uint64_t gaps = 0;              ///< gap events (a packet ahead of next_sequence)
-    std::uint64_t missing_messages = 0;  ///< sum of the gap sizes
+    std::uint64_t missing_messages = 0;  ///< sum of the gap sizes (saturates: forged jumps)
     std::uint64_t duplicate_packets = 0; ///< data packets whose messages were all delivered before
     std::uint64_t partial_overlaps = 0;  ///< data packets with some messages delivered before
     std::uint64_t heartbeats = 0;

@@ -2,8 +2,9 @@
 
 // glimpse_service: a GLIMPSE 5.0 snapshot server beside a publisher (md_feed --serve-glimpse).
 // Receivers that join late, or declared a gap lost, log in over SoupBinTCP and get the book the
-// publisher has published so far as ITCH 5.0 messages — a stock directory per listed stock,
-// every live order as an add (md::write_itch_snapshot) — then an End of Snapshot carrying the
+// publisher has published so far as ITCH 5.0 messages — the last system event, per listed
+// stock its directory, trading action and Reg SHO messages, every live order as an add
+// (md::write_itch_snapshot) — then an End of Snapshot carrying the
 // MoldUDP64 sequence to resume the multicast from (md/glimpse.hpp). The snapshot is consistent
 // with that sequence: the service builds it from a book to which it applied exactly the
 // messages before it.
@@ -40,6 +41,7 @@
 #include <sys/socket.h>
 
 #include <signet/md/itch50.hpp>
+#include <signet/md/itch_snapshot.hpp>
 #include <signet/net/unique_fd.hpp>
 #include <signet/publisher/detail/record_ring.hpp>
 
@@ -106,6 +108,7 @@ private:
     std::uint64_t ring_position_ = 0;
     std::unique_ptr<std::byte[]> record_buffer_;
     md::itch50_parser parser_;
+    md::itch_snapshot_state state_;   // system event, directory, trading action, Reg SHO
     std::uint64_t next_sequence_ = 0; // 0: nothing applied yet
     bool broken_ = false;
     std::vector<std::unique_ptr<connection>> connections_;
