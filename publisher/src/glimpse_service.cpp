@@ -179,15 +179,10 @@ void glimpse_service::run() noexcept {
 }
 
 void glimpse_service::drain() noexcept {
-    std::span<std::byte> const buffer(record_buffer_.get(), detail::record_ring::max_record_size);
-    for (;;) {
-        detail::record_ring::read_result const r = ring_.read(ring_position_, buffer);
-        counts_.handoff_lost_bytes += r.lost;
-        if (!r.record) {
-            return;
-        }
-        apply(buffer.first(r.size));
-    }
+    counts_.handoff_lost_bytes += ring_.read_all(
+        ring_position_,
+        std::span<std::byte>(record_buffer_.get(), detail::record_ring::max_record_size),
+        [this](std::span<std::byte const> datagram) { apply(datagram); });
 }
 
 void glimpse_service::apply(std::span<std::byte const> datagram) noexcept {
@@ -196,8 +191,8 @@ void glimpse_service::apply(std::span<std::byte const> datagram) noexcept {
         return;
     }
     md::for_each_moldudp64_message(datagram, *header, [&](std::uint64_t sequence, auto message) {
-        if (next_sequence_ != 0 && sequence < next_sequence_) {
-            return; // applied already
+        if (broken_ || (next_sequence_ != 0 && sequence < next_sequence_)) {
+            return; // broken (below), or applied already
         }
         if (next_sequence_ != 0 && sequence > next_sequence_) {
             broken_ = true; // the ring lost packets: this book would be wrong from here on
@@ -206,9 +201,6 @@ void glimpse_service::apply(std::span<std::byte const> datagram) noexcept {
                          "snapshot book (the hand-off ring overflowed); logins are rejected "
                          "from now on",
                          next_sequence_, sequence - 1);
-            return;
-        }
-        if (broken_) {
             return;
         }
         parser_.on_message(message);

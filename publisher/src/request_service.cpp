@@ -153,15 +153,10 @@ void request_service::run() noexcept {
 }
 
 void request_service::drain() noexcept {
-    std::span<std::byte> const buffer(record_buffer_.get(), detail::record_ring::max_record_size);
-    for (;;) {
-        detail::record_ring::read_result const r = ring_.read(ring_position_, buffer);
-        counts_.handoff_lost_bytes += r.lost;
-        if (!r.record) {
-            return;
-        }
-        store_datagram(buffer.first(r.size));
-    }
+    counts_.handoff_lost_bytes += ring_.read_all(
+        ring_position_,
+        std::span<std::byte>(record_buffer_.get(), detail::record_ring::max_record_size),
+        [this](std::span<std::byte const> datagram) { store_datagram(datagram); });
 }
 
 void request_service::store_datagram(std::span<std::byte const> datagram) noexcept {

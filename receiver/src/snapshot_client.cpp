@@ -282,9 +282,7 @@ void snapshot_client::publish() noexcept {
     live_completed_.store(c.completed, std::memory_order_relaxed);
     live_orders_.store(c.orders_loaded, std::memory_order_relaxed);
     live_buffered_.store(c.buffered_messages, std::memory_order_relaxed);
-    live_failures_.store(c.connect_failures + c.disconnects + c.login_rejected +
-                             c.protocol_failures + c.too_old,
-                         std::memory_order_relaxed);
+    live_failures_.store(c.failures(), std::memory_order_relaxed);
     live_last_sync_us_.store(c.last_sync_us, std::memory_order_relaxed);
 }
 

@@ -368,9 +368,7 @@ std::string summary_text(itch_receiver const& receiver, std::size_t books) {
                           static_cast<unsigned long long>(c.orders_loaded),
                           static_cast<unsigned long long>(c.replayed_messages),
                           static_cast<double>(c.last_sync_us) / 1e3,
-                          static_cast<unsigned long long>(c.connect_failures + c.disconnects +
-                                                          c.login_rejected + c.protocol_failures +
-                                                          c.too_old),
+                          static_cast<unsigned long long>(c.failures()),
                           static_cast<unsigned long long>(c.connect_failures),
                           static_cast<unsigned long long>(c.disconnects),
                           static_cast<unsigned long long>(c.login_rejected),

@@ -71,6 +71,11 @@ struct snapshot_counters {
     std::uint64_t aborted = 0;       ///< snapshots dropped mid-way (all causes)
     std::uint64_t last_sync_us = 0;  ///< request -> synchronized, the last time
     std::uint64_t total_sync_us = 0; ///< summed over completed snapshots
+
+    /// Failed attempts, all causes.
+    [[nodiscard]] std::uint64_t failures() const noexcept {
+        return connect_failures + disconnects + login_rejected + protocol_failures + too_old;
+    }
 };
 
 /// What other threads may read while the feed runs (stats lines, --top, metrics).

@@ -81,6 +81,20 @@ public:
     /// `position` (0 at first) into `out` (at least max_record_size bytes) and advances
     /// `position` past it; skips what was overwritten first (lost). record false: nothing new.
     read_result read(std::uint64_t& position, std::span<std::byte> out) noexcept;
+    /// Consumer-side: read() until nothing is new, calling f(std::span<std::byte const>) with
+    /// each record (in `out`); returns the bytes lost on the way.
+    template <typename F>
+    std::uint64_t read_all(std::uint64_t& position, std::span<std::byte> out, F&& f) {
+        std::uint64_t lost = 0;
+        for (;;) {
+            read_result const r = read(position, out);
+            lost += r.lost;
+            if (!r.record) {
+                return lost;
+            }
+            f(std::span<std::byte const>(out.first(r.size)));
+        }
+    }
 
     /// The capacity in bytes.
     [[nodiscard]] std::size_t capacity() const noexcept { return words_ * 8; }
