@@ -502,27 +502,28 @@ def expect_same_books(late, reference, what):
     assert late["unknown_order_refs"] == 0, late["unknown_order_refs"]
 
 
-def late_join_run(args, workdir, backend, join_at, count=200000, rate="100000", faults=(),
-                  restart=False):
+def late_join_run(args, workdir, backend, join_at, faults=(), restart=False):
     """One stream (8 messages a packet) to two receivers: the reference on line A from the
     start, the late joiner on line B (with a GLIMPSE snapshot server) started once the
     reference has received `join_at` packets — and, with restart, killed (SIGKILL) once it has
-    synchronized and the stream went on for 3000 packets more, then started again. Returns
-    both feeds' summaries, the report and the late joiner."""
+    synchronized and the stream went on for a tenth of it more, then started again. The stream
+    is --late-join-messages long at --late-join-rate messages/s. Returns both feeds' summaries,
+    the report and the late joiner."""
+    count, rate = args.late_join_messages, args.late_join_rate
     port_a, port_b, glimpse = free_port(), free_port(), free_port()
     os.makedirs(os.path.join(workdir, "ref"))
     os.makedirs(os.path.join(workdir, "late"))
     reference = Receiver(args.receiver, single_feed_config(port_a), os.path.join(workdir, "ref"),
                          backend)
     feed = start_feed(args.feed, "--to", f"127.0.0.1:{port_a}", "--to-b", f"127.0.0.1:{port_b}",
-                      "--count", str(count), "--rate", rate, "--batch", "8", "--seed", "5",
+                      "--count", str(count), "--rate", str(rate), "--batch", "8", "--seed", "5",
                       "--serve-glimpse", str(glimpse), "--linger", "2", *faults)
     config = late_join_config(port_b, glimpse)
     reference.wait_total_packets(join_at)
     late = Receiver(args.receiver, config, os.path.join(workdir, "late"), backend)
     if restart:
         wait_until(lambda: late.find("synchronized from a snapshot"), 30, "the first snapshot")
-        reference.wait_total_packets(join_at + 3000)
+        reference.wait_total_packets(join_at + count // 80)
         late.process.kill()  # a crash: nothing is flushed, no summary
         late.process.wait(timeout=30)
         late = Receiver(args.receiver, config, os.path.join(workdir, "late"), backend)
@@ -535,7 +536,8 @@ def late_join_run(args, workdir, backend, join_at, count=200000, rate="100000", 
 def case_late_join_builds_the_books_of_a_full_run(args, workdir, backend):
     """A receiver started mid-stream loads a GLIMPSE snapshot, replays what it buffered meanwhile
     and ends with the books of a receiver that ran from the start."""
-    join_at = random.randrange(2000, 16000)
+    packets = args.late_join_messages // 8
+    join_at = random.randrange(packets // 10, packets * 6 // 10)
     ref, late, sent, log = late_join_run(args, workdir, backend, join_at)
     expect_same_books(late, ref, f"joined at packet {join_at}")
     assert late["messages"] < ref["messages"], (late["messages"], ref["messages"])
@@ -546,7 +548,8 @@ def case_late_join_builds_the_books_of_a_full_run(args, workdir, backend):
 
 def case_late_join_at_five_points(args, workdir, backend):
     """Five random join points of one stream size: each late joiner ends with the full books."""
-    for i, join_at in enumerate(sorted(random.sample(range(1000, 18000), 5))):
+    packets = args.late_join_messages // 8
+    for i, join_at in enumerate(sorted(random.sample(range(packets // 20, packets * 7 // 10), 5))):
         run_dir = os.path.join(workdir, f"run{i}")
         os.makedirs(run_dir)
         ref, late, _, _ = late_join_run(args, run_dir, backend, join_at)
@@ -555,14 +558,15 @@ def case_late_join_at_five_points(args, workdir, backend):
 
 def case_killed_receiver_restarts_into_the_full_books(args, workdir, backend):
     """A late joiner killed mid-stream and started again synchronizes again from a snapshot."""
-    ref, late, _, _ = late_join_run(args, workdir, backend, 3000, restart=True)
+    ref, late, _, _ = late_join_run(args, workdir, backend, args.late_join_messages // 80,
+                                    restart=True)
     expect_same_books(late, ref, "after kill and restart")
 
 
 def case_lost_gap_without_rerequests_loads_a_new_snapshot(args, workdir, backend):
     """Line B loses packets and there is no re-request server: each gap the late joiner declares
     lost brings a new snapshot, and its books still equal the loss-free line's."""
-    ref, late, sent, _ = late_join_run(args, workdir, backend, 2000,
+    ref, late, sent, _ = late_join_run(args, workdir, backend, args.late_join_messages // 100,
                                        faults=("--drop-every", "4000", "--drop-line", "b"))
     assert sent["dropped_one_line_packets"] > 0, sent
     assert late["gaps"] >= 1, late["gaps"]
@@ -1117,6 +1121,11 @@ def main():
     parser.add_argument("--verdict", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "md-verdict"))
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
+    parser.add_argument("--late-join-messages", type=int, default=200000,
+                        help="the late-join cases' stream (the issue's full size: 2000000)")
+    parser.add_argument("--late-join-rate", type=int, default=100000, help="its messages/s")
+    parser.add_argument("--five-point-backends", default="auto",
+                        help="backends the five-join-point case runs on")
     parser.add_argument("--part", default="1/1",
                         help="K/N: run every N-th case from the K-th (ctest runs the parts "
                              "side by side)")
@@ -1130,7 +1139,8 @@ def main():
     runs = [(case, backend) for backend in args.backends.split(",") for case in cases]
     for backend in args.backends.split(","):
         runs.append((case_late_join_builds_the_books_of_a_full_run, backend))
-    runs.append((case_late_join_at_five_points, "auto"))
+    for backend in args.five_point_backends.split(","):
+        runs.append((case_late_join_at_five_points, backend))
     runs.append((case_killed_receiver_restarts_into_the_full_books, "auto"))
     runs.append((case_lost_gap_without_rerequests_loads_a_new_snapshot, "auto"))
     runs.append((case_snapshot_server_down_or_refusing_is_counted, "auto"))

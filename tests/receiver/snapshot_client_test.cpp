@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -44,7 +45,11 @@ constexpr std::size_t join = 2500; // live messages from sequence join + 1 on
 // The feed: a memory line carries live messages as [sequence, 8 bytes][message]; the parser
 // contract feeds them to the sync and runs the snapshot client.
 struct feed {
-    signet::md::snapshot_sync sync{{.book = book}};
+    explicit feed(std::size_t buffer_messages)
+        : sync({.book = book,
+                .buffer_messages = buffer_messages,
+                .buffer_bytes = buffer_messages * signet::md::itch50::max_message_length}) {}
+    signet::md::snapshot_sync sync;
     std::unique_ptr<snapshot_client> client;
     std::mutex mutex; // guards the copies below (the test reads them)
     snapshot_phase phase = snapshot_phase::buffering;
@@ -138,7 +143,8 @@ protected:
             signet::net::runtime_options{.backend = signet::net::backend_kind::memory});
         signet::net::feed_options options;
         options.name = "late";
-        id_ = rt_->add_feed(options, feed_parser{&feed_});
+        feed_.emplace(buffer_messages_);
+        id_ = rt_->add_feed(options, feed_parser{&*feed_});
     }
 
     void start(snapshot_client_options options = {}) {
@@ -147,9 +153,9 @@ protected:
         tcp.peer = signet::net::udp_endpoint::parse("127.0.0.1:" + std::to_string(server_.port()));
         tcp.backoff_initial = 5ms;
         tcp.backoff_max = 20ms;
-        feed_.client = std::make_unique<snapshot_client>(options, rt_->make_tcp_client(id_, tcp),
-                                                         rt_->parser_timer(id_), feed_.sync);
-        feed_.client->request(snapshot_client::clock::now());
+        feed_->client = std::make_unique<snapshot_client>(options, rt_->make_tcp_client(id_, tcp),
+                                                          rt_->parser_timer(id_), feed_->sync);
+        feed_->client->request(snapshot_client::clock::now());
         rt_->start();
         // The live stream from sequence join + 1 on: buffered until a snapshot is applied.
         auto line = rt_->memory_line(id_);
@@ -173,16 +179,17 @@ protected:
         for (auto const& m : all_) {
             reference.on_message(t::view(m));
         }
-        t::expect_same_books(feed_.sync.parser().book(), reference.book(), symbols);
+        t::expect_same_books(feed_->sync.parser().book(), reference.book(), symbols);
     }
 
     bool wait_for(snapshot_phase phase) {
-        return eventually([&] { return feed_.current_phase() == phase; });
+        return eventually([&] { return feed_->current_phase() == phase; });
     }
 
     std::vector<t::bytes> all_;
     signet::test::tcp_listener server_;
-    feed feed_;
+    std::size_t buffer_messages_ = std::size_t{1} << 20;
+    std::optional<feed> feed_;
     std::unique_ptr<signet::net::runtime> rt_;
     std::size_t id_ = 0;
 };
@@ -195,14 +202,14 @@ TEST_F(SnapshotClientTest, ADisconnectMidSnapshotDropsItAndTheRetryCompletes) {
         peer first(server_.accept());
         ASSERT_EQ(first.login(), soup::server_state::serving);
         ASSERT_TRUE(first.send(std::span(image).first(image.size() / 2)));
-        ASSERT_TRUE(eventually([&] { return feed_.current().snapshot_messages > 0; }));
+        ASSERT_TRUE(eventually([&] { return feed_->current().snapshot_messages > 0; }));
         first.close(); // mid-snapshot
     }
     peer second(server_.accept()); // the retry, after the backoff
     ASSERT_EQ(second.login(), soup::server_state::serving);
     ASSERT_TRUE(second.send(image));
     ASSERT_TRUE(wait_for(snapshot_phase::live));
-    snapshot_counters const c = feed_.current();
+    snapshot_counters const c = feed_->current();
     EXPECT_EQ(c.aborted, 1U);
     EXPECT_EQ(c.disconnects, 1U);
     EXPECT_EQ(c.completed, 1U);
@@ -220,15 +227,15 @@ TEST_F(SnapshotClientTest, AServerThatTricklesIsDroppedAtTheSnapshotTimeout) {
         peer slow(server_.accept());
         ASSERT_EQ(slow.login(), soup::server_state::serving);
         // A byte at a time, never silent for server_timeout, never done: the client gives up.
-        for (std::size_t i = 0; i < image.size() && feed_.current().protocol_failures == 0; ++i) {
+        for (std::size_t i = 0; i < image.size() && feed_->current().protocol_failures == 0; ++i) {
             if (!slow.send(std::span(image).subspan(i, 1))) {
                 break; // the client closed
             }
             std::this_thread::sleep_for(20ms); // the trickle's pace, not a synchronization
         }
     }
-    ASSERT_TRUE(eventually([&] { return feed_.current().protocol_failures == 1; }));
-    EXPECT_EQ(feed_.current_phase(), snapshot_phase::buffering);
+    ASSERT_TRUE(eventually([&] { return feed_->current().protocol_failures == 1; }));
+    EXPECT_EQ(feed_->current_phase(), snapshot_phase::buffering);
     peer good(server_.accept());
     ASSERT_EQ(good.login(), soup::server_state::serving);
     ASSERT_TRUE(good.send(image));
@@ -243,13 +250,13 @@ TEST_F(SnapshotClientTest, ASnapshotOlderThanTheBufferIsRefusedAndANewerOneTaken
         peer old(server_.accept());
         ASSERT_EQ(old.login(), soup::server_state::serving);
         ASSERT_TRUE(old.send(peer::snapshot(all_, join - 100))); // resumes before the buffer
-        ASSERT_TRUE(eventually([&] { return feed_.current().too_old == 1; }));
+        ASSERT_TRUE(eventually([&] { return feed_->current().too_old == 1; }));
     }
     peer newer(server_.accept());
     ASSERT_EQ(newer.login(), soup::server_state::serving);
     ASSERT_TRUE(newer.send(peer::snapshot(all_, join + 10)));
     ASSERT_TRUE(wait_for(snapshot_phase::live));
-    EXPECT_EQ(feed_.current().completed, 1U);
+    EXPECT_EQ(feed_->current().completed, 1U);
     expect_full_books();
 }
 
@@ -261,7 +268,7 @@ TEST_F(SnapshotClientTest, ALyingLengthFieldFailsTheAttemptWithoutReadingPastIt)
         ASSERT_EQ(liar.login(), soup::server_state::serving);
         std::array<std::byte, 8> const lie{std::byte{0xff}, std::byte{0xf0}, std::byte{'S'}};
         ASSERT_TRUE(liar.send(lie)); // 65520 bytes announced: above the bound
-        ASSERT_TRUE(eventually([&] { return feed_.current().protocol_failures == 1; }));
+        ASSERT_TRUE(eventually([&] { return feed_->current().protocol_failures == 1; }));
     }
     peer honest(server_.accept());
     ASSERT_EQ(honest.login(), soup::server_state::serving);
@@ -277,8 +284,42 @@ TEST_F(SnapshotClientTest, ARejectedLoginIsOneErrorAndNoRetry) {
     EXPECT_EQ(strict.login(), soup::server_state::closed);
     ASSERT_TRUE(wait_for(snapshot_phase::rejected));
     EXPECT_FALSE(server_.accept(300ms).is_open()); // no retry
-    EXPECT_EQ(feed_.current().login_rejected, 1U);
+    EXPECT_EQ(feed_->current().login_rejected, 1U);
     rt_->stop();
+}
+
+} // namespace
+
+namespace {
+
+// The buffer holds 64 live messages: the 3500 of the stream overflow it while the snapshot
+// loads.
+class SnapshotClientSmallBufferTest : public SnapshotClientTest {
+protected:
+    void SetUp() override {
+        buffer_messages_ = 64;
+        SnapshotClientTest::SetUp();
+    }
+};
+
+TEST_F(SnapshotClientSmallBufferTest, ABufferThatOverflowsWhileLoadingIsCountedAndRetried) {
+    signet::test::watchdog dog(60s, "buffer overflow");
+    start();
+    {
+        peer first(server_.accept());
+        ASSERT_EQ(first.login(), soup::server_state::serving);
+        // Resumes at join + 1001: long evicted from a buffer of the last 64 messages.
+        ASSERT_TRUE(first.send(peer::snapshot(all_, join + 1000)));
+        ASSERT_TRUE(eventually([&] { return feed_->current().too_old == 1; }));
+    }
+    snapshot_counters const overflowed = feed_->current();
+    EXPECT_GT(overflowed.buffer_evictions, 0U);
+    EXPECT_EQ(feed_->current_phase(), snapshot_phase::buffering);
+    peer second(server_.accept()); // the retry: a snapshot recent enough for the buffer
+    ASSERT_EQ(second.login(), soup::server_state::serving);
+    ASSERT_TRUE(second.send(peer::snapshot(all_, all_.size() - 10)));
+    ASSERT_TRUE(wait_for(snapshot_phase::live));
+    expect_full_books();
 }
 
 } // namespace
