@@ -6,7 +6,8 @@
 // Formats: moldudp64 — byte 0 (odd: late join), then datagrams as (u16 big-endian length,
 // bytes); itch50 — byte 0 (order capacity - 1), then messages as (u8 length, bytes);
 // rerequest_server — 5 option bytes, then operations (see rerequest_server_fuzz.cpp);
-// snapshot_sync — byte 0 (join point), then records (u8 header: length and flags, bytes).
+// snapshot_sync — byte 0 (join point), then records (u8 header: length and flags, bytes);
+// mdp3 — byte 0 (book depth), then one MDP 3.0 packet.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(root / "itch50");
     std::filesystem::create_directories(root / "rerequest_server");
     std::filesystem::create_directories(root / "snapshot_sync");
+    std::filesystem::create_directories(root / "mdp3");
 
     // ---- moldudp64 ----
     std::vector<bytes> const msgs = generated(1, 12);
@@ -169,6 +171,69 @@ int main(int argc, char** argv) {
         };
         write(root / "snapshot_sync" / "synchronizes", snapshot_input(50, 150, 151));
         write(root / "snapshot_sync" / "too_old", snapshot_input(120, 100, 101));
+    }
+
+    // ---- mdp3: little-endian by shifting; MsgSize counts itself ----
+    {
+        auto le = [](bytes& b, std::uint64_t v, std::size_t width) {
+            for (std::size_t i = 0; i < width; ++i) {
+                b.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xFF));
+            }
+        };
+        auto message = [&](std::uint16_t id, std::uint16_t block, bytes body) {
+            bytes m;
+            le(m, 10 + body.size(), 2);
+            le(m, block, 2);
+            le(m, id, 2);
+            le(m, 1, 2);
+            le(m, 13, 2);
+            m.insert(m.end(), body.begin(), body.end());
+            return m;
+        };
+        auto level = [&](bytes& b, std::int64_t price, std::uint8_t lvl, std::uint8_t action,
+                         char type) {
+            le(b, static_cast<std::uint64_t>(price), 8);
+            le(b, 10, 4);  // size
+            le(b, 991, 4); // security
+            le(b, 1, 4);   // RptSeq
+            le(b, 2, 4);   // orders
+            le(b, lvl, 1);
+            le(b, action, 1);
+            le(b, static_cast<std::uint8_t>(type), 1);
+            le(b, 0, 5); // TradeableSize, padding
+        };
+        bytes book(11, std::byte{0});
+        le(book, 32, 2);
+        le(book, 3, 1);
+        level(book, 4'500'000'000'000, 1, 0, '0');
+        level(book, 4'500'250'000'000, 1, 0, '1');
+        level(book, 4'499'750'000'000, 2, 0, '0');
+        le(book, 24, 2);
+        le(book, 0, 5);
+        le(book, 0, 1);
+        bytes snapshot(59, std::byte{0});
+        le(snapshot, 22, 2);
+        le(snapshot, 1, 1);
+        le(snapshot, 4'500'000'000'000, 8);
+        le(snapshot, 10, 4);
+        le(snapshot, 2, 4);
+        le(snapshot, 1, 1);
+        le(snapshot, 0, 3);
+        le(snapshot, 0, 1);
+        le(snapshot, '0', 1);
+        bytes definition(224, std::byte{0});
+        for (std::uint64_t const block : {9, 4, 4, 5}) {
+            le(definition, block, 2);
+            le(definition, 0, 1);
+        }
+        bytes packet{std::byte{10}}; // depth
+        le(packet, 1, 4);
+        le(packet, 1'700'000'000'000'000'000ULL, 8);
+        for (bytes const& m : {message(46, 11, book), message(12, 0, {}), message(52, 59, snapshot),
+                               message(54, 224, definition)}) {
+            packet.insert(packet.end(), m.begin(), m.end());
+        }
+        write(root / "mdp3" / "book_snapshot_definition", packet);
     }
 
     // ---- rerequest_server ----
