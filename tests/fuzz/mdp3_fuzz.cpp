@@ -1,7 +1,9 @@
 // libFuzzer target: CME MDP 3.0 packets — the SBE framing, every template's decoder with every
 // group entry read, and the MBP book fed the incremental book entries and snapshots.
 //
-// Input: byte 0 sets the book depth (1 to 16); the rest is one UDP payload.
+// Input: byte 0 sets the book depth (1 to 16); the rest is one UDP payload. The payload also
+// goes to a channel as a definition, an incremental and a snapshot packet (in that order, then
+// as an incremental again: a duplicate).
 //
 // Invariants: the walk hands over at most one message per 10 bytes after the packet header; a
 // decoded group's entries lie inside the message (ASan checks every read); a book never holds
@@ -13,6 +15,7 @@
 
 #include <signet/md/mdp3.hpp>
 #include <signet/md/mdp3_book.hpp>
+#include <signet/md/mdp3_channel.hpp>
 
 #include "fuzz_check.hpp"
 
@@ -87,6 +90,17 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         SIGNET_FUZZ_CHECK(book.bids().size() <= book.depth());
         SIGNET_FUZZ_CHECK(book.offers().size() <= book.depth());
     });
+    m3::channel channel({.held_packets = 64, .held_bytes = 1 << 16});
+    channel.on_definition(packet, 1);
+    channel.on_incremental(packet, 2);
+    channel.on_snapshot(packet, 3);
+    channel.on_incremental(packet, 4);
+    channel.on_time(5'000'000'000);
+    channel.for_each_instrument([](m3::instrument const& i) {
+        SIGNET_FUZZ_CHECK(i.book.bids().size() <= i.book.depth());
+        SIGNET_FUZZ_CHECK(i.book.offers().size() <= i.book.depth());
+    });
+    SIGNET_FUZZ_CHECK(channel.stats().duplicate_packets <= 1);
     if (packet.size() >= m3::packet_header_size) {
         SIGNET_FUZZ_CHECK(walk.messages <=
                           (packet.size() - m3::packet_header_size) / m3::message_header_size);

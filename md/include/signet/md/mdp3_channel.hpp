@@ -1,0 +1,137 @@
+#pragma once
+
+/// mdp3::channel: one CME MDP 3.0 channel's market-by-price books, kept right through loss —
+/// the incremental feed (packets in MsgSeqNum order: put a sequence_arbiter in front for A/B
+/// lines), the market recovery feed (the snapshot loop) and the instrument definition feed.
+///
+///   definitions   MDInstrumentDefinitionFuture54 creates an instrument (security id, symbol,
+///                 tick, display factor, book depth from MarketDepth of "GBX"), or deletes it.
+///                 One created after incrementals began starts stale (its book missed them).
+///   incrementals  MDIncrementalRefreshBook46 entries update their instrument's book; 46 and
+///                 TradeSummary48 entries carry the instrument's RptSeq. A RptSeq gap, or an
+///                 update that does not fit the book, makes that instrument stale: its later
+///                 entries wait (the packets are held, bounded) while the others go on.
+///                 A gap in MsgSeqNum may have lost any instrument's data: every instrument is
+///                 checked against the next snapshot loop.
+///   snapshots     SnapshotFullRefresh52, while recovering: an instrument that is stale, or
+///                 whose snapshot RptSeq is ahead of its own, loads the snapshot and replays
+///                 its held entries newer than the snapshot's RptSeq; a snapshot that is not
+///                 ahead confirms the book. Recovery ends once a whole loop (TotNumReports
+///                 instruments) has been seen since it began and no instrument is stale; the
+///                 held packets are then dropped. A snapshot older than the held packets
+///                 (LastMsgSeqNumProcessed before the first held one) cannot be completed by
+///                 them: it is skipped (counted) and the next loop is awaited.
+///   ChannelReset4 empties every book, resets every RptSeq and ends any recovery.
+///
+/// recovering() tells the caller to listen to the snapshot loop; on_time() counts a silent
+/// loop. Threading: none (the channel's parser contract). Costs: per entry a lookup of the
+/// instrument (a hash map) and a book update; nothing allocates in steady state (instruments
+/// are created by definitions; the held-packet store is allocated once).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <signet/md/mdp3.hpp>
+#include <signet/md/mdp3_book.hpp>
+#include <signet/md/message_store.hpp>
+
+namespace signet::md::mdp3 {
+
+struct channel_options {
+    std::size_t held_packets = 4096;               ///< incremental packets kept while recovering
+    std::size_t held_bytes = std::size_t{8} << 20; ///< and their bytes
+    std::uint64_t snapshot_silence_ns = 2'000'000'000; ///< a loop this quiet is counted
+};
+
+struct channel_stats {
+    std::uint64_t packets = 0;
+    std::uint64_t duplicate_packets = 0; ///< MsgSeqNum at or below the last applied
+    std::uint64_t gaps = 0;              ///< MsgSeqNum jumps
+    std::uint64_t malformed_packets = 0; ///< framing lost
+    std::uint64_t malformed_messages = 0;
+    std::uint64_t unknown_messages = 0; ///< other templates or schemas
+    std::uint64_t book_entries = 0;     ///< applied
+    std::uint64_t unknown_instrument_entries = 0;
+    std::uint64_t rpt_seq_gaps = 0;
+    std::uint64_t inconsistent_updates = 0;
+    std::uint64_t recoveries = 0;          ///< times the channel went to the snapshot loop
+    std::uint64_t snapshots_applied = 0;   ///< instruments loaded from snapshots
+    std::uint64_t snapshots_confirmed = 0; ///< snapshots that found the book up to date
+    std::uint64_t snapshots_too_old = 0;
+    std::uint64_t replayed_entries = 0;
+    std::uint64_t held_evicted = 0;
+    std::uint64_t snapshot_silences = 0;
+    std::uint64_t channel_resets = 0;
+    std::uint64_t definitions = 0;
+};
+
+struct instrument {
+    std::int32_t security_id = 0;
+    std::array<char, 20> symbol{};
+    std::int64_t tick = 0;           ///< MinPriceIncrement, PRICE9
+    std::int64_t display_factor = 0; ///< Decimal9
+    std::uint8_t trading_status = null_uint8;
+    std::uint32_t rpt_seq = 0;          ///< the last applied
+    bool stale = false;                 ///< waits for a snapshot
+    std::uint64_t seen_in_recovery = 0; ///< the recovery whose loop showed it
+    price_book book;
+};
+
+class channel {
+public:
+    explicit channel(channel_options const& options = {});
+
+    void on_incremental(std::span<std::byte const> packet, std::uint64_t now_ns);
+    void on_snapshot(std::span<std::byte const> packet, std::uint64_t now_ns);
+    void on_definition(std::span<std::byte const> packet, std::uint64_t now_ns);
+    void on_time(std::uint64_t now_ns) noexcept;
+
+    /// Listen to the snapshot loop.
+    [[nodiscard]] bool recovering() const noexcept { return recovering_; }
+    [[nodiscard]] instrument const* find(std::int32_t security_id) const noexcept;
+    template <typename F>
+    void for_each_instrument(F&& f) const {
+        for (instrument const& i : instruments_) {
+            f(i);
+        }
+    }
+    [[nodiscard]] std::size_t instrument_count() const noexcept { return instruments_.size(); }
+    [[nodiscard]] channel_stats const& stats() const noexcept { return stats_; }
+    /// The next expected incremental MsgSeqNum (0 before the first packet).
+    [[nodiscard]] std::uint64_t next_sequence() const noexcept { return next_sequence_; }
+
+private:
+    instrument* lookup(std::int32_t security_id) noexcept;
+    /// Applies a packet's messages; `only` (a replay): that instrument's entries alone.
+    void apply_packet(std::span<std::byte const> packet, std::uint64_t now_ns, instrument* only);
+    /// The RptSeq rule: true if the entry is the instrument's next (apply it); false if it is
+    /// old (skip) or after a gap (the instrument goes stale).
+    bool next_in_sequence(instrument& i, std::uint32_t rpt_seq, std::uint64_t now_ns) noexcept;
+    void make_stale(instrument& i, std::uint64_t now_ns) noexcept;
+    void load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns);
+    void start_recovery(std::uint64_t now_ns) noexcept;
+    void finish_recovery_if_done() noexcept;
+    void reset_channel() noexcept;
+
+    channel_options options_;
+    std::vector<instrument> instruments_;
+    std::unordered_map<std::int32_t, std::size_t> index_;
+    message_store held_;
+    std::uint64_t next_sequence_ = 0;
+    bool started_ = false; // an incremental packet was applied
+    bool recovering_ = false;
+    std::uint64_t last_snapshot_ns_ = 0;
+    // The loop since the recovery began: instruments seen, and the loop's size.
+    std::uint64_t recovery_id_ = 0;
+    std::uint32_t seen_in_loop_ = 0;
+    std::uint32_t loop_size_ = 0;
+    std::vector<std::int32_t> seen_undefined_; // in the loop, without a definition
+    channel_stats stats_{};
+};
+
+} // namespace signet::md::mdp3

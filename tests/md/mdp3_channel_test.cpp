@@ -1,0 +1,279 @@
+// mdp3::channel: books kept right through late joins, lost packets, old snapshots and channel
+// resets — each case against a reference channel that saw every packet from sequence 1. The
+// packets come from a seeded generator of MBP updates (new, change, delete at random levels of
+// three instruments, depth 3), built byte by byte (mdp3_test_support.hpp).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <span>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <signet/md/mdp3_channel.hpp>
+
+#include "mdp3_test_support.hpp"
+
+namespace {
+
+namespace m3 = signet::md::mdp3;
+using namespace signet::md::test::mdp3;
+
+constexpr std::size_t depth = 3;
+std::vector<std::int32_t> const ids = {101, 202, 303};
+
+bytes definitions() {
+    std::vector<bytes> messages;
+    sbe all;
+    all.u32(1).u64(0); // packet header of the definition feed
+    for (std::int32_t const id : ids) {
+        bytes root(224);
+        root[5] = std::byte{'A'};
+        sbe symbol;
+        symbol.text("FUT" + std::to_string(id), 20);
+        std::copy(symbol.b.begin(), symbol.b.end(), root.begin() + 35);
+        sbe security;
+        security.i32(id);
+        std::copy(security.b.begin(), security.b.end(), root.begin() + 55);
+        all.raw(message(54, 13, 224, root,
+                        {group(9, {}), group(4, {sbe{}.text("GBX", 3).u8(depth).b}), group(4, {}),
+                         group(5, {})}));
+    }
+    return all.b;
+}
+
+// packets[k] carries MsgSeqNum k + 1: one book entry each, valid for the model book.
+std::vector<bytes> stream(std::uint64_t seed, std::size_t count) {
+    std::mt19937_64 random(seed);
+    std::map<std::int32_t, m3::price_book> model;
+    std::map<std::int32_t, std::uint32_t> rpt;
+    std::vector<bytes> packets;
+    for (std::size_t k = 0; k < count; ++k) {
+        std::int32_t const id = ids[random() % ids.size()];
+        m3::price_book& book = model.try_emplace(id, depth).first->second;
+        bool const bid = random() % 2 == 0;
+        std::size_t const levels = bid ? book.bids().size() : book.offers().size();
+        m3::book_entry e;
+        e.security_id = id;
+        e.type = bid ? m3::entry_type::bid : m3::entry_type::offer;
+        e.size = static_cast<std::int32_t>(1 + random() % 100);
+        e.number_of_orders = static_cast<std::int32_t>(1 + random() % 9);
+        auto const roll = random() % 10;
+        if (levels == 0 || (roll < 4 && levels < depth)) {
+            e.action = m3::update_action::new_level;
+            e.price_level = static_cast<std::uint8_t>(1 + random() % (levels + 1));
+            e.price = static_cast<std::int64_t>(1000 + random() % 500) * 250'000'000;
+        } else {
+            e.price_level = static_cast<std::uint8_t>(1 + random() % levels);
+            auto const side = bid ? book.bids() : book.offers();
+            e.price = side[e.price_level - 1u].price;
+            e.action = roll < 7 ? m3::update_action::change : m3::update_action::remove;
+        }
+        e.rpt_seq = ++rpt[id];
+        EXPECT_EQ(book.apply(e), m3::book_update::applied);
+        packets.push_back(
+            packet(static_cast<std::uint32_t>(k + 1),
+                   {message(46, 13, 11, incremental_book_root(),
+                            {group(32, {book_entry(e.price, e.size, e.security_id, e.rpt_seq,
+                                                   e.number_of_orders, e.price_level,
+                                                   static_cast<std::uint8_t>(e.action), e.type)}),
+                             group(24, {}, true)})}));
+    }
+    return packets;
+}
+
+// A channel fed the definitions and packets [0, end).
+std::unique_ptr<m3::channel> reference(std::vector<bytes> const& packets, std::size_t end) {
+    auto c = std::make_unique<m3::channel>();
+    c->on_definition(definitions(), 0);
+    for (std::size_t k = 0; k < end; ++k) {
+        c->on_incremental(packets[k], 0);
+    }
+    return c;
+}
+
+// One loop of the market recovery feed: SnapshotFullRefresh52 of every instrument of `at`,
+// valid as of incremental packet `last`.
+bytes snapshot_loop(m3::channel const& at, std::uint32_t last, std::uint32_t loop_sequence = 1) {
+    sbe p;
+    p.u32(loop_sequence).u64(0);
+    at.for_each_instrument([&](m3::instrument const& i) {
+        std::vector<bytes> entries;
+        auto add = [&](std::span<m3::price_level const> side, char type) {
+            for (std::size_t l = 0; l < side.size(); ++l) {
+                entries.push_back(sbe{}
+                                      .i64(side[l].price)
+                                      .i32(side[l].size)
+                                      .i32(side[l].orders)
+                                      .u8(l + 1)
+                                      .u16(65535)
+                                      .u8(255)
+                                      .u8(0)
+                                      .u8(static_cast<std::uint8_t>(type))
+                                      .b);
+            }
+        };
+        add(i.book.bids(), m3::entry_type::bid);
+        add(i.book.offers(), m3::entry_type::offer);
+        bytes root = sbe{}.u32(last).u32(at.instrument_count()).i32(i.security_id).u32(i.rpt_seq).b;
+        p.raw(message(52, 13, 59, root, {group(22, entries)}));
+    });
+    return p.b;
+}
+
+void expect_same_books(m3::channel const& got, m3::channel const& want) {
+    want.for_each_instrument([&](m3::instrument const& w) {
+        m3::instrument const* g = got.find(w.security_id);
+        ASSERT_NE(g, nullptr) << w.security_id;
+        EXPECT_FALSE(g->stale) << w.security_id;
+        EXPECT_EQ(g->rpt_seq, w.rpt_seq) << w.security_id;
+        EXPECT_EQ(std::vector<m3::price_level>(g->book.bids().begin(), g->book.bids().end()),
+                  std::vector<m3::price_level>(w.book.bids().begin(), w.book.bids().end()))
+            << "bids of " << w.security_id;
+        EXPECT_EQ(std::vector<m3::price_level>(g->book.offers().begin(), g->book.offers().end()),
+                  std::vector<m3::price_level>(w.book.offers().begin(), w.book.offers().end()))
+            << "offers of " << w.security_id;
+    });
+}
+
+TEST(Mdp3Channel, FromTheStartDuplicatesAreDroppedAndBooksBuilt) {
+    std::vector<bytes> const packets = stream(1, 300);
+    m3::channel c;
+    c.on_definition(definitions(), 0);
+    ASSERT_EQ(c.instrument_count(), ids.size());
+    EXPECT_EQ(c.find(101)->book.depth(), depth);
+    for (bytes const& p : packets) {
+        c.on_incremental(p, 0);
+        c.on_incremental(p, 0); // line B's copy
+    }
+    EXPECT_FALSE(c.recovering());
+    EXPECT_EQ(c.stats().duplicate_packets, 300U);
+    EXPECT_EQ(c.stats().book_entries, 300U);
+    EXPECT_EQ(c.stats().gaps, 0U);
+    EXPECT_EQ(c.stats().rpt_seq_gaps, 0U);
+    EXPECT_EQ(c.next_sequence(), 301U);
+    expect_same_books(c, *reference(packets, 300));
+}
+
+TEST(Mdp3Channel, ALateJoinerRecoversFromTheSnapshotLoopAndReplaysWhatItHeld) {
+    std::vector<bytes> const packets = stream(2, 400);
+    for (std::size_t const join : {1U, 40U, 150U, 290U}) {
+        SCOPED_TRACE(join);
+        m3::channel late;
+        late.on_definition(definitions(), 0);
+        std::size_t const snapshot_at = join + 60; // the loop comes round a little later
+        for (std::size_t k = join; k < snapshot_at + 30; ++k) {
+            late.on_incremental(packets[k], 0);
+        }
+        EXPECT_TRUE(late.recovering());
+        late.on_snapshot(snapshot_loop(*reference(packets, snapshot_at),
+                                       static_cast<std::uint32_t>(snapshot_at)),
+                         0);
+        EXPECT_FALSE(late.recovering());
+        EXPECT_EQ(late.stats().snapshots_applied, ids.size());
+        for (std::size_t k = snapshot_at + 30; k < packets.size(); ++k) {
+            late.on_incremental(packets[k], 0);
+        }
+        expect_same_books(late, *reference(packets, packets.size()));
+    }
+}
+
+TEST(Mdp3Channel, ALostPacketRecoversTheInstrumentItHeldWhileTheOthersGoOn) {
+    std::vector<bytes> const packets = stream(3, 400);
+    m3::channel c;
+    c.on_definition(definitions(), 0);
+    std::size_t const lost = 100;
+    for (std::size_t k = 0; k < 200; ++k) {
+        if (k != lost) {
+            c.on_incremental(packets[k], 0);
+        }
+    }
+    EXPECT_EQ(c.stats().gaps, 1U);
+    EXPECT_TRUE(c.recovering());
+    EXPECT_GE(c.stats().rpt_seq_gaps, 1U);
+    // The instruments the lost packet did not touch kept up.
+    auto const at_200 = reference(packets, 200);
+    std::size_t stale = 0;
+    c.for_each_instrument([&](m3::instrument const& i) {
+        if (i.stale) {
+            ++stale;
+        } else {
+            EXPECT_EQ(i.rpt_seq, at_200->find(i.security_id)->rpt_seq) << i.security_id;
+        }
+    });
+    EXPECT_EQ(stale, 1U);
+    c.on_snapshot(snapshot_loop(*reference(packets, 180), 180), 0);
+    EXPECT_FALSE(c.recovering());
+    EXPECT_EQ(c.stats().snapshots_applied, 1U);
+    EXPECT_EQ(c.stats().snapshots_confirmed, ids.size() - 1);
+    for (std::size_t k = 200; k < packets.size(); ++k) {
+        c.on_incremental(packets[k], 0);
+    }
+    expect_same_books(c, *reference(packets, packets.size()));
+}
+
+TEST(Mdp3Channel, ASnapshotOlderThanTheHeldPacketsWaitsForTheNextLoop) {
+    std::vector<bytes> const packets = stream(4, 300);
+    m3::channel late;
+    late.on_definition(definitions(), 0);
+    for (std::size_t k = 100; k < 200; ++k) {
+        late.on_incremental(packets[k], 0);
+    }
+    late.on_snapshot(snapshot_loop(*reference(packets, 50), 50), 0); // before packet 101
+    EXPECT_TRUE(late.recovering());
+    EXPECT_EQ(late.stats().snapshots_too_old, ids.size());
+    late.on_snapshot(snapshot_loop(*reference(packets, 150), 150, 2), 0);
+    EXPECT_FALSE(late.recovering());
+    for (std::size_t k = 200; k < packets.size(); ++k) {
+        late.on_incremental(packets[k], 0);
+    }
+    expect_same_books(late, *reference(packets, packets.size()));
+}
+
+TEST(Mdp3Channel, AChannelResetEmptiesEveryBookAndRestartsRptSeq) {
+    std::vector<bytes> const packets = stream(5, 100);
+    auto const owner = reference(packets, 100);
+    m3::channel& c = *owner;
+    ASSERT_FALSE(c.find(101)->book.bids().empty() && c.find(101)->book.offers().empty());
+    c.on_incremental(
+        packet(101, {message(4, 13, 9, sbe{}.u64(1).u8(0x80).b, {group(2, {sbe{}.u16(310).b})})}),
+        0);
+    EXPECT_EQ(c.stats().channel_resets, 1U);
+    c.for_each_instrument([](m3::instrument const& i) {
+        EXPECT_TRUE(i.book.bids().empty());
+        EXPECT_TRUE(i.book.offers().empty());
+        EXPECT_EQ(i.rpt_seq, 0U);
+    });
+    c.on_incremental(packet(102, {message(46, 13, 11, incremental_book_root(),
+                                          {group(32, {book_entry(5, 1, 202, 1, 1, 1, 0, '0')}),
+                                           group(24, {}, true)})}),
+                     0);
+    EXPECT_EQ(c.find(202)->book.bids().size(), 1U);
+    EXPECT_FALSE(c.recovering());
+}
+
+TEST(Mdp3Channel, ASilentLoopAndMalformedInputAreCounted) {
+    std::vector<bytes> const packets = stream(6, 20);
+    m3::channel c;
+    c.on_definition(definitions(), 0);
+    c.on_incremental(packets[10], 1'000); // a late start
+    ASSERT_TRUE(c.recovering());
+    c.on_time(1'000 + 1'000'000'000);
+    EXPECT_EQ(c.stats().snapshot_silences, 0U);
+    c.on_time(1'000 + 3'000'000'000ULL);
+    EXPECT_EQ(c.stats().snapshot_silences, 1U);
+    bytes cut = packets[11];
+    cut.resize(cut.size() - 5); // MsgSize beyond the datagram
+    c.on_incremental(cut, 0);
+    EXPECT_EQ(c.stats().malformed_packets, 1U);
+    c.on_incremental(bytes(5), 0);
+    EXPECT_EQ(c.stats().malformed_packets, 2U);
+    bytes unknown_instrument = packet(
+        13, {message(46, 13, 11, incremental_book_root(),
+                     {group(32, {book_entry(5, 1, 999, 1, 1, 1, 0, '0')}), group(24, {}, true)})});
+    c.on_incremental(unknown_instrument, 0);
+    EXPECT_EQ(c.stats().unknown_instrument_entries, 1U);
+}
+
+} // namespace
