@@ -60,16 +60,6 @@ std::size_t checked_payload(publisher_options const& o) {
 
 } // namespace
 
-std::optional<fault_line> parse_fault_line(std::string_view text) noexcept {
-    if (text == "a") {
-        return fault_line::a;
-    }
-    if (text == "b") {
-        return fault_line::b;
-    }
-    return text == "both" ? std::optional(fault_line::both) : std::nullopt;
-}
-
 // ---- sources of messages ------------------------------------------------------------------------
 
 struct publisher::message_source {
@@ -135,11 +125,11 @@ publisher::publisher(publisher_options options, line_output& out, pacing_clock& 
     , clock_(clock)
     , packet_buffer_(checked_payload(options_))
     , packer_(packet_buffer_, options_.session, options_.first_sequence,
-              {.max_payload = options_.max_payload, .max_messages = options_.batch}) {
+              {.max_payload = options_.max_payload, .max_messages = options_.batch})
+    , faults_(options_.faults) {
     if (out_.lines() < 1 || out_.lines() > 2) {
         throw std::invalid_argument("publisher: one or two lines");
     }
-    held_.reserve(65536); // any datagram: holding one never allocates in the send loop
     counts_.next_sequence = options_.first_sequence;
 }
 
@@ -227,11 +217,8 @@ run_result publisher::run_messages(message_source& source) {
     if (!packer_.empty() && !flush()) {
         return finish({});
     }
-    if (holding_) {
-        holding_ = false;
-        if (!send(held_, false, false, held_copies_)) {
-            return finish({});
-        }
+    if (!faults_.flush(sender())) {
+        return finish({});
     }
     for (std::uint32_t i = 0; i < options_.end_of_session_packets; ++i) {
         if (i != 0) {
@@ -289,11 +276,8 @@ run_result publisher::replay(pcap_source& capture, replay_timing const& timing) 
         }
         ++replayed;
     }
-    if (holding_) {
-        holding_ = false;
-        if (!send(held_, false, false, held_copies_)) {
-            return finish({});
-        }
+    if (!faults_.flush(sender())) {
+        return finish({});
     }
     return finish(capture.error());
 }
@@ -335,37 +319,14 @@ bool publisher::heartbeat() {
 }
 
 bool publisher::emit(std::span<std::byte const> packet) {
-    fault_options const& f = options_.faults;
-    ++index_;
-    bool const drop = f.drop_every != 0 && index_ % f.drop_every == 0;
-    bool const drop_a = drop && f.drop_line != fault_line::b;
-    bool const drop_b = drop && f.drop_line != fault_line::a;
-    bool const all_dropped = drop_a && (out_.lines() == 1 || drop_b);
-    std::uint64_t const next = add_packet(all_dropped ? counts_.dropped : counts_.sent, packet);
+    fault_outcome outcome;
+    bool const sent = faults_.emit(packet, out_.lines(), sender(), outcome);
+    std::uint64_t const next = add_packet(outcome.dropped ? counts_.dropped : counts_.sent, packet);
     counts_.next_sequence = std::max(counts_.next_sequence, next);
-    if (drop && !all_dropped) {
-        ++counts_.dropped_one_line_packets;
-    }
-    bool const duplicate =
-        !all_dropped && f.duplicate_every != 0 && index_ % f.duplicate_every == 0;
-    counts_.duplicated_packets += duplicate ? 1 : 0;
-    bool const reorder =
-        !all_dropped && !holding_ && f.reorder_every != 0 && index_ % f.reorder_every == 0;
-    if (reorder) {
-        held_.assign(packet.begin(), packet.end());
-        held_copies_ = duplicate ? 2 : 1;
-        holding_ = true;
-        ++counts_.reordered_packets;
-        return true; // goes out after the next packet
-    }
-    if (!all_dropped && !send(packet, drop_a, drop_b, duplicate ? 2 : 1)) {
-        return false;
-    }
-    if (holding_) {
-        holding_ = false;
-        return send(held_, false, false, held_copies_);
-    }
-    return true;
+    counts_.dropped_one_line_packets += outcome.dropped_one_line ? 1 : 0;
+    counts_.duplicated_packets += outcome.duplicated ? 1 : 0;
+    counts_.reordered_packets += outcome.reordered ? 1 : 0;
+    return sent;
 }
 
 bool publisher::send(std::span<std::byte const> datagram, bool skip_a, bool skip_b, int copies) {

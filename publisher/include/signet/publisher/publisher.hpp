@@ -48,23 +48,12 @@
 #include <signet/md/binary_file_reader.hpp>
 #include <signet/md/itch_generator.hpp>
 #include <signet/md/moldudp64.hpp>
+#include <signet/publisher/fault_injector.hpp>
 #include <signet/publisher/line_output.hpp>
 #include <signet/publisher/pacing_clock.hpp>
 #include <signet/publisher/pcap_source.hpp>
 
 namespace signet::publisher {
-
-/// The line(s) a dropped packet is kept off.
-enum class fault_line : std::uint8_t { a, b, both };
-/// "a", "b" or "both"; nullopt otherwise.
-[[nodiscard]] std::optional<fault_line> parse_fault_line(std::string_view text) noexcept;
-
-struct fault_options {
-    std::uint64_t drop_every = 0; ///< do not send every Nth data packet; 0: off
-    fault_line drop_line = fault_line::both;
-    std::uint64_t duplicate_every = 0; ///< send every Nth data packet twice; 0: off
-    std::uint64_t reorder_every = 0;   ///< send every Nth after the next one; 0: off
-};
 
 struct publisher_options {
     /// The MoldUDP64 session id (space padded to 10).
@@ -167,6 +156,12 @@ private:
     [[nodiscard]] bool emit(std::span<std::byte const> packet);
     [[nodiscard]] bool send(std::span<std::byte const> datagram, bool skip_a, bool skip_b,
                             int copies);
+    /// send() as the fault injector calls it.
+    [[nodiscard]] auto sender() noexcept {
+        return [this](std::span<std::byte const> datagram, bool skip_a, bool skip_b, int copies) {
+            return send(datagram, skip_a, skip_b, copies);
+        };
+    }
     [[nodiscard]] bool wait_until(time_point due, time_point stop_at) noexcept;
     [[nodiscard]] run_result finish(std::string error);
 
@@ -175,10 +170,7 @@ private:
     pacing_clock& clock_;
     std::vector<std::byte> packet_buffer_;
     md::moldudp64_packer packer_;
-    std::vector<std::byte> held_; // a reordered packet, sent after the next one
-    int held_copies_ = 1;
-    bool holding_ = false;
-    std::uint64_t index_ = 0; // data packets built or replayed
+    fault_injector faults_;
     std::array<time_point, 2> last_send_{};
     std::error_code send_error_;
     std::size_t send_error_line_ = 0;
