@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <fstream>
 
+#include <signet/md/mdp3_generator.hpp>
 #include <signet/publisher/glimpse_service.hpp>
+#include <signet/publisher/mdp3_publisher.hpp>
 #include <signet/publisher/publisher.hpp>
 #include <signet/publisher/report.hpp>
 #include <signet/publisher/request_service.hpp>
@@ -29,6 +31,46 @@ std::optional<net::udp_endpoint> address(std::string const& text) { // "1.2.3.4"
     return a ? a : net::udp_endpoint::try_parse(text);
 }
 
+// --protocol mdp3: a CME MDP 3.0 channel (incremental A/B, snapshot loop, definitions).
+int run_mdp3(pub::mdp3_publisher_options options, md::mdp3_generator_options generation,
+             std::vector<net::udp_endpoint> incremental, net::udp_endpoint snapshot_to,
+             net::udp_endpoint definitions_to, net::udp_sender_options socket,
+             std::string const& report_path) {
+    try {
+        md::mdp3_generator generator(generation);
+        pub::udp_lines lines(std::move(incremental), socket);
+        pub::udp_lines snapshots({snapshot_to}, socket);
+        pub::udp_lines definitions({definitions_to}, socket);
+        pub::mdp3_publisher publisher(options, generator, lines, snapshots, definitions);
+        auto const start = std::chrono::steady_clock::now();
+        pub::run_result const result = publisher.run();
+        std::string const report = publisher.report_json(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        pub::mdp3_counts const& c = publisher.counts();
+        std::fprintf(stderr,
+                     "md_feed: mdp3: sent %llu incremental packets (dropped %llu, one line %llu, "
+                     "duplicated %llu, reordered %llu), %llu snapshot packets, %llu definitions\n",
+                     static_cast<unsigned long long>(c.packets),
+                     static_cast<unsigned long long>(c.dropped_packets),
+                     static_cast<unsigned long long>(c.dropped_one_line_packets),
+                     static_cast<unsigned long long>(c.duplicated_packets),
+                     static_cast<unsigned long long>(c.reordered_packets),
+                     static_cast<unsigned long long>(c.snapshot_packets),
+                     static_cast<unsigned long long>(c.definition_packets));
+        std::printf("%s\n", report.c_str());
+        if (!report_path.empty() && !(std::ofstream(report_path) << report << '\n')) {
+            throw std::runtime_error("cannot write the report to " + report_path);
+        }
+        if (!result.ok()) {
+            throw std::runtime_error(result.error);
+        }
+    } catch (std::exception const& e) {
+        std::fprintf(stderr, "md_feed: %s\n", cli::describe(e).c_str());
+        return 1;
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -39,6 +81,10 @@ int main(int argc, char** argv) {
     net::udp_sender_options socket{.source_name = "--source", .interface_name = "--interface"};
     pub::request_service_options serving{.requests_per_second = 5000};
     pub::glimpse_service_options snapshots;
+    pub::mdp3_publisher_options mdp3{.stop_flag = &interrupted};
+    md::mdp3_generator_options mdp3_generation;
+    std::string protocol = "moldudp64", snapshot_to, definitions_to;
+    double snapshot_interval_ms = 1, definition_interval_ms = 5, tail = 1;
     std::string to, to_b, source, drop = "both", replay, report_path, pcap, group;
     double heartbeat = 1, duration = 0, linger = 2, speed = 1;
     std::size_t store = 1'000'000;
@@ -109,6 +155,31 @@ int main(int argc, char** argv) {
                              "--serve-rerequests: requests/s per client (burst: one second's)");
     auto* answer_o = opt("--rerequest-max-messages", serving.max_messages_per_answer,
                          "--serve-rerequests: messages per answer at most (more are clamped)");
+    opt("--protocol", protocol,
+        "moldudp64 (ITCH 5.0) or mdp3 (CME MDP 3.0: --to/--to-b carry the "
+        "incremental feed, --count and --rate count its packets)")
+        ->check(CLI::IsMember({"moldudp64", "mdp3"}));
+    auto* snapshot_to_o =
+        opt("--snapshot-to", snapshot_to, "mdp3: the snapshot loop's destination ip:port")
+            ->check(ip_port);
+    auto* definitions_to_o = opt("--definitions-to", definitions_to,
+                                 "mdp3: the instrument definitions' destination ip:port")
+                                 ->check(ip_port);
+    auto* instruments_o =
+        opt("--instruments", mdp3_generation.instruments, "mdp3: instruments of the channel")
+            ->check(CLI::Range(1, 200));
+    auto* depth_o =
+        opt("--depth", mdp3_generation.depth, "mdp3: book depth")->check(CLI::Range(1, 32));
+    auto* snapshot_interval_o =
+        opt("--snapshot-interval", snapshot_interval_ms, "mdp3: ms between snapshot packets")
+            ->check(cli::number_in(0.001, 60'000, "ms"));
+    auto* definition_interval_o =
+        opt("--definition-interval", definition_interval_ms, "mdp3: ms between definition packets")
+            ->check(cli::number_in(0.001, 60'000, "ms"));
+    auto* tail_o = opt("--tail", tail,
+                       "mdp3: seconds of snapshot and definition loops after "
+                       "the last incremental packet")
+                       ->check(cli::number_in(0, 3600, "s"));
     auto* glimpse_o = opt("--serve-glimpse", snapshots.port,
                           "serve GLIMPSE 5.0 snapshots (SoupBinTCP) on this TCP port (any address "
                           "of --to's family; 0 = a free port, printed on stderr)");
@@ -141,6 +212,48 @@ int main(int argc, char** argv) {
     linger_o->default_str("2 when serving, else 0");
     if (auto const code = cli::parse_command_line(cli, argc, argv, "md_feed", {to_o})) {
         return *code;
+    }
+    if (protocol == "mdp3") {
+        for (CLI::Option const* only_itch :
+             {serve_o, glimpse_o, replay_o, pcap_o, session_o, live_o, linger_o}) {
+            if (only_itch->count() > 0) {
+                std::fprintf(stderr, "md_feed: %s does not apply to --protocol mdp3\n",
+                             only_itch->get_name().c_str());
+                return 2;
+            }
+        }
+        if (snapshot_to_o->count() == 0 || definitions_to_o->count() == 0) {
+            std::fputs("md_feed: --protocol mdp3 needs --snapshot-to and --definitions-to\n",
+                       stderr);
+            return 2;
+        }
+        mdp3.rate = feed.rate;
+        mdp3.packets = generation.messages;
+        mdp3.duration = cli::seconds(duration);
+        mdp3.snapshot_interval = cli::seconds(snapshot_interval_ms / 1000);
+        mdp3.definition_interval = cli::seconds(definition_interval_ms / 1000);
+        mdp3.tail = cli::seconds(tail);
+        mdp3.faults = feed.faults;
+        mdp3.faults.drop_line = *pub::parse_fault_line(drop);
+        mdp3_generation.seed = generation.seed;
+        std::vector<net::udp_endpoint> incremental{*net::udp_endpoint::try_parse(to)};
+        if (!to_b.empty()) {
+            incremental.push_back(*net::udp_endpoint::try_parse(to_b));
+        }
+        socket.source = address(source);
+        ::signal(SIGINT, on_signal);
+        ::signal(SIGTERM, on_signal);
+        return run_mdp3(mdp3, mdp3_generation, incremental,
+                        *net::udp_endpoint::try_parse(snapshot_to),
+                        *net::udp_endpoint::try_parse(definitions_to), socket, report_path);
+    }
+    for (CLI::Option const* only_mdp3 : {snapshot_to_o, definitions_to_o, instruments_o, depth_o,
+                                         snapshot_interval_o, definition_interval_o, tail_o}) {
+        if (only_mdp3->count() > 0) {
+            std::fprintf(stderr, "md_feed: %s requires --protocol mdp3\n",
+                         only_mdp3->get_name().c_str());
+            return 2;
+        }
     }
     if (linger_o->count() > 0 && serve_o->count() == 0 && glimpse_o->count() == 0) {
         std::fputs("md_feed: --linger requires --serve-rerequests or --serve-glimpse\n", stderr);

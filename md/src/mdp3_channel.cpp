@@ -193,6 +193,7 @@ void channel::start_recovery(std::uint64_t now_ns) noexcept {
     loop_size_ = 0;
     seen_undefined_.clear();
     last_snapshot_ns_ = now_ns;
+    recovery_started_ns_ = now_ns;
 }
 
 void channel::on_snapshot(std::span<std::byte const> packet, std::uint64_t now_ns) {
@@ -212,7 +213,7 @@ void channel::on_snapshot(std::span<std::byte const> packet, std::uint64_t now_n
         load_snapshot(*s, now_ns);
     });
     stats_.malformed_packets += walk.malformed ? 1 : 0;
-    finish_recovery_if_done();
+    finish_recovery_if_done(now_ns);
 }
 
 void channel::load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns) {
@@ -257,7 +258,7 @@ void channel::load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns
     }
 }
 
-void channel::finish_recovery_if_done() noexcept {
+void channel::finish_recovery_if_done(std::uint64_t now_ns) noexcept {
     if (loop_size_ == 0 || seen_in_loop_ < loop_size_) {
         return;
     }
@@ -274,6 +275,9 @@ void channel::finish_recovery_if_done() noexcept {
     }
     recovering_ = false;
     held_.clear();
+    ++stats_.recoveries_completed;
+    stats_.last_recovery_ns = now_ns > recovery_started_ns_ ? now_ns - recovery_started_ns_ : 0;
+    stats_.recovery_ns += stats_.last_recovery_ns;
 }
 
 void channel::on_time(std::uint64_t now_ns) noexcept {

@@ -183,7 +183,9 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
                          "snapshot",
                          "snapshot_username",
                          "snapshot_password",
-                         "snapshot_buffer_messages"});
+                         "snapshot_buffer_messages",
+                         "snapshot_bind",
+                         "definitions_bind"});
     feed_config f;
     f.name = get_string(file, t, "name");
     if (f.name.empty()) {
@@ -191,9 +193,18 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
                            std::to_string(index + 1) + " needs a non-empty name");
     }
     f.protocol = get_enum(file, t, "protocol", protocol_kind::moldudp64,
-                          {{"moldudp64", protocol_kind::moldudp64}, {"raw", protocol_kind::raw}});
-    f.parser = get_enum(file, t, "parser", parser_kind::itch50,
-                        {{"itch50", parser_kind::itch50}, {"count", parser_kind::count}});
+                          {{"moldudp64", protocol_kind::moldudp64},
+                           {"mdp3", protocol_kind::mdp3},
+                           {"raw", protocol_kind::raw}});
+    f.parser = get_enum(file, t, "parser",
+                        f.protocol == protocol_kind::mdp3 ? parser_kind::mbp : parser_kind::itch50,
+                        {{"itch50", parser_kind::itch50},
+                         {"count", parser_kind::count},
+                         {"mbp", parser_kind::mbp}});
+    if ((f.protocol == protocol_kind::mdp3) != (f.parser == parser_kind::mbp)) {
+        fail(file, *(t.get("parser") != nullptr ? t.get("parser") : t.get("protocol")), "parser",
+             "parser \"mbp\" goes with protocol \"mdp3\", and only it");
+    }
     if (f.protocol == protocol_kind::raw && f.parser == parser_kind::itch50) {
         fail(file, *t.get("protocol"), "parser",
              "parser \"itch50\" needs protocol \"moldudp64\" (use parser \"count\" for raw)");
@@ -281,13 +292,31 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
             fail(file, *t.get(key), key, "needs snapshot = \"ip:port\"");
         }
     }
+    f.snapshot_bind = get_endpoint(file, t, "snapshot_bind", false);
+    f.definitions_bind = get_endpoint(file, t, "definitions_bind", false);
+    if (f.protocol == protocol_kind::mdp3) {
+        for (auto [key, value] : {std::pair{"snapshot_bind", &f.snapshot_bind},
+                                  std::pair{"definitions_bind", &f.definitions_bind}}) {
+            if (!*value) {
+                throw config_error(where(file, t.source()) + ": key '" + key + "': mdp3 feed '" +
+                                   f.name + "' needs " + key + " = \"ip:port\"");
+            }
+        }
+    } else {
+        for (char const* key : {"snapshot_bind", "definitions_bind"}) {
+            if (t.get(key) != nullptr) {
+                fail(file, *t.get(key), key, "applies to protocol \"mdp3\" only");
+            }
+        }
+    }
     f.snapshot_buffer_messages = get_size(file, t, "snapshot_buffer_messages",
                                           f.snapshot_buffer_messages, 1024, std::size_t{1} << 26);
     if (f.snapshot && f.parser != parser_kind::itch50) {
         fail(file, *t.get("snapshot"), "snapshot", "needs parser \"itch50\" (it loads books)");
     }
     if (f.protocol != protocol_kind::moldudp64) {
-        for (char const* key : {"session", "max_sequence_jump", "rerequest", "snapshot"}) {
+        for (char const* key : {"session", "max_sequence_jump", "rerequest", "snapshot",
+                                "snapshot_username", "snapshot_password"}) {
             if (t.get(key) != nullptr) {
                 fail(file, *t.get(key), key, "applies to protocol \"moldudp64\" only");
             }
@@ -430,7 +459,13 @@ char const* line_name(feed_config const& feed, std::size_t line) noexcept {
     if (line == 0) {
         return "a";
     }
-    return line == 1 && feed.bind_b ? "b" : "r";
+    if (line == 1 && feed.bind_b) {
+        return "b";
+    }
+    if (feed.protocol == protocol_kind::mdp3) {
+        return line == (feed.bind_b ? 2U : 1U) ? "s" : "d";
+    }
+    return "r";
 }
 
 std::vector<net::udp_socket_options> line_options(feed_config const& feed) {
@@ -451,6 +486,14 @@ std::vector<net::udp_socket_options> line_options(feed_config const& feed) {
         b.bind = *feed.bind_b;
         b.group = feed.group_b ? feed.group_b : (feed.group ? feed.group : std::nullopt);
         lines.push_back(b);
+    }
+    if (feed.protocol == protocol_kind::mdp3) {
+        for (auto const& bind : {feed.snapshot_bind, feed.definitions_bind}) {
+            net::udp_socket_options l = a;
+            l.bind = *bind;
+            l.group = std::nullopt;
+            lines.push_back(l);
+        }
     }
     if (feed.rerequest) {
         // The request line: sends the requests and receives the answers (ephemeral port).

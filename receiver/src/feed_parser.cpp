@@ -13,6 +13,15 @@ namespace signet::receiver {
 
 feed_parser::feed_parser(feed_config const& config)
     : config_(config) {
+    if (config.protocol == protocol_kind::mdp3) {
+        // Lines: A (and B), then the snapshot loop's and the definitions' (line_options()).
+        mdp3_.emplace();
+        snapshot_line_ = static_cast<std::uint16_t>(config.bind_b ? 2 : 1);
+        definitions_line_ = static_cast<std::uint16_t>(snapshot_line_ + 1);
+        arbiter_.emplace(config.bind_b ? 2 : 1, config.bind_b ? 1024 : 64, 2048,
+                         config.bind_b ? 20'000'000 : 2'000'000);
+        return;
+    }
     if (config.protocol != protocol_kind::moldudp64) {
         return;
     }
@@ -113,6 +122,9 @@ void feed_parser::service_recovery() {
 }
 
 std::uint64_t feed_parser::next_sequence() const noexcept {
+    if (mdp3_) {
+        return mdp3_->next_sequence();
+    }
     return itch_ ? itch_->session().next_sequence() : session_->next_sequence();
 }
 
@@ -123,6 +135,10 @@ md::moldudp64_session_options feed_parser::session_options() const noexcept {
 }
 
 void feed_parser::deliver(std::span<std::byte const> datagram) {
+    if (mdp3_) {
+        mdp3_->on_incremental(datagram, now_);
+        return;
+    }
     if (sync_) {
         session_->on_packet(datagram, [this](std::uint64_t sequence, auto message) {
             if (recorder_ != nullptr) {
@@ -169,13 +185,24 @@ void feed_parser::operator()(net::packet const& p) {
     if (p.line == request_line_ && request_socket_ != nullptr) {
         ++rerequest_answers_;
     }
-    if (arbiter_) {
+    if (mdp3_ && (p.line == snapshot_line_ || p.line == definitions_line_)) {
+        if (p.line == snapshot_line_) {
+            mdp3_->on_snapshot(p.payload(), now_);
+        } else {
+            mdp3_->on_definition(p.payload(), now_);
+        }
+    } else if (arbiter_) {
         if (p.truncated) {
             deliver({}); // bytes are missing: let the session count it as malformed
         } else {
+            std::uint64_t sequence = md::moldudp64_sequence(p.payload());
+            if (mdp3_) {
+                auto const header = md::mdp3::read_packet_header(p.payload());
+                sequence = header ? header->sequence : 0;
+            }
             arbiter_->on_packet(
-                p.payload(), md::moldudp64_sequence(p.payload()), p.line, p.user_rx_ns,
-                [this](auto bytes) { deliver(bytes); }, [this] { return next_sequence(); });
+                p.payload(), sequence, p.line, p.user_rx_ns, [this](auto bytes) { deliver(bytes); },
+                [this] { return next_sequence(); });
         }
         service_recovery();
     } else {
@@ -190,6 +217,9 @@ void feed_parser::service() {
             now_, [this](auto bytes) { deliver(bytes); }, [this] { return next_sequence(); });
     }
     service_recovery();
+    if (mdp3_) {
+        mdp3_->on_time(now_);
+    }
     if (itch_) {
         itch_->flush(); // the messages the pipeline holds: the book is complete from here on
     }
@@ -337,6 +367,10 @@ void feed_parser::publish() noexcept {
                                        std::memory_order_relaxed);
         live_.lost_messages.store(recovery_->stats().lost_messages, std::memory_order_relaxed);
     }
+    if (mdp3_) {
+        // release: pairs with the acquire load in live().
+        live_.recovering.store(mdp3_->recovering(), std::memory_order_release);
+    }
     live_.end_of_session.store(s.end_of_session, std::memory_order_relaxed);
     live_.packets.store(arbiter_ ? s.packets : raw_packets_, std::memory_order_relaxed);
     live_.messages.store(s.messages, std::memory_order_relaxed);
@@ -383,6 +417,17 @@ live_counters feed_parser::live() const noexcept {
 }
 
 md::moldudp64_stats feed_parser::session_stats() const noexcept {
+    if (mdp3_) { // the channel's counters, in the session's terms (the stats line, the summary)
+        md::mdp3::channel_stats const& c = mdp3_->stats();
+        md::moldudp64_stats s;
+        s.packets = c.packets;
+        s.messages = c.book_entries;
+        s.gaps = c.gaps;
+        s.duplicate_packets = c.duplicate_packets;
+        s.malformed_packets = c.malformed_packets;
+        s.next_sequence = mdp3_->next_sequence();
+        return s;
+    }
     if (itch_) {
         return itch_->session_stats();
     }

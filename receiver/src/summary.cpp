@@ -250,6 +250,64 @@ std::vector<feed_field> const& feed_fields() {
                      {"last_sync_ms", static_cast<double>(c.last_sync_us) / 1e3},
                      {"total_sync_ms", static_cast<double>(c.total_sync_us) / 1e3}};
          }},
+        {{"mdp3",
+          "with protocol mdp3: instruments (per symbol: security_id, rpt_seq, stale, "
+          "trading_status, bids and offers as [price mantissa, size, orders] best "
+          "first) and the channel's counters (packets, duplicate_packets, gaps, "
+          "malformed, unknown messages and instrument entries, book_entries, "
+          "rpt_seq_gaps, inconsistent_updates, recoveries (begun, completed, total and last ms), "
+          "snapshots applied, "
+          "confirmed and too old, replayed_entries, held_evicted, snapshot_silences, "
+          "channel_resets, definitions, recovering)"},
+         [](feed_view const& f) -> json {
+             auto const* channel = f.parser.mdp3();
+             if (channel == nullptr) {
+                 return nullptr;
+             }
+             auto const levels = [](std::span<md::mdp3::price_level const> side) {
+                 json out = json::array();
+                 for (auto const& l : side) {
+                     out.push_back({l.price, l.size, l.orders});
+                 }
+                 return out;
+             };
+             json instruments = json::object();
+             channel->for_each_instrument([&](md::mdp3::instrument const& i) {
+                 instruments[md::wire_text(md::mdp3::text(i.symbol))] = {
+                     {"security_id", i.security_id},
+                     {"rpt_seq", i.rpt_seq},
+                     {"stale", i.stale},
+                     {"trading_status", i.trading_status},
+                     {"bids", levels(i.book.bids())},
+                     {"offers", levels(i.book.offers())}};
+             });
+             md::mdp3::channel_stats const& c = channel->stats();
+             return {{"instruments", instruments},
+                     {"channel",
+                      {{"packets", c.packets},
+                       {"duplicate_packets", c.duplicate_packets},
+                       {"gaps", c.gaps},
+                       {"malformed_packets", c.malformed_packets},
+                       {"malformed_messages", c.malformed_messages},
+                       {"unknown_messages", c.unknown_messages},
+                       {"unknown_instrument_entries", c.unknown_instrument_entries},
+                       {"book_entries", c.book_entries},
+                       {"rpt_seq_gaps", c.rpt_seq_gaps},
+                       {"inconsistent_updates", c.inconsistent_updates},
+                       {"recoveries", c.recoveries},
+                       {"recoveries_completed", c.recoveries_completed},
+                       {"recovery_ms", static_cast<double>(c.recovery_ns) / 1e6},
+                       {"last_recovery_ms", static_cast<double>(c.last_recovery_ns) / 1e6},
+                       {"snapshots_applied", c.snapshots_applied},
+                       {"snapshots_confirmed", c.snapshots_confirmed},
+                       {"snapshots_too_old", c.snapshots_too_old},
+                       {"replayed_entries", c.replayed_entries},
+                       {"held_evicted", c.held_evicted},
+                       {"snapshot_silences", c.snapshot_silences},
+                       {"channel_resets", c.channel_resets},
+                       {"definitions", c.definitions},
+                       {"recovering", channel->recovering()}}}};
+         }},
         {{"record", "with --record: path, messages, bytes, drops, write_errors"},
          [](feed_view const& f) -> json {
              if (f.recording == nullptr) {

@@ -604,6 +604,60 @@ def case_snapshot_server_down_or_refusing_is_counted(args, workdir, backend):
     assert sent["glimpse"]["rejected_logins"] >= 1, sent["glimpse"]
 
 
+def case_mdp3_loss_on_a_b_or_both_is_recovered(args, workdir, backend):
+    """CME MDP 3.0 through the same runtime: four feeds of one receiver get the same generated
+    channel (incremental A/B, snapshot loop, definitions) from four md_feeds — one loss-free,
+    one losing every 37th incremental packet on line A, one on line B, one on both. Each ends
+    with the loss-free feed's books; the losses on both lines were recovered through the
+    snapshot loop, and the summary says how many and how long it took."""
+    variants = [("ref", ()), ("lose_a", ("--drop-every", "37", "--drop-line", "a")),
+                ("lose_b", ("--drop-every", "37", "--drop-line", "b")),
+                ("lose_both", ("--drop-every", "37", "--drop-line", "both"))]
+    ports = {name: [free_port() for _ in range(4)] for name, _ in variants}
+    config = """
+[runtime]
+backend = "@BACKEND@"
+workers = 2
+[stats]
+interval_s = 0.2
+"""
+    for name, _ in variants:
+        a, b, snap, defs = ports[name]
+        config += (f'[[feed]]\nname = "{name}"\nprotocol = "mdp3"\nbind = "127.0.0.1:{a}"\n'
+                   f'bind_b = "127.0.0.1:{b}"\nsnapshot_bind = "127.0.0.1:{snap}"\n'
+                   f'definitions_bind = "127.0.0.1:{defs}"\n')
+    receiver = Receiver(args.receiver, config, workdir, backend)
+    feeds = {}
+    for name, faults in variants:
+        a, b, snap, defs = ports[name]
+        feeds[name] = start_feed(args.feed, "--protocol", "mdp3", "--to", f"127.0.0.1:{a}",
+                                 "--to-b", f"127.0.0.1:{b}", "--snapshot-to", f"127.0.0.1:{snap}",
+                                 "--definitions-to", f"127.0.0.1:{defs}", "--count", "8000",
+                                 "--rate", "10000", "--seed", "9", "--tail", "1.5", *faults)
+    reports = {name: finish_feed(process) for name, process in feeds.items()}
+    summary, out = receiver.stop()
+    by_name = {f["name"]: f for f in summary["feeds"]}
+    reference = by_name["ref"]["mdp3"]
+    assert len(reference["instruments"]) == 4, reference["instruments"].keys()
+    for name, _ in variants:
+        mdp3 = by_name[name]["mdp3"]
+        channel = mdp3["channel"]
+        expect_equal(f"{name}: books", mdp3["instruments"], reference["instruments"])
+        assert not channel["recovering"], (name, channel)
+        expect_equal(f"{name}: recoveries completed", channel["recoveries_completed"],
+                     channel["recoveries"])
+        expect_equal(f"{name}: inconsistent updates", channel["inconsistent_updates"], 0)
+        assert reports[name]["packets"] > 0, reports[name]
+    assert reports["lose_a"]["dropped_one_line_packets"] > 0, reports["lose_a"]
+    lost = reports["lose_both"]["dropped_packets"]
+    both = by_name["lose_both"]["mdp3"]["channel"]
+    assert lost > 0 and both["gaps"] >= lost, (lost, both)
+    assert both["snapshots_applied"] >= 1 and both["recovery_ms"] > 0, both
+    # Line B filled line A's losses (and A B's): the books never waited for the loop for them.
+    for name in ("lose_a", "lose_b"):
+        assert by_name[name]["mdp3"]["channel"]["duplicate_packets"] > 0, name
+
+
 def case_hostile_answers_never_corrupt_the_session(args, workdir, backend):
     """A 'server' that answers with wrong sessions, sequences never asked, duplicates and garbage:
     each is counted and ignored; the gap is then lost (counted), and the session is intact."""
@@ -1139,6 +1193,8 @@ def main():
     runs = [(case, backend) for backend in args.backends.split(",") for case in cases]
     for backend in args.backends.split(","):
         runs.append((case_late_join_builds_the_books_of_a_full_run, backend))
+    for backend in args.backends.split(","):
+        runs.append((case_mdp3_loss_on_a_b_or_both_is_recovered, backend))
     for backend in args.five_point_backends.split(","):
         runs.append((case_late_join_at_five_points, backend))
     runs.append((case_killed_receiver_restarts_into_the_full_books, "auto"))

@@ -345,6 +345,40 @@ TEST(MdConfig, SnapshotKeysSetTheLateJoinPath) {
               std::string::npos);
 }
 
+TEST(MdConfig, Mdp3FeedsHaveSnapshotAndDefinitionLines) {
+    auto const c = parse_receiver_config(R"([[feed]]
+name = "cme"
+protocol = "mdp3"
+bind = "127.0.0.1:1"
+bind_b = "127.0.0.1:2"
+snapshot_bind = "127.0.0.1:3"
+definitions_bind = "127.0.0.1:4"
+)",
+                                         "t");
+    auto const& f = c.feeds[0];
+    EXPECT_EQ(f.protocol, signet::receiver::protocol_kind::mdp3);
+    EXPECT_EQ(f.parser, signet::receiver::parser_kind::mbp);
+    auto const lines = signet::receiver::line_options(f);
+    ASSERT_EQ(lines.size(), 4U);
+    EXPECT_EQ(lines[2].bind.to_string(), "127.0.0.1:3");
+    EXPECT_EQ(lines[3].bind.to_string(), "127.0.0.1:4");
+    EXPECT_STREQ(signet::receiver::line_name(f, 1), "b");
+    EXPECT_STREQ(signet::receiver::line_name(f, 2), "s");
+    EXPECT_STREQ(signet::receiver::line_name(f, 3), "d");
+    std::string const head = "[[feed]]\nname = \"cme\"\nbind = \"127.0.0.1:1\"\n";
+    EXPECT_NE(error_of(head + "protocol = \"mdp3\"\nsnapshot_bind = \"127.0.0.1:3\"\n")
+                  .find("key 'definitions_bind': mdp3 feed 'cme' needs"),
+              std::string::npos);
+    EXPECT_NE(error_of(head + "snapshot_bind = \"127.0.0.1:3\"\n")
+                  .find("key 'snapshot_bind': applies to protocol \"mdp3\" only"),
+              std::string::npos);
+    EXPECT_NE(error_of(head +
+                       "protocol = \"mdp3\"\nparser = \"itch50\"\n"
+                       "snapshot_bind = \"127.0.0.1:3\"\ndefinitions_bind = \"127.0.0.1:4\"\n")
+                  .find("key 'parser'"),
+              std::string::npos);
+}
+
 TEST(MdConfig, ReusePortIsABooleanForEveryLine) {
     auto const defaults = parse_receiver_config(ab_feed_text, "t");
     EXPECT_FALSE(defaults.feeds[0].reuse_port);

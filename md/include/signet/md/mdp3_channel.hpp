@@ -59,7 +59,10 @@ struct channel_stats {
     std::uint64_t unknown_instrument_entries = 0;
     std::uint64_t rpt_seq_gaps = 0;
     std::uint64_t inconsistent_updates = 0;
-    std::uint64_t recoveries = 0;          ///< times the channel went to the snapshot loop
+    std::uint64_t recoveries = 0; ///< times the channel went to the snapshot loop
+    std::uint64_t recoveries_completed = 0;
+    std::uint64_t recovery_ns = 0;         ///< summed: recovery begun -> every instrument live
+    std::uint64_t last_recovery_ns = 0;    ///< the last completed one
     std::uint64_t snapshots_applied = 0;   ///< instruments loaded from snapshots
     std::uint64_t snapshots_confirmed = 0; ///< snapshots that found the book up to date
     std::uint64_t snapshots_too_old = 0;
@@ -115,7 +118,7 @@ private:
     void make_stale(instrument& i, std::uint64_t now_ns) noexcept;
     void load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns);
     void start_recovery(std::uint64_t now_ns) noexcept;
-    void finish_recovery_if_done() noexcept;
+    void finish_recovery_if_done(std::uint64_t now_ns) noexcept;
     void reset_channel() noexcept;
 
     channel_options options_;
@@ -126,6 +129,7 @@ private:
     bool started_ = false; // an incremental packet was applied
     bool recovering_ = false;
     std::uint64_t last_snapshot_ns_ = 0;
+    std::uint64_t recovery_started_ns_ = 0;
     // The loop since the recovery began: instruments seen, and the loop's size.
     std::uint64_t recovery_id_ = 0;
     std::uint32_t seen_in_loop_ = 0;

@@ -18,8 +18,10 @@
 
 namespace signet::receiver {
 
-enum class protocol_kind { moldudp64, raw };
-enum class parser_kind { itch50, count };
+enum class protocol_kind { moldudp64, mdp3, raw };
+/// itch50: ITCH 5.0 into order books (moldudp64); count: counting only; mbp: CME MDP 3.0
+/// market-by-price books (mdp3, the only parser it takes).
+enum class parser_kind { itch50, count, mbp };
 
 /// Bounds of the [stats] keys, in seconds.
 inline constexpr double min_interval_s = 0.01;
@@ -41,7 +43,10 @@ struct feed_config {
     parser_kind parser = parser_kind::itch50;
     net::udp_endpoint bind{};
     std::optional<net::udp_endpoint> bind_b{}; ///< line B (A/B arbitration)
-    std::optional<net::udp_endpoint> group{};  ///< multicast group of line A
+    /// mdp3: the market recovery (snapshot loop) and instrument definition feeds' lines.
+    std::optional<net::udp_endpoint> snapshot_bind{};
+    std::optional<net::udp_endpoint> definitions_bind{};
+    std::optional<net::udp_endpoint> group{}; ///< multicast group of line A
     std::optional<net::udp_endpoint> group_b{};
     std::optional<net::udp_endpoint> source{}; ///< source-specific multicast
     std::string interface {};
@@ -104,7 +109,8 @@ int configured_cpu_limit() noexcept;
 
 /// The socket options of a feed's lines (one, or two for A/B).
 std::vector<net::udp_socket_options> line_options(feed_config const& feed);
-/// The name of line_options(feed)[line]: "a", then "b" (A/B), then "r" (the re-request line).
+/// The name of line_options(feed)[line]: "a", then "b" (A/B), then "r" (the re-request line),
+/// or for mdp3 "s" (snapshots) and "d" (definitions).
 char const* line_name(feed_config const& feed, std::size_t line) noexcept;
 
 } // namespace signet::receiver

@@ -4,7 +4,9 @@
 // (through an md::sequence_arbiter: A/B lines, reordering, re-request recovery), ITCH 5.0
 // decoding into the order book, counting, and the latency from the kernel's receive timestamp
 // to the end of parsing, with its stages (net::stage_latency: one clock read per packet, one
-// more per parser run). protocol "raw" only counts packets.
+// more per parser run). protocol "raw" only counts packets. protocol "mdp3": CME MDP 3.0 — the
+// incremental lines (A, B) through the arbiter into an md::mdp3::channel, the snapshot loop's
+// and the definitions' lines straight to it; the channel's counters stand in for the session's.
 //
 // Late join (config snapshot): the session adopts the first packet's sequence and the
 // delivered messages go through an md::snapshot_sync — buffered until a GLIMPSE snapshot
@@ -35,6 +37,7 @@
 #include <signet/core/metrics/histogram.hpp>
 #include <signet/md/binary_file_writer.hpp>
 #include <signet/md/feed_handler.hpp>
+#include <signet/md/mdp3_channel.hpp>
 #include <signet/md/moldudp64_recovery.hpp>
 #include <signet/md/sequence_arbiter.hpp>
 #include <signet/md/snapshot_sync.hpp>
@@ -132,6 +135,10 @@ public:
     [[nodiscard]] md::recovery_state recovery_state() const noexcept {
         return recovery_ ? recovery_->state() : md::recovery_state::synchronized;
     }
+    /// protocol mdp3: the channel (instruments, books, counters); nullptr otherwise.
+    [[nodiscard]] md::mdp3::channel const* mdp3() const noexcept {
+        return mdp3_ ? &*mdp3_ : nullptr;
+    }
     /// The snapshot path (nullptr without config snapshot). live() from any thread.
     [[nodiscard]] snapshot_client const* snapshot() const noexcept { return snapshot_.get(); }
     [[nodiscard]] std::uint64_t rerequest_answers() const noexcept { return rerequest_answers_; }
@@ -165,6 +172,9 @@ private:
     std::optional<md::sequence_arbiter> arbiter_;    // moldudp64
     std::optional<md::moldudp64_recovery> recovery_; // moldudp64 + rerequest
     std::optional<md::snapshot_sync> sync_;          // moldudp64 + itch50 + snapshot
+    std::optional<md::mdp3::channel> mdp3_;          // mdp3
+    std::uint16_t snapshot_line_ = 0xFFFF;           // mdp3: the snapshot loop's line
+    std::uint16_t definitions_line_ = 0xFFFF;        // mdp3: the definitions' line
     std::unique_ptr<snapshot_client> snapshot_;      // attach_snapshot()
     std::uint64_t snapshot_gaps_ = 0;                // session gaps seen: a new one is lost
     md::binary_file_writer* recorder_ = nullptr;
