@@ -39,7 +39,8 @@ void channel::on_definition(std::span<std::byte const> packet, std::uint64_t now
                      .tick = d->min_price_increment,
                      .display_factor = d->display_factor,
                      .trading_status = d->trading_status,
-                     .book = price_book(depth > 0 ? static_cast<std::size_t>(depth) : 10)};
+                     .book = price_book(depth > 0 ? static_cast<std::size_t>(depth) : 10),
+                     .orders = {}};
         index_.emplace(d->security_id, instruments_.size());
         instruments_.push_back(i);
         if (started_) {
@@ -70,6 +71,9 @@ void channel::on_incremental(std::span<std::byte const> packet, std::uint64_t no
                 make_stale(i, now_ns); // joined mid-session: every book needs its snapshot
             }
         }
+        for (instrument& i : instruments_) {
+            i.orders_stale = true; // MBO entries carry no RptSeq: any book may have lost some
+        }
         start_recovery(now_ns);
         held_.clear(); // the store holds consecutive packets from here on
     }
@@ -83,18 +87,57 @@ void channel::on_incremental(std::span<std::byte const> packet, std::uint64_t no
         }
         stats_.held_evicted += held_.evicted() - evicted;
     }
+    applying_sequence_ = sequence;
     apply_packet(packet, now_ns, nullptr);
 }
 
 void channel::apply_packet(std::span<std::byte const> packet, std::uint64_t now_ns,
-                           instrument* only) {
+                           instrument* only, replay kind) {
     packet_walk const walk = for_each_message(packet, [&](message const& m) {
         if (m.schema_id != schema_id) {
             ++stats_.unknown_messages;
             return;
         }
         switch (m.template_id) {
+        case template_id::incremental_order_book: {
+            if (kind == replay::mbp) {
+                return;
+            }
+            carries_orders_ = true;
+            auto const b = decode_incremental_order_book(m);
+            if (!b) {
+                ++stats_.malformed_messages;
+                return;
+            }
+            b->entries.for_each([&](order_book_entry const& e) {
+                instrument* const i = lookup(e.security_id);
+                if (i == nullptr) {
+                    stats_.unknown_instrument_entries += only == nullptr ? 1 : 0;
+                    return;
+                }
+                if ((only != nullptr && i != only) || (only == nullptr && i->orders_stale) ||
+                    applying_sequence_ <= i->orders_as_of) {
+                    return; // another's, waiting for a snapshot, or in the snapshot already
+                }
+                switch (i->orders.apply(e)) {
+                case book_update::applied:
+                    ++(only != nullptr ? stats_.replayed_entries : stats_.order_entries);
+                    break;
+                case book_update::inconsistent:
+                    ++stats_.inconsistent_updates;
+                    i->orders_stale = true;
+                    start_recovery(now_ns);
+                    break;
+                case book_update::ignored:
+                    break;
+                }
+            });
+            return;
+        }
         case template_id::incremental_book: {
+            if (kind == replay::mbo) {
+                return;
+            }
             auto const b = decode_incremental_book(m);
             if (!b) {
                 ++stats_.malformed_messages;
@@ -120,6 +163,9 @@ void channel::apply_packet(std::span<std::byte const> packet, std::uint64_t now_
             return;
         }
         case template_id::incremental_trade_summary: {
+            if (kind == replay::mbo) {
+                return;
+            }
             auto const t = decode_incremental_trade_summary(m);
             if (!t) {
                 ++stats_.malformed_messages;
@@ -179,6 +225,7 @@ bool channel::next_in_sequence(instrument& i, std::uint32_t rpt_seq,
 
 void channel::make_stale(instrument& i, std::uint64_t now_ns) noexcept {
     i.stale = true;
+    i.orders_stale = true;
     start_recovery(now_ns);
 }
 
@@ -192,6 +239,8 @@ void channel::start_recovery(std::uint64_t now_ns) noexcept {
     seen_in_loop_ = 0;
     loop_size_ = 0;
     seen_undefined_.clear();
+    order_seen_in_loop_ = 0;
+    order_loop_size_ = 0;
     last_snapshot_ns_ = now_ns;
     recovery_started_ns_ = now_ns;
 }
@@ -202,8 +251,16 @@ void channel::on_snapshot(std::span<std::byte const> packet, std::uint64_t now_n
     }
     last_snapshot_ns_ = now_ns;
     packet_walk const walk = for_each_message(packet, [&](message const& m) {
+        if (m.schema_id == schema_id && m.template_id == template_id::snapshot_order_book) {
+            if (auto const o = decode_snapshot_order_book(m)) {
+                load_order_snapshot(*o, now_ns);
+            } else {
+                ++stats_.malformed_messages;
+            }
+            return;
+        }
         if (m.schema_id != schema_id || m.template_id != template_id::snapshot_full_refresh) {
-            return; // MBO snapshots (53) and others
+            return;
         }
         auto const s = decode_snapshot_full_refresh(m);
         if (!s) {
@@ -250,12 +307,59 @@ void channel::load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns
     i->rpt_seq = s.rpt_seq;
     i->stale = false;
     ++stats_.snapshots_applied;
+    replay_held(*i, from, now_ns, replay::mbp);
+}
+
+void channel::replay_held(instrument& i, std::uint64_t from, std::uint64_t now_ns, replay kind) {
     for (std::uint64_t seq = std::max(from, held_.first_sequence()); seq < held_.next_sequence();
          ++seq) {
         if (auto const p = held_.find(seq)) {
-            apply_packet(*p, now_ns, i);
+            applying_sequence_ = seq;
+            apply_packet(*p, now_ns, &i, kind);
         }
     }
+}
+
+void channel::load_order_snapshot(snapshot_order_book const& s, std::uint64_t now_ns) {
+    carries_orders_ = true;
+    order_loop_size_ = s.tot_num_reports;
+    instrument* const i = lookup(s.security_id);
+    if (i == nullptr) {
+        return;
+    }
+    if (s.current_chunk == s.no_chunks && i->orders_seen_in_recovery != recovery_id_) {
+        i->orders_seen_in_recovery = recovery_id_; // its last chunk: the loop showed it
+        ++order_seen_in_loop_;
+    }
+    if (!i->orders_stale) {
+        return; // no RptSeq to compare: a book that is not stale is kept
+    }
+    if (s.current_chunk == 1) {
+        i->orders.begin_load();
+        i->next_chunk = 1;
+        i->chunk_sequence = s.last_msg_seq_num_processed;
+    }
+    if (i->next_chunk == 0 || s.current_chunk != i->next_chunk ||
+        s.last_msg_seq_num_processed != i->chunk_sequence) {
+        i->next_chunk = 0; // a chunk missed: the next loop
+        return;
+    }
+    s.entries.for_each([&](snapshot_order_entry const& e) { i->orders.add(e); });
+    ++i->next_chunk;
+    if (s.current_chunk < s.no_chunks) {
+        return;
+    }
+    i->next_chunk = 0;
+    std::uint64_t const from = std::uint64_t{s.last_msg_seq_num_processed} + 1;
+    if (from < next_sequence_ && (held_.empty() || from < held_.first_sequence())) {
+        ++stats_.snapshots_too_old;
+        return;
+    }
+    i->orders.commit_load();
+    i->orders_stale = false;
+    i->orders_as_of = s.last_msg_seq_num_processed;
+    ++stats_.order_snapshots_applied;
+    replay_held(*i, from, now_ns, replay::mbo);
 }
 
 void channel::finish_recovery_if_done(std::uint64_t now_ns) noexcept {
@@ -271,6 +375,18 @@ void channel::finish_recovery_if_done(std::uint64_t now_ns) noexcept {
         }
         if (i.stale) {
             return; // its snapshot was too old: the next loop
+        }
+    }
+    if (carries_orders_ && (order_loop_size_ == 0 || order_seen_in_loop_ < order_loop_size_)) {
+        return; // the MBO books wait for a whole loop of theirs too
+    }
+    for (instrument& i : instruments_) {
+        if (i.orders_stale && (!carries_orders_ || i.orders_seen_in_recovery != recovery_id_)) {
+            i.orders.clear(); // no orders on the channel, or none for it in a whole loop
+            i.orders_stale = false;
+        }
+        if (i.orders_stale) {
+            return;
         }
     }
     recovering_ = false;
@@ -293,6 +409,10 @@ void channel::reset_channel() noexcept {
         i.book.clear();
         i.rpt_seq = 0;
         i.stale = false;
+        i.orders.clear();
+        i.orders_stale = false;
+        i.next_chunk = 0;
+        i.orders_as_of = 0;
     }
     recovering_ = false;
     held_.clear();

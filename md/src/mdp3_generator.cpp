@@ -10,7 +10,8 @@ namespace signet::md {
 namespace {
 
 constexpr std::uint16_t version = 13;
-constexpr std::int64_t tick = 250'000'000; // 0.25 in PRICE9
+constexpr std::int64_t tick = 250'000'000;   // 0.25 in PRICE9
+constexpr std::size_t orders_per_chunk = 40; // 53 + 40 x 29 bytes fit a 1400-byte packet
 
 // Appends little-endian fields into a caller's buffer; the sizes here never exceed it.
 class writer {
@@ -68,15 +69,17 @@ mdp3_generator::mdp3_generator(mdp3_generator_options const& options)
     , random_(options.seed) {
     if (options.instruments == 0 || options.instruments > 200 || options.depth == 0 ||
         options.depth > mdp3::price_book::max_depth || options.max_entries == 0 ||
-        options.max_entries > 20) {
+        options.max_entries > 20 || options.max_orders == 0 || options.max_orders > 10'000) {
         throw std::invalid_argument("mdp3_generator: 1-200 instruments, depth 1-" +
                                     std::to_string(mdp3::price_book::max_depth) +
-                                    ", 1-20 entries per packet");
+                                    ", 1-20 entries per packet, 1-10000 orders");
     }
     for (std::size_t i = 0; i < options.instruments; ++i) {
         books_.emplace_back(options.depth);
         rpt_seq_.push_back(0);
         mid_.push_back(static_cast<std::int64_t>(18'000 + 400 * i)); // 4500.00 and up
+        orders_.emplace_back();
+        orders_.back().reserve(options.max_orders);
     }
 }
 
@@ -121,6 +124,45 @@ mdp3::book_entry mdp3_generator::next_entry(std::size_t instrument) {
     e.price_level = static_cast<std::uint8_t>(1 + random_() % side.size());
     e.price = side[e.price_level - 1u].price;
     e.action = roll < 8 ? mdp3::update_action::change : mdp3::update_action::remove;
+    return e;
+}
+
+mdp3::order_book_entry mdp3_generator::next_order_entry(std::size_t instrument) {
+    std::vector<live_order>& live = orders_[instrument];
+    mdp3::order_book_entry e;
+    e.security_id = security_id(instrument);
+    auto const roll = random_() % 10;
+    if (live.empty() || (roll < 4 && live.size() < options_.max_orders)) {
+        bool const bid = random_() % 2 == 0;
+        auto const away = static_cast<std::int64_t>(1 + random_() % 20);
+        live.push_back({next_order_id_++,
+                        {.priority = next_order_id_,
+                         .price = (mid_[instrument] + (bid ? -away : away)) * tick,
+                         .quantity = static_cast<std::int32_t>(1 + random_() % 50),
+                         .side = bid ? mdp3::entry_type::bid : mdp3::entry_type::offer}});
+        e.action = mdp3::update_action::new_level;
+        e.order_id = live.back().id;
+        e.priority = live.back().order.priority;
+        e.price = live.back().order.price;
+        e.display_qty = live.back().order.quantity;
+        e.type = live.back().order.side;
+        return e;
+    }
+    std::size_t const k = random_() % live.size();
+    e.order_id = live[k].id;
+    e.priority = live[k].order.priority;
+    e.price = live[k].order.price;
+    e.type = live[k].order.side;
+    if (roll < 7) {
+        e.action = mdp3::update_action::change; // the quantity moves
+        live[k].order.quantity = static_cast<std::int32_t>(1 + random_() % 50);
+        e.display_qty = live[k].order.quantity;
+    } else {
+        e.action = mdp3::update_action::remove;
+        e.display_qty = live[k].order.quantity;
+        live[k] = live.back();
+        live.pop_back();
+    }
     return e;
 }
 
@@ -173,6 +215,63 @@ std::size_t mdp3_generator::next_incremental(std::span<std::byte> out) {
         ++book_entries_;
     }
     w.dimension(24, 0, true);
+    w.end_message(start);
+    // Every other packet: order updates (MDIncrementalRefreshOrderBook47).
+    if (random_() % 2 == 0) {
+        std::size_t const count = 1 + random_() % 3;
+        std::size_t const orders = w.begin_message(11, mdp3::template_id::incremental_order_book);
+        w.put(transact).put<std::uint8_t>(mdp3::end_of_event).zeros(2);
+        w.dimension(40, count);
+        for (std::size_t n = 0; n < count; ++n) {
+            mdp3::order_book_entry const e = next_order_entry(random_() % books_.size());
+            w.put(e.order_id)
+                .put(e.priority)
+                .put(e.price)
+                .put(e.display_qty)
+                .put(e.security_id)
+                .put(static_cast<std::uint8_t>(e.action))
+                .put(static_cast<std::uint8_t>(e.type))
+                .zeros(6);
+            ++order_entries_;
+        }
+        w.end_message(orders);
+    }
+    return w.at();
+}
+
+std::uint32_t mdp3_generator::order_chunks(std::size_t instrument) const noexcept {
+    std::size_t const n = orders_[instrument].size();
+    return static_cast<std::uint32_t>(
+        std::max<std::size_t>(1, (n + orders_per_chunk - 1) / orders_per_chunk));
+}
+
+std::size_t mdp3_generator::order_snapshot(std::span<std::byte> out, std::size_t instrument,
+                                           std::uint32_t chunk, std::uint32_t sequence) const {
+    std::uint32_t const chunks = instrument < books_.size() ? order_chunks(instrument) : 0;
+    if (out.size() < max_packet || chunk == 0 || chunk > chunks) {
+        return 0;
+    }
+    std::vector<live_order> const& live = orders_[instrument];
+    std::size_t const first = (chunk - 1) * orders_per_chunk;
+    std::size_t const count =
+        std::min(orders_per_chunk, live.size() - std::min(first, live.size()));
+    writer w(out);
+    w.put(sequence).put(options_.start_time_ns + std::uint64_t{sequence_} * 1000);
+    std::size_t const start = w.begin_message(28, mdp3::template_id::snapshot_order_book);
+    w.put(sequence_)
+        .put(static_cast<std::uint32_t>(books_.size()))
+        .put(security_id(instrument))
+        .put(chunks)
+        .put(chunk)
+        .put(options_.start_time_ns);
+    w.dimension(29, count);
+    for (std::size_t k = first; k < first + count; ++k) {
+        w.put(live[k].id)
+            .put(live[k].order.priority)
+            .put(live[k].order.price)
+            .put(live[k].order.quantity)
+            .put(static_cast<std::uint8_t>(live[k].order.side));
+    }
     w.end_message(start);
     return w.at();
 }

@@ -51,15 +51,24 @@ bool mdp3_publisher::service_loops(time_point now) {
     std::size_t const instruments = generator_.instruments();
     while (now >= next_snapshot_) {
         // The loop's MsgSeqNum: 1 for its first packet.
-        auto const sequence = static_cast<std::uint32_t>(snapshot_instrument_ + 1);
-        std::size_t const n = generator_.snapshot(loop_buffer_, snapshot_instrument_, sequence);
+        if (snapshot_instrument_ == 0 && snapshot_part_ == 0) {
+            loop_sequence_ = 0;
+        }
+        std::size_t const n =
+            snapshot_part_ == 0
+                ? generator_.snapshot(loop_buffer_, snapshot_instrument_, ++loop_sequence_)
+                : generator_.order_snapshot(loop_buffer_, snapshot_instrument_, snapshot_part_,
+                                            ++loop_sequence_);
         if (!send(snapshots_, 0, std::span(loop_buffer_).first(n))) {
             return false;
         }
         ++counts_.snapshot_packets;
-        if (++snapshot_instrument_ == instruments) {
-            snapshot_instrument_ = 0;
-            ++counts_.snapshot_loops;
+        if (++snapshot_part_ > generator_.order_chunks(snapshot_instrument_)) {
+            snapshot_part_ = 0;
+            if (++snapshot_instrument_ == instruments) {
+                snapshot_instrument_ = 0;
+                ++counts_.snapshot_loops;
+            }
         }
         next_snapshot_ += options_.snapshot_interval;
     }
@@ -136,6 +145,7 @@ run_result mdp3_publisher::run() {
     }
     counts_.book_entries = generator_.book_entries();
     counts_.trades = generator_.trades();
+    counts_.order_entries = generator_.order_entries();
     counts_.next_sequence = std::uint64_t{generator_.sequence()} + 1;
     // The tail: the loops go on so that a receiver that lost the last packets recovers.
     time_point const tail_end = clock_.now() + options_.tail;
@@ -164,6 +174,7 @@ std::string mdp3_publisher::report_json(double elapsed_s) const {
     j["reordered_packets"] = c.reordered_packets;
     j["book_entries"] = c.book_entries;
     j["trades"] = c.trades;
+    j["order_entries"] = c.order_entries;
     j["snapshot_packets"] = c.snapshot_packets;
     j["snapshot_loops"] = c.snapshot_loops;
     j["definition_packets"] = c.definition_packets;

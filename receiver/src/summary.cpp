@@ -252,13 +252,14 @@ std::vector<feed_field> const& feed_fields() {
          }},
         {{"mdp3",
           "with protocol mdp3: instruments (per symbol: security_id, rpt_seq, stale, "
-          "trading_status, bids and offers as [price mantissa, size, orders] best "
-          "first) and the channel's counters (packets, duplicate_packets, gaps, "
-          "malformed, unknown messages and instrument entries, book_entries, "
-          "rpt_seq_gaps, inconsistent_updates, recoveries (begun, completed, total and last ms), "
-          "snapshots applied, "
-          "confirmed and too old, replayed_entries, held_evicted, snapshot_silences, "
-          "channel_resets, definitions, recovering)"},
+          "trading_status, bids and offers as [price mantissa, size, orders] best first, "
+          "orders_stale, orders (market by order) as [order id, side, price mantissa, "
+          "quantity, priority] by id) and the channel's counters (packets, "
+          "duplicate_packets, gaps, malformed, unknown messages and instrument entries, "
+          "book_entries, order_entries, order_snapshots_applied, rpt_seq_gaps, "
+          "inconsistent_updates, recoveries (begun, completed, total and last ms), snapshots "
+          "applied, confirmed and too old, replayed_entries, held_evicted, "
+          "snapshot_silences, channel_resets, definitions, recovering)"},
          [](feed_view const& f) -> json {
              auto const* channel = f.parser.mdp3();
              if (channel == nullptr) {
@@ -271,6 +272,13 @@ std::vector<feed_field> const& feed_fields() {
                  }
                  return out;
              };
+             auto const orders = [](md::mdp3::order_book const& book) {
+                 json out = json::array();
+                 for (auto const& [id, o] : book.sorted()) {
+                     out.push_back({id, std::string(1, o.side), o.price, o.quantity, o.priority});
+                 }
+                 return out;
+             };
              json instruments = json::object();
              channel->for_each_instrument([&](md::mdp3::instrument const& i) {
                  instruments[md::wire_text(md::mdp3::text(i.symbol))] = {
@@ -279,7 +287,9 @@ std::vector<feed_field> const& feed_fields() {
                      {"stale", i.stale},
                      {"trading_status", i.trading_status},
                      {"bids", levels(i.book.bids())},
-                     {"offers", levels(i.book.offers())}};
+                     {"offers", levels(i.book.offers())},
+                     {"orders_stale", i.orders_stale},
+                     {"orders", orders(i.orders)}};
              });
              md::mdp3::channel_stats const& c = channel->stats();
              return {{"instruments", instruments},
@@ -292,6 +302,8 @@ std::vector<feed_field> const& feed_fields() {
                        {"unknown_messages", c.unknown_messages},
                        {"unknown_instrument_entries", c.unknown_instrument_entries},
                        {"book_entries", c.book_entries},
+                       {"order_entries", c.order_entries},
+                       {"order_snapshots_applied", c.order_snapshots_applied},
                        {"rpt_seq_gaps", c.rpt_seq_gaps},
                        {"inconsistent_updates", c.inconsistent_updates},
                        {"recoveries", c.recoveries},

@@ -653,6 +653,9 @@ interval_s = 0.2
     both = by_name["lose_both"]["mdp3"]["channel"]
     assert lost > 0 and both["gaps"] >= lost, (lost, both)
     assert both["snapshots_applied"] >= 1 and both["recovery_ms"] > 0, both
+    assert both["order_snapshots_applied"] >= 1 and both["order_entries"] > 0, both
+    for instrument in reference["instruments"].values():
+        assert instrument["orders"], "market by order: every instrument has live orders"
     # Line B filled line A's losses (and A B's): the books never waited for the loop for them.
     for name in ("lose_a", "lose_b"):
         assert by_name[name]["mdp3"]["channel"]["duplicate_packets"] > 0, name

@@ -221,6 +221,31 @@ int main(int argc, char** argv) {
         le(snapshot, 0, 3);
         le(snapshot, 0, 1);
         le(snapshot, '0', 1);
+        bytes orders(11, std::byte{0}); // 47: one new order
+        le(orders, 40, 2);
+        le(orders, 1, 1);
+        le(orders, 77, 8);
+        le(orders, 1, 8);
+        le(orders, 4'500'000'000'000, 8);
+        le(orders, 5, 4);
+        le(orders, 991, 4);
+        le(orders, 0, 1);
+        le(orders, '0', 1);
+        le(orders, 0, 6);
+        bytes order_snapshot; // 53: one chunk of one order
+        le(order_snapshot, 1, 4);
+        le(order_snapshot, 1, 4);
+        le(order_snapshot, 991, 4);
+        le(order_snapshot, 1, 4);
+        le(order_snapshot, 1, 4);
+        le(order_snapshot, 0, 8);
+        le(order_snapshot, 29, 2);
+        le(order_snapshot, 1, 1);
+        le(order_snapshot, 78, 8);
+        le(order_snapshot, 2, 8);
+        le(order_snapshot, 4'500'000'000'000, 8);
+        le(order_snapshot, 3, 4);
+        le(order_snapshot, '1', 1);
         bytes definition(224, std::byte{0});
         for (std::uint64_t const block : {9, 4, 4, 5}) {
             le(definition, block, 2);
@@ -229,7 +254,8 @@ int main(int argc, char** argv) {
         bytes packet{std::byte{10}}; // depth
         le(packet, 1, 4);
         le(packet, 1'700'000'000'000'000'000ULL, 8);
-        for (bytes const& m : {message(46, 11, book), message(12, 0, {}), message(52, 59, snapshot),
+        for (bytes const& m : {message(46, 11, book), message(12, 0, {}), message(47, 11, orders),
+                               message(52, 59, snapshot), message(53, 28, order_snapshot),
                                message(54, 224, definition)}) {
             packet.insert(packet.end(), m.begin(), m.end());
         }

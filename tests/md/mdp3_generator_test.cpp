@@ -32,6 +32,14 @@ void expect_generator_books(m3::channel const& c, mdp3_generator const& g) {
         for (std::size_t l = 1; l < want.offers().size(); ++l) {
             EXPECT_LT(want.offers()[l - 1].price, want.offers()[l].price);
         }
+        // Market by order: the same live orders.
+        EXPECT_FALSE(got->orders_stale);
+        ASSERT_EQ(got->orders.size(), g.orders(i).size()) << i;
+        for (auto const& o : g.orders(i)) {
+            m3::book_order const* found = got->orders.find(o.id);
+            ASSERT_NE(found, nullptr) << o.id;
+            EXPECT_EQ(*found, o.order) << o.id;
+        }
     }
 }
 
@@ -60,13 +68,15 @@ TEST(Mdp3Generator, AChannelFromTheStartHoldsItsBooks) {
     EXPECT_EQ(c.stats().rpt_seq_gaps, 0U);
     EXPECT_EQ(c.stats().malformed_messages + c.stats().malformed_packets, 0U);
     EXPECT_EQ(c.stats().book_entries, g.book_entries());
+    EXPECT_EQ(c.stats().order_entries, g.order_entries());
+    EXPECT_GT(g.order_entries(), 0U);
     EXPECT_GT(g.trades(), 0U);
     EXPECT_FALSE(c.recovering());
     expect_generator_books(c, g);
 }
 
 TEST(Mdp3Generator, ALateJoinerRecoversThroughItsSnapshotLoop) {
-    mdp3_generator g({.seed = 4, .instruments = 3, .depth = 5});
+    mdp3_generator g({.seed = 4, .instruments = 3, .depth = 5, .max_orders = 100});
     std::vector<std::byte> buffer(mdp3_generator::max_packet);
     for (int k = 0; k < 5'000; ++k) { // before the receiver starts
         (void)g.next_incremental(buffer);
@@ -78,9 +88,16 @@ TEST(Mdp3Generator, ALateJoinerRecoversThroughItsSnapshotLoop) {
         c.on_incremental(std::span(buffer).first(n), 0);
     }
     ASSERT_TRUE(c.recovering());
-    for (std::size_t i = 0; i < g.instruments(); ++i) { // one loop
-        std::size_t const n = g.snapshot(buffer, i, static_cast<std::uint32_t>(i + 1));
+    ASSERT_GT(g.order_chunks(0), 1U); // books of several chunks
+    std::uint32_t loop_sequence = 0;
+    for (std::size_t i = 0; i < g.instruments(); ++i) { // one loop: 52, then the 53 chunks
+        std::size_t const n = g.snapshot(buffer, i, ++loop_sequence);
         c.on_snapshot(std::span(buffer).first(n), 0);
+        for (std::uint32_t chunk = 1; chunk <= g.order_chunks(i); ++chunk) {
+            std::size_t const m = g.order_snapshot(buffer, i, chunk, ++loop_sequence);
+            ASSERT_GT(m, 0U);
+            c.on_snapshot(std::span(buffer).first(m), 0);
+        }
         // The stream goes on between the loop's packets.
         std::size_t const m = g.next_incremental(buffer);
         c.on_incremental(std::span(buffer).first(m), 0);

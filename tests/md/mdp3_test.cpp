@@ -22,10 +22,19 @@ namespace {
 namespace m3 = signet::md::mdp3;
 using namespace signet::md::test::mdp3;
 
-std::vector<m3::message> walk(bytes const& p, m3::packet_walk* result = nullptr) {
-    std::vector<m3::message> out;
+// A packet walked: it owns the packet's bytes, which its messages view (moving it keeps them
+// where they are).
+struct walked {
+    bytes data;
+    std::vector<m3::message> messages;
+    [[nodiscard]] std::size_t size() const noexcept { return messages.size(); }
+    m3::message const& operator[](std::size_t i) const { return messages.at(i); }
+};
+
+walked walk(bytes p, m3::packet_walk* result = nullptr) {
+    walked out{std::move(p), {}};
     m3::packet_walk const w =
-        m3::for_each_message(p, [&](m3::message const& m) { out.push_back(m); });
+        m3::for_each_message(out.data, [&](m3::message const& m) { out.messages.push_back(m); });
     if (result != nullptr) {
         *result = w;
     }

@@ -38,6 +38,7 @@
 
 #include <signet/md/mdp3.hpp>
 #include <signet/md/mdp3_book.hpp>
+#include <signet/md/mdp3_order_book.hpp>
 #include <signet/md/message_store.hpp>
 
 namespace signet::md::mdp3 {
@@ -71,6 +72,8 @@ struct channel_stats {
     std::uint64_t snapshot_silences = 0;
     std::uint64_t channel_resets = 0;
     std::uint64_t definitions = 0;
+    std::uint64_t order_entries = 0;           ///< MBO entries applied
+    std::uint64_t order_snapshots_applied = 0; ///< MBO books loaded from 53 chunks
 };
 
 struct instrument {
@@ -83,6 +86,15 @@ struct instrument {
     bool stale = false;                 ///< waits for a snapshot
     std::uint64_t seen_in_recovery = 0; ///< the recovery whose loop showed it
     price_book book;
+    // market by order (channels that send it: templates 47 and 53)
+    order_book orders;
+    bool orders_stale = false;
+    std::uint64_t orders_seen_in_recovery = 0;
+    std::uint32_t next_chunk = 0;     ///< of the order snapshot being assembled; 0: none
+    std::uint32_t chunk_sequence = 0; ///< its LastMsgSeqNumProcessed
+    /// The incremental packet the MBO book was loaded as of: entries of packets up to it are
+    /// in it already (they may still arrive: another socket).
+    std::uint64_t orders_as_of = 0;
 };
 
 class channel {
@@ -110,8 +122,12 @@ public:
 
 private:
     instrument* lookup(std::int32_t security_id) noexcept;
-    /// Applies a packet's messages; `only` (a replay): that instrument's entries alone.
-    void apply_packet(std::span<std::byte const> packet, std::uint64_t now_ns, instrument* only);
+    enum class replay : std::uint8_t { none, mbp, mbo };
+    /// Applies a packet's messages; a replay: `only`'s MBP (46, 48) or MBO (47) entries alone.
+    void apply_packet(std::span<std::byte const> packet, std::uint64_t now_ns, instrument* only,
+                      replay kind = replay::none);
+    void load_order_snapshot(snapshot_order_book const& s, std::uint64_t now_ns);
+    void replay_held(instrument& i, std::uint64_t from, std::uint64_t now_ns, replay kind);
     /// The RptSeq rule: true if the entry is the instrument's next (apply it); false if it is
     /// old (skip) or after a gap (the instrument goes stale).
     bool next_in_sequence(instrument& i, std::uint32_t rpt_seq, std::uint64_t now_ns) noexcept;
@@ -130,11 +146,15 @@ private:
     bool recovering_ = false;
     std::uint64_t last_snapshot_ns_ = 0;
     std::uint64_t recovery_started_ns_ = 0;
+    std::uint64_t applying_sequence_ = 0; // the MsgSeqNum of the packet being applied
     // The loop since the recovery began: instruments seen, and the loop's size.
     std::uint64_t recovery_id_ = 0;
     std::uint32_t seen_in_loop_ = 0;
     std::uint32_t loop_size_ = 0;
     std::vector<std::int32_t> seen_undefined_; // in the loop, without a definition
+    bool carries_orders_ = false;              // MBO seen on this channel (47 or 53)
+    std::uint32_t order_seen_in_loop_ = 0;
+    std::uint32_t order_loop_size_ = 0;
     channel_stats stats_{};
 };
 

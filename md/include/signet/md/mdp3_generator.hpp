@@ -10,6 +10,11 @@
 ///   snapshot(out, i, seq)     SnapshotFullRefresh52 of instrument i as of the last incremental
 ///                             packet (LastMsgSeqNumProcessed, RptSeq), packet MsgSeqNum `seq`
 ///                             of its loop (1 starts a loop)
+///   order_snapshot(out, i, c, seq)  chunk c (1 to order_chunks(i)) of instrument i's
+///                             SnapshotFullRefreshOrderBook53: its live orders (market by order)
+///
+/// Orders (market by order) move independently of the levels: MDIncrementalRefreshOrderBook47
+/// entries add, update and delete orders of each instrument (up to max_orders live each).
 ///
 /// Every entry fits the book it updates (the generator keeps the books: book(i)), so a
 /// receiver that saw every packet holds the same books. Layouts: schema id 1, version 13
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include <signet/md/mdp3_book.hpp>
+#include <signet/md/mdp3_order_book.hpp>
 
 namespace signet::md {
 
@@ -31,6 +37,7 @@ struct mdp3_generator_options {
     std::size_t instruments = 4; ///< 1 to 200
     std::size_t depth = 10;      ///< book depth, 1 to price_book::max_depth
     std::size_t max_entries = 4; ///< book entries per incremental packet, 1 to 20
+    std::size_t max_orders = 60; ///< live orders per instrument (market by order), 1 to 10000
     std::int32_t first_security_id = 1000;
     std::uint64_t start_time_ns = 1'764'000'000'000'000'000; ///< SendingTime of packet 1
 };
@@ -48,6 +55,10 @@ public:
     [[nodiscard]] std::size_t snapshot(std::span<std::byte> out, std::size_t instrument,
                                        std::uint32_t sequence) const;
 
+    [[nodiscard]] std::size_t order_snapshot(std::span<std::byte> out, std::size_t instrument,
+                                             std::uint32_t chunk, std::uint32_t sequence) const;
+    [[nodiscard]] std::uint32_t order_chunks(std::size_t instrument) const noexcept;
+
     [[nodiscard]] std::size_t instruments() const noexcept { return books_.size(); }
     [[nodiscard]] std::int32_t security_id(std::size_t instrument) const noexcept {
         return options_.first_security_id + static_cast<std::int32_t>(instrument);
@@ -63,9 +74,19 @@ public:
     /// Book entries and trades generated so far.
     [[nodiscard]] std::uint64_t book_entries() const noexcept { return book_entries_; }
     [[nodiscard]] std::uint64_t trades() const noexcept { return trades_; }
+    [[nodiscard]] std::uint64_t order_entries() const noexcept { return order_entries_; }
+    /// Instrument i's live orders (order id, order).
+    struct live_order {
+        std::uint64_t id = 0;
+        mdp3::book_order order{};
+    };
+    [[nodiscard]] std::vector<live_order> const& orders(std::size_t instrument) const noexcept {
+        return orders_[instrument];
+    }
 
 private:
     mdp3::book_entry next_entry(std::size_t instrument);
+    mdp3::order_book_entry next_order_entry(std::size_t instrument);
 
     mdp3_generator_options options_;
     std::mt19937_64 random_;
@@ -75,6 +96,9 @@ private:
     std::uint32_t sequence_ = 0;
     std::uint64_t book_entries_ = 0;
     std::uint64_t trades_ = 0;
+    std::vector<std::vector<live_order>> orders_;
+    std::uint64_t next_order_id_ = 1;
+    std::uint64_t order_entries_ = 0;
 };
 
 } // namespace signet::md

@@ -8,9 +8,10 @@
 //   incremental   packet k at start + k / rate, with the publisher's fault injection (drop on
 //                 A, B or both, duplicate, reorder); `packets` of them, or until `duration`
 //                 or stop()
-//   snapshots     one SnapshotFullRefresh52 packet every snapshot_interval, the loop going
-//                 round the instruments (its MsgSeqNum restarts at 1 with each loop); each is
-//                 the instrument's book as of the last incremental packet
+//   snapshots     one packet every snapshot_interval, the loop going round the instruments:
+//                 each instrument's SnapshotFullRefresh52 (its levels), then the chunks of its
+//                 SnapshotFullRefreshOrderBook53 (its orders), as of the last incremental
+//                 packet; the loop's MsgSeqNum restarts at 1 with each loop
 //   definitions   one MDInstrumentDefinitionFuture54 packet every definition_interval, round
 //                 the instruments
 // After the last incremental packet the loops go on for `tail`, so that a receiver that lost
@@ -52,6 +53,7 @@ struct mdp3_counts {
     std::uint64_t reordered_packets = 0;
     std::uint64_t book_entries = 0; ///< generated (dropped packets' included)
     std::uint64_t trades = 0;
+    std::uint64_t order_entries = 0; ///< market by order (47)
     std::uint64_t snapshot_packets = 0;
     std::uint64_t snapshot_loops = 0; ///< completed
     std::uint64_t definition_packets = 0;
@@ -92,6 +94,8 @@ private:
     time_point next_snapshot_{};
     time_point next_definition_{};
     std::size_t snapshot_instrument_ = 0;
+    std::uint32_t snapshot_part_ = 0; // 0: the 52; then the 53's chunks
+    std::uint32_t loop_sequence_ = 0;
     std::size_t definition_instrument_ = 0;
     std::error_code send_error_;
     std::string send_error_where_;
