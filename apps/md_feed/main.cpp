@@ -31,12 +31,35 @@ std::optional<net::udp_endpoint> address(std::string const& text) { // "1.2.3.4"
     return a ? a : net::udp_endpoint::try_parse(text);
 }
 
+// The report file, opened before anything is sent (an unwritable path fails first).
+std::ofstream open_report(std::string const& path) {
+    std::ofstream file;
+    if (!path.empty() && (errno = 0, file.open(path), !file)) {
+        throw std::system_error(errno != 0 ? errno : EIO, std::generic_category(),
+                                "cannot write the report to " + path);
+    }
+    return file;
+}
+
+// The report as stdout's last line and into the file; a failed run is then an error.
+void finish_run(std::string const& report, std::ofstream& file, std::string const& path,
+                pub::run_result const& result) {
+    std::printf("%s\n", report.c_str());
+    if (file.is_open() && !(file << report << '\n').flush()) {
+        throw std::runtime_error("cannot write the report to " + path);
+    }
+    if (!result.ok()) {
+        throw std::runtime_error(result.error);
+    }
+}
+
 // --protocol mdp3: a CME MDP 3.0 channel (incremental A/B, snapshot loop, definitions).
 int run_mdp3(pub::mdp3_publisher_options options, md::mdp3_generator_options generation,
              std::vector<net::udp_endpoint> incremental, net::udp_endpoint snapshot_to,
              net::udp_endpoint definitions_to, net::udp_sender_options socket,
              std::string const& report_path) {
     try {
+        std::ofstream report_file = open_report(report_path);
         md::mdp3_generator generator(generation);
         pub::udp_lines lines(std::move(incremental), socket);
         pub::udp_lines snapshots({snapshot_to}, socket);
@@ -57,13 +80,7 @@ int run_mdp3(pub::mdp3_publisher_options options, md::mdp3_generator_options gen
                      static_cast<unsigned long long>(c.reordered_packets),
                      static_cast<unsigned long long>(c.snapshot_packets),
                      static_cast<unsigned long long>(c.definition_packets));
-        std::printf("%s\n", report.c_str());
-        if (!report_path.empty() && !(std::ofstream(report_path) << report << '\n')) {
-            throw std::runtime_error("cannot write the report to " + report_path);
-        }
-        if (!result.ok()) {
-            throw std::runtime_error(result.error);
-        }
+        finish_run(report, report_file, report_path, result);
     } catch (std::exception const& e) {
         std::fprintf(stderr, "md_feed: %s\n", cli::describe(e).c_str());
         return 1;
@@ -275,11 +292,7 @@ int main(int argc, char** argv) {
     ::signal(SIGINT, on_signal);
     ::signal(SIGTERM, on_signal);
     try {
-        std::ofstream report_file;
-        if (!report_path.empty() && (errno = 0, report_file.open(report_path), !report_file)) {
-            throw std::system_error(errno != 0 ? errno : EIO, std::generic_category(),
-                                    "cannot write the report to " + report_path); // before sending
-        }
+        std::ofstream report_file = open_report(report_path);
         pub::udp_lines lines(b ? std::vector{a, *b} : std::vector{a}, socket);
         std::optional<pub::pcap_source> capture; // unreadable: an error before anything is sent
         if (pcap_o->count() > 0) {
@@ -348,13 +361,7 @@ int main(int argc, char** argv) {
         report.elapsed_s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         std::fprintf(stderr, "%s", report.summary("md_feed").c_str());
-        std::printf("%s\n", report.text().c_str());
-        if (report_file.is_open() && !(report_file << report.text() << '\n').flush()) {
-            throw std::runtime_error("cannot write the report to " + report_path);
-        }
-        if (!result.ok()) {
-            throw std::runtime_error(result.error);
-        }
+        finish_run(report.text(), report_file, report_path, result);
     } catch (std::exception const& e) {
         std::fprintf(stderr, "md_feed: %s\n", cli::describe(e).c_str());
         return 1;

@@ -1,8 +1,8 @@
-// signet_mdp3_bench: the cost of CME MDP 3.0 decoding + market-by-price book building, per
-// book entry and per packet: mdp3_generator's incremental packets are built in memory first
-// (untimed), then one mdp3::channel takes them all (timed: framing, SBE decoding, RptSeq
-// checks, book updates). The process is pinned (--cpu). bench/run-mdp3-bench runs it in
-// interleaved rounds beside the ITCH path of signet_md_bench.
+// signet_mdp3_bench: the cost of CME MDP 3.0 decoding + book building, per book update (an
+// MBP level entry of template 46 or an MBO order entry of 47) and per packet: mdp3_generator's
+// incremental packets are built in memory first (untimed), then one mdp3::channel takes them all
+// (timed: framing, SBE decoding, RptSeq checks, book updates). The process is pinned (--cpu).
+// bench/run-mdp3-bench runs it in interleaved rounds beside the ITCH path of signet_md_bench.
 //
 //   signet_mdp3_bench [--packets 2000000] [--instruments 20] [--depth 10] [--cpu 0] [--json OUT]
 #include <chrono>
@@ -66,17 +66,20 @@ int main(int argc, char** argv) {
         double const seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         md::mdp3::channel_stats const& s = channel.stats();
-        if (s.book_entries != generator.book_entries() || s.inconsistent_updates != 0 ||
+        if (s.book_entries != generator.book_entries() ||
+            s.order_entries != generator.order_entries() || s.inconsistent_updates != 0 ||
             s.rpt_seq_gaps != 0) {
             std::fprintf(stderr, "signet_mdp3_bench: the channel's books disagree with the "
                                  "generator's\n");
             return 1;
         }
-        double const ns_per_entry = seconds * 1e9 / static_cast<double>(s.book_entries);
+        std::uint64_t const updates = s.book_entries + s.order_entries;
+        double const ns_per_entry = seconds * 1e9 / static_cast<double>(updates);
         double const ns_per_packet = seconds * 1e9 / static_cast<double>(packets);
-        std::printf("mdp3     %6.1f ns/book entry  %6.1f ns/packet  %llu entries  %llu trades  "
-                    "%zu packets  %zu instruments, depth %zu\n",
+        std::printf("mdp3     %6.1f ns/update  %6.1f ns/packet  %llu level + %llu order entries  "
+                    "%llu trades  %zu packets  %zu instruments, depth %zu\n",
                     ns_per_entry, ns_per_packet, static_cast<unsigned long long>(s.book_entries),
+                    static_cast<unsigned long long>(s.order_entries),
                     static_cast<unsigned long long>(generator.trades()), packets, instruments,
                     depth);
         if (!json_path.empty()) {
@@ -88,6 +91,7 @@ int main(int argc, char** argv) {
             row["instruments"] = instruments;
             row["depth"] = depth;
             row["book_entries"] = s.book_entries;
+            row["order_entries"] = s.order_entries;
             row["trades"] = generator.trades();
             row["seconds"] = seconds;
             row["ns_per_entry"] = ns_per_entry;

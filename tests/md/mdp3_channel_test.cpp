@@ -253,6 +253,33 @@ TEST(Mdp3Channel, AChannelResetEmptiesEveryBookAndRestartsRptSeq) {
     EXPECT_FALSE(c.recovering());
 }
 
+TEST(Mdp3Channel, AChannelResetMidRecoveryEndsItWithEmptyBooks) {
+    std::vector<bytes> const packets = stream(7, 200);
+    m3::channel late;
+    late.on_definition(definitions(), 0);
+    for (std::size_t k = 50; k < 100; ++k) { // a late start: recovering, every book stale
+        late.on_incremental(packets[k], 0);
+    }
+    ASSERT_TRUE(late.recovering());
+    late.on_incremental(
+        packet(101, {message(4, 13, 9, sbe{}.u64(1).u8(0x80).b, {group(2, {sbe{}.u16(310).b})})}),
+        0);
+    EXPECT_FALSE(late.recovering());
+    late.for_each_instrument([](m3::instrument const& i) {
+        EXPECT_FALSE(i.stale);
+        EXPECT_TRUE(i.book.bids().empty() && i.book.offers().empty());
+    });
+    // CME re-sends the books as incrementals from RptSeq 1: they apply.
+    late.on_incremental(packet(102, {message(46, 13, 11, incremental_book_root(),
+                                             {group(32, {book_entry(7, 2, 303, 1, 1, 1, 0, '1')}),
+                                              group(24, {}, true)})}),
+                        0);
+    EXPECT_EQ(late.find(303)->book.offers().size(), 1U);
+    // A snapshot loop after the reset changes nothing: the channel is not recovering.
+    late.on_snapshot(snapshot_loop(*reference(packets, 60), 60), 0);
+    EXPECT_EQ(late.stats().snapshots_applied, 0U);
+}
+
 TEST(Mdp3Channel, ASilentLoopAndMalformedInputAreCounted) {
     std::vector<bytes> const packets = stream(6, 20);
     m3::channel c;
