@@ -79,7 +79,7 @@ book_update price_book::apply(side& s, book_entry const& e) noexcept {
     return book_update::inconsistent; // an action this schema does not have
 }
 
-bool price_book::load(group<snapshot_entry> const& entries) noexcept {
+bool price_book::assign_snapshot(group<snapshot_entry> const& entries) noexcept {
     clear();
     bool ok = true;
     entries.for_each([&](snapshot_entry const& e) {

@@ -300,7 +300,7 @@ void channel::load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns
         ++stats_.snapshots_too_old;
         return;
     }
-    if (!i->book.load(s.entries)) {
+    if (!i->book.assign_snapshot(s.entries)) {
         ++stats_.inconsistent_updates; // a snapshot that does not fit the depth: wait
         return;
     }

@@ -102,9 +102,10 @@ struct glimpse_service::connection {
     soup::server server;
     std::vector<std::byte> input;
     std::size_t input_filled = 0;
-    std::vector<std::byte> snapshot; // whole sequenced packets, End of Snapshot last
+    std::vector<std::byte> snapshot; // whole sequenced packets, End of Snapshot last; empty
+                                     // once sent
     std::size_t snapshot_sent = 0;
-    bool snapshot_pending = false;
+    [[nodiscard]] bool snapshot_pending() const noexcept { return !snapshot.empty(); }
     bool close_counted = false;
     std::int64_t last_progress_ns;
 };
@@ -154,7 +155,7 @@ void glimpse_service::run() noexcept {
         fds.clear();
         fds.push_back({.fd = listener_.get(), .events = POLLIN, .revents = 0});
         for (auto const& c : connections_) {
-            bool const output = c->snapshot_pending || !c->server.output().empty();
+            bool const output = c->snapshot_pending() || !c->server.output().empty();
             fds.push_back({.fd = c->fd.get(),
                            .events = static_cast<short>(POLLIN | (output ? POLLOUT : 0)),
                            .revents = 0});
@@ -289,7 +290,7 @@ bool glimpse_service::serve(connection& c, short revents) noexcept {
     }
     // The server's packets (login answer, heartbeats) first, then the snapshot: whole packets
     // each, so the stream stays framed. No heartbeats while a snapshot is under way.
-    if (!c.snapshot_pending) {
+    if (!c.snapshot_pending()) {
         c.server.on_time(now);
     }
     while (!c.server.output().empty()) {
@@ -300,7 +301,7 @@ bool glimpse_service::serve(connection& c, short revents) noexcept {
         }
         c.server.sent(static_cast<std::size_t>(n), now);
     }
-    if (c.snapshot_pending && c.server.output().empty()) {
+    if (c.snapshot_pending() && c.server.output().empty()) {
         while (c.snapshot_sent < c.snapshot.size()) {
             ssize_t const n = ::send(c.fd.get(), c.snapshot.data() + c.snapshot_sent,
                                      c.snapshot.size() - c.snapshot_sent, MSG_NOSIGNAL);
@@ -315,8 +316,7 @@ bool glimpse_service::serve(connection& c, short revents) noexcept {
             c.last_progress_ns = now;
         }
         if (c.snapshot_sent == c.snapshot.size()) {
-            c.snapshot_pending = false;
-            c.snapshot = {}; // the memory goes back at once
+            c.snapshot = {}; // the memory goes back at once: no longer pending
             ++counts_.snapshots_sent;
             c.server.sent(0, now); // the data counted as the server's last send
         } else if (now - c.last_progress_ns > options_.client_timeout.count()) {
@@ -344,7 +344,6 @@ void glimpse_service::build_snapshot(connection& c) {
     (void)md::glimpse::write_end_of_snapshot(end, next_sequence_ == 0 ? 1 : next_sequence_);
     append_sequenced(c.snapshot, end);
     c.snapshot_sent = 0;
-    c.snapshot_pending = true;
     c.last_progress_ns = now_ns();
     counts_.snapshot_messages += messages + 1;
     counts_.orders_sent += orders;

@@ -141,12 +141,7 @@ void feed_parser::deliver(std::span<std::byte const> datagram) {
     }
     if (sync_) {
         session_->on_packet(datagram, [this](std::uint64_t sequence, auto message) {
-            if (recorder_ != nullptr) {
-                recorder_->append(message);
-                if (record_since_ == 0) {
-                    record_since_ = now_;
-                }
-            }
+            record(message);
             sync_->on_live(sequence, message);
         });
         if (std::uint64_t const gaps = session_->stats().gaps; gaps != snapshot_gaps_) {
@@ -156,16 +151,13 @@ void feed_parser::deliver(std::span<std::byte const> datagram) {
             }
         }
     } else if (recorder_ != nullptr) {
-        auto const record = [this](std::uint64_t, std::span<std::byte const> message) {
-            recorder_->append(message);
-            if (record_since_ == 0) {
-                record_since_ = now_;
-            }
+        auto const tap = [this](std::uint64_t, std::span<std::byte const> message) {
+            record(message);
         };
         if (itch_) {
-            itch_->on_datagram(datagram, record);
+            itch_->on_datagram(datagram, tap);
         } else {
-            session_->on_packet(datagram, record);
+            session_->on_packet(datagram, tap);
         }
     } else if (itch_) {
         itch_->on_datagram(datagram);
@@ -177,6 +169,24 @@ void feed_parser::deliver(std::span<std::byte const> datagram) {
             recovery_latency_.record(took);
         }
     }
+}
+
+void feed_parser::record(std::span<std::byte const> message) {
+    if (recorder_ == nullptr) {
+        return;
+    }
+    recorder_->append(message);
+    if (record_since_ == 0) {
+        record_since_ = now_;
+    }
+}
+
+std::uint64_t feed_parser::sequence_of(std::span<std::byte const> datagram) const noexcept {
+    if (mdp3_) {
+        auto const header = md::mdp3::read_packet_header(datagram);
+        return header ? header->sequence : 0;
+    }
+    return md::moldudp64_sequence(datagram);
 }
 
 void feed_parser::operator()(net::packet const& p) {
@@ -195,14 +205,9 @@ void feed_parser::operator()(net::packet const& p) {
         if (p.truncated) {
             deliver({}); // bytes are missing: let the session count it as malformed
         } else {
-            std::uint64_t sequence = md::moldudp64_sequence(p.payload());
-            if (mdp3_) {
-                auto const header = md::mdp3::read_packet_header(p.payload());
-                sequence = header ? header->sequence : 0;
-            }
             arbiter_->on_packet(
-                p.payload(), sequence, p.line, p.user_rx_ns, [this](auto bytes) { deliver(bytes); },
-                [this] { return next_sequence(); });
+                p.payload(), sequence_of(p.payload()), p.line, p.user_rx_ns,
+                [this](auto bytes) { deliver(bytes); }, [this] { return next_sequence(); });
         }
         service_recovery();
     } else {

@@ -67,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
             break;
         case m3::template_id::snapshot_full_refresh:
             if (auto s = m3::decode_snapshot_full_refresh(m)) {
-                (void)book.load(s->entries);
+                (void)book.assign_snapshot(s->entries);
             }
             break;
         case m3::template_id::snapshot_order_book:

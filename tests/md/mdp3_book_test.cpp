@@ -109,11 +109,11 @@ TEST(Mdp3Book, LoadsASnapshotAndRefusesOneWithAHole) {
     };
     auto const good = snapshot({{100, 1, '0'}, {99, 2, '0'}, {101, 1, '1'}, {7, 0, '6'}});
     m3::price_book book(5);
-    ASSERT_TRUE(book.load(m3::group<m3::snapshot_entry>(good, 22, 4, 13)));
+    ASSERT_TRUE(book.assign_snapshot(m3::group<m3::snapshot_entry>(good, 22, 4, 13)));
     EXPECT_EQ(levels(book.bids()), (std::vector<price_level>{{100, 3, 2}, {99, 3, 2}}));
     EXPECT_EQ(levels(book.offers()), (std::vector<price_level>{{101, 3, 2}}));
     auto const hole = snapshot({{100, 1, '0'}, {98, 3, '0'}});
-    EXPECT_FALSE(book.load(m3::group<m3::snapshot_entry>(hole, 22, 2, 13)));
+    EXPECT_FALSE(book.assign_snapshot(m3::group<m3::snapshot_entry>(hole, 22, 2, 13)));
     EXPECT_TRUE(book.bids().empty());
     EXPECT_TRUE(book.offers().empty());
 }

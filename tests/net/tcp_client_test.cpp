@@ -176,9 +176,9 @@ TEST_P(TcpClientTest, ReadsAFramedStreamSendsAndReconnectsAfterThePeerCloses) {
             [&] { return client.disconnects.load(std::memory_order_acquire) == round + 1U; }));
     }
     rt->stop();
-    EXPECT_FALSE(client.bad_line.load());
-    EXPECT_EQ(client.line_bytes.load(), 2 * expected_bytes);
-    EXPECT_GE(client.connects.load(), 2U);
+    EXPECT_FALSE(client.bad_line.load(std::memory_order_acquire));
+    EXPECT_EQ(client.line_bytes.load(std::memory_order_acquire), 2 * expected_bytes);
+    EXPECT_GE(client.connects.load(std::memory_order_acquire), 2U);
     EXPECT_EQ(client.tcp->stats().peer_closed, 2U);
     EXPECT_GT(client.tcp->stats().reads, 2U);
 }
@@ -196,10 +196,10 @@ TEST_P(TcpClientTest, RefusedConnectsBackOffAndRetry) {
     rt->wake_parser(0);
     // Retries come from the backoff timer alone (10, 20, 40, 40 ms ...).
     ASSERT_TRUE(eventually([&] { return client.refused.load(std::memory_order_acquire) >= 4; }))
-        << client.refused.load();
+        << client.refused.load(std::memory_order_acquire);
     rt->stop();
     EXPECT_EQ(client.tcp->stats().connections, 0U);
-    EXPECT_EQ(client.connects.load(), 0U);
+    EXPECT_EQ(client.connects.load(std::memory_order_acquire), 0U);
     EXPECT_GE(client.tcp->stats().attempts, 4U);
 }
 
@@ -218,8 +218,8 @@ TEST_P(TcpClientTest, AFrameLargerThanTheBufferClosesTheConnection) {
     unique_fd again = server.accept(); // and it comes back
     EXPECT_TRUE(again.is_open());
     rt->stop();
-    EXPECT_EQ(client.lines.load(), 1U);
-    EXPECT_FALSE(client.bad_line.load());
+    EXPECT_EQ(client.lines.load(std::memory_order_acquire), 1U);
+    EXPECT_FALSE(client.bad_line.load(std::memory_order_acquire));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, TcpClientTest,

@@ -134,7 +134,6 @@ public:
     [[nodiscard]] Entry operator[](std::size_t i) const noexcept {
         return Entry::decode(bytes_.subspan(i * block_length_, block_length_), version_);
     }
-    [[nodiscard]] std::uint16_t block_length() const noexcept { return block_length_; }
 
     template <typename F>
     void for_each(F&& f) const {

@@ -54,7 +54,7 @@ public:
     book_update apply(book_entry const& e) noexcept;
     /// Replaces both sides with a snapshot's book entries (bids and offers by MDPriceLevel);
     /// false (the book cleared) if an entry does not fit.
-    bool load(group<snapshot_entry> const& entries) noexcept;
+    bool assign_snapshot(group<snapshot_entry> const& entries) noexcept;
     void clear() noexcept;
 
     [[nodiscard]] std::size_t depth() const noexcept { return depth_; }

@@ -148,6 +148,10 @@ public:
 
 private:
     void deliver(std::span<std::byte const> datagram);
+    /// --record: one delivered message to the recording (nothing without one).
+    void record(std::span<std::byte const> message);
+    /// The sequence the arbiter orders by: MoldUDP64's, or MDP 3.0's MsgSeqNum; 0 if none.
+    [[nodiscard]] std::uint64_t sequence_of(std::span<std::byte const> datagram) const noexcept;
     [[nodiscard]] std::uint64_t next_sequence() const noexcept;
     void service(); // what is due at now_: holds, recovery, recorder flush, book snapshot
     void service_recovery();
