@@ -170,6 +170,12 @@ protected:
             }
         }
         line.flush();
+        // Every live message buffered before any snapshot arrives: otherwise a snapshot could
+        // resume ahead of (or behind) what the parser has taken so far, and the outcomes the
+        // tests expect would depend on the scheduling.
+        std::uint64_t const live = all_.size() - join;
+        ASSERT_TRUE(eventually([&] { return feed_->current().buffered_messages == live; }))
+            << feed_->current().buffered_messages << " of " << live;
     }
 
     /// The whole stream's book, and the sync's after the runtime stopped.
