@@ -13,6 +13,9 @@ std::unique_ptr<receive_backend> make_epoll_backend(blocking_work_contract_group
 std::unique_ptr<receive_backend> make_asio_backend(blocking_work_contract_group& group);
 std::unique_ptr<receive_backend> make_io_uring_backend(blocking_work_contract_group& group);
 std::unique_ptr<receive_backend> make_memory_backend();
+/// Throws std::system_error with the reason when the build or the machine cannot run it.
+std::unique_ptr<receive_backend> make_af_xdp_backend(blocking_work_contract_group& group);
+bool probe_af_xdp(std::string& why_not);
 
 } // namespace signet::net::detail
 

@@ -2,6 +2,7 @@
 #include <string>
 #include <system_error>
 
+#include <signet/net/detail/feed_state.hpp>
 #include <signet/net/log.hpp>
 #include <signet/net/receive_backend.hpp>
 
@@ -21,19 +22,21 @@ std::string_view to_string(backend_kind kind) noexcept {
         return "asio";
     case backend_kind::memory:
         return "memory";
+    case backend_kind::af_xdp:
+        return "af_xdp";
     }
     return "?";
 }
 
 backend_kind parse_backend_kind(std::string_view text) {
     for (auto kind : {backend_kind::automatic, backend_kind::io_uring, backend_kind::epoll,
-                      backend_kind::asio, backend_kind::memory}) {
+                      backend_kind::asio, backend_kind::memory, backend_kind::af_xdp}) {
         if (text == to_string(kind)) {
             return kind;
         }
     }
     throw std::invalid_argument("unknown backend '" + std::string(text) +
-                                "' (expected auto, io_uring, epoll, asio or memory)");
+                                "' (expected auto, io_uring, epoll, asio, memory or af_xdp)");
 }
 
 std::string_view to_string(poller_mode mode) noexcept {
@@ -52,6 +55,65 @@ poller_mode parse_poller_mode(std::string_view text) {
 
 bool io_uring_available(std::string& why_not) {
     return detail::probe_io_uring(why_not);
+}
+
+bool af_xdp_available(std::string& why_not) {
+    return detail::probe_af_xdp(why_not);
+}
+
+std::uint64_t receive_backend::kernel_drops(detail::line_state const& line) const noexcept {
+    return line.socket.kernel_drops();
+}
+
+namespace {
+
+template <typename Enum, std::size_t N>
+Enum parse_name(std::string_view text, Enum const (&values)[N], char const* what) {
+    std::string expected;
+    for (Enum value : values) {
+        if (text == to_string(value)) {
+            return value;
+        }
+        expected += (expected.empty() ? "" : ", ") + std::string(to_string(value));
+    }
+    throw std::invalid_argument("unknown " + std::string(what) + " '" + std::string(text) +
+                                "' (expected " + expected + ")");
+}
+
+} // namespace
+
+std::string_view to_string(xdp_mode mode) noexcept {
+    switch (mode) {
+    case xdp_mode::automatic:
+        return "auto";
+    case xdp_mode::native:
+        return "native";
+    case xdp_mode::generic:
+        return "generic";
+    }
+    return "?";
+}
+
+xdp_mode parse_xdp_mode(std::string_view text) {
+    constexpr xdp_mode all[] = {xdp_mode::automatic, xdp_mode::native, xdp_mode::generic};
+    return parse_name(text, all, "xdp_mode");
+}
+
+std::string_view to_string(xdp_bind bind) noexcept {
+    switch (bind) {
+    case xdp_bind::automatic:
+        return "auto";
+    case xdp_bind::copy:
+        return "copy";
+    case xdp_bind::zero_copy:
+        return "zero_copy";
+    }
+    return "?";
+}
+
+xdp_bind parse_xdp_bind(std::string_view text) {
+    constexpr xdp_bind all[] = {xdp_bind::automatic, xdp_bind::copy, xdp_bind::zero_copy};
+    return parse_name(text, all, "AF_XDP bind mode");
 }
 
 std::unique_ptr<receive_backend>
@@ -81,6 +143,13 @@ make_receive_backend(backend_kind kind, blocking_work_contract_group& group, std
     case backend_kind::memory:
         reason = "requested: lines written in-process";
         return detail::make_memory_backend();
+    case backend_kind::af_xdp:
+        if (!detail::probe_af_xdp(why_not)) {
+            throw std::system_error(std::make_error_code(std::errc::function_not_supported),
+                                    "af_xdp backend requested but unavailable: " + why_not);
+        }
+        reason = "requested: AF_XDP sockets fed by signet's XDP program";
+        return detail::make_af_xdp_backend(group);
     }
     throw std::invalid_argument("make_receive_backend: bad backend kind");
 }

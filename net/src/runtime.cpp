@@ -55,9 +55,11 @@ detail::feed_state& runtime::open_feed(feed_options const& options) {
     feed->name = options.name;
     feed->on_full = options.on_full;
     feed->ring_buffers = options.ring_buffers;
+    feed->af_xdp = options.af_xdp;
     feed->stopping = &stopping_;
     std::size_t const headroom =
         backend_->kind() == backend_kind::io_uring ? detail::io_uring_headroom() : 0;
+    bool const umem = backend_->kind() == backend_kind::af_xdp; // the backend holds the frames
     std::size_t const lines = std::max<std::size_t>(options.lines.size(), in_memory ? 1 : 0);
     for (std::size_t i = 0; i < lines; ++i) {
         udp_socket socket;
@@ -71,8 +73,9 @@ detail::feed_state& runtime::open_feed(feed_options const& options) {
             }
         }
         feed->lines.push_back(std::make_unique<detail::line_state>(
-            *feed, static_cast<std::uint16_t>(i), std::move(socket), options.queue_capacity,
-            options.buffer_size, headroom));
+            *feed, static_cast<std::uint16_t>(i), std::move(socket),
+            in_memory ? udp_socket_options{} : options.lines[i], options.queue_capacity,
+            options.buffer_size, headroom, !umem));
     }
     feeds_.push_back(std::move(feed));
     return *feeds_.back();
@@ -289,9 +292,10 @@ feed_stats runtime::stats(std::size_t feed, std::size_t line) const {
     // The cmsg counter only moves with a received datagram; the socket's own counter also has
     // the drops after the last one (a flood that ends while the queue is full).
     s.kernel_drops =
-        std::max(static_cast<std::uint64_t>(l.kernel_drops.value()), l.socket.kernel_drops());
+        std::max(static_cast<std::uint64_t>(l.kernel_drops.value()), backend_->kernel_drops(l));
     s.rearms = l.rearms.value();
     s.hardware_timestamps = l.hardware_timestamps.value();
+    s.malformed = l.malformed.value();
     return s;
 }
 

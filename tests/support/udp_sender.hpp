@@ -1,7 +1,8 @@
 #pragma once
 
 // A UDP sender for tests: net::udp_sender (waits while the local queue is full, throws on any
-// other error) with the tests' defaults and a sequence-number helper.
+// other error) with the tests' defaults and a sequence-number helper. Under run-in-veth its
+// socket lives in the sending namespace (veth.hpp), so its datagrams cross the veth pair.
 
 #include <algorithm>
 #include <cstddef>
@@ -15,6 +16,8 @@
 #include <signet/net/udp_endpoint.hpp>
 #include <signet/net/udp_sender.hpp>
 
+#include "support/veth.hpp"
+
 namespace signet::test {
 
 class udp_sender {
@@ -23,11 +26,13 @@ public:
     /// multicast through `multicast_interface` (loopback on).
     explicit udp_sender(std::optional<net::udp_endpoint> from = std::nullopt,
                         std::string const& multicast_interface = "")
-        : sender_({.family = from ? from->family() : AF_INET,
-                   .source = from,
-                   .multicast = !multicast_interface.empty(),
-                   .interface = multicast_interface,
-                   .send_buffer = 8u << 20}) {}
+        : sender_(in_sender_namespace([&] {
+            return net::udp_sender({.family = from ? from->family() : AF_INET,
+                                    .source = from,
+                                    .multicast = !multicast_interface.empty(),
+                                    .interface = multicast_interface,
+                                    .send_buffer = 8u << 20});
+        })) {}
 
     void send(net::udp_endpoint const& to, std::span<std::byte const> bytes) const {
         sender_.send(bytes, to);

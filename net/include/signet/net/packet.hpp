@@ -44,7 +44,10 @@ struct packet {
 class packet_pool {
 public:
     /// `headroom` bytes precede each buffer's payload area (io_uring's recvmsg header).
-    packet_pool(std::size_t count, std::size_t buffer_size, std::size_t headroom);
+    /// `allocate` false: no buffers of its own, only the returns queue (the af_xdp backend's
+    /// UMEM holds the frames; buffer() must not be called).
+    packet_pool(std::size_t count, std::size_t buffer_size, std::size_t headroom,
+                bool allocate = true);
 
     [[nodiscard]] std::size_t count() const noexcept { return count_; }
     [[nodiscard]] std::size_t buffer_size() const noexcept { return buffer_size_; }

@@ -10,6 +10,9 @@
 //              line's receive contract                    (recvmmsg batches)
 //   asio       asio::io_context, async_wait(wait_read);   the line's receive contract
 //              schedules the line's receive contract      (recvmmsg batches)
+//   af_xdp     an XDP program redirects the lines' frames  the poller (thread mode) or the
+//              into AF_XDP sockets whose UMEM holds the    reactor contract: it reaps the RX
+//              packet buffers; reaps the RX rings          rings (af_xdp_backend.cpp)
 //   memory     nothing: no sockets                        your writer thread (memory_line)
 //
 // Each backend also watches the runtime's readiness set (TCP connections: tcp_client) beside
@@ -20,6 +23,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,10 +38,11 @@ enum class backend_kind {
     epoll,
     asio,
     memory, ///< no sockets: lines are written in-process (memory_line): tests, benches, replay
+    af_xdp, ///< kernel bypass through AF_XDP sockets (root, an XDP-capable interface); never auto
 };
 
 std::string_view to_string(backend_kind kind) noexcept;
-/// "auto", "io_uring", "epoll", "asio", "memory"; throws std::invalid_argument otherwise.
+/// "auto", "io_uring", "epoll", "asio", "memory", "af_xdp"; throws std::invalid_argument otherwise.
 backend_kind parse_backend_kind(std::string_view text);
 
 namespace detail {
@@ -86,6 +91,9 @@ public:
     virtual bool wait(std::chrono::nanoseconds /*timeout*/) { return true; }
     /// Any thread: makes a wait() in progress (or the next one) return promptly.
     virtual void wake() noexcept {}
+    /// Any thread: frames or datagrams dropped before the line saw them (cumulative): the
+    /// socket's queue overflows (SO_MEMINFO), af_xdp adds its sockets' ring drops.
+    [[nodiscard]] virtual std::uint64_t kernel_drops(detail::line_state const& line) const noexcept;
 };
 
 /// Where the receive backend runs (runtime_options::poller).
@@ -100,6 +108,10 @@ poller_mode parse_poller_mode(std::string_view text);
 
 /// Whether this kernel and process can run the io_uring backend; `why_not` says what is missing.
 bool io_uring_available(std::string& why_not);
+/// Whether this build, kernel and process can run the af_xdp backend at all (built with libxdp,
+/// AF_XDP sockets, the privileges); `why_not` says what is missing. An interface can still
+/// refuse it at start (no such interface, a program already attached, zero-copy unsupported).
+bool af_xdp_available(std::string& why_not);
 
 /// Makes the backend; `automatic` picks io_uring where available, else epoll. `reason` says why
 /// this one was chosen. Throws std::system_error when an explicitly requested backend is not

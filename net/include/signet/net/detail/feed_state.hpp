@@ -36,12 +36,16 @@ using metrics::counter;
 struct feed_state;
 
 struct line_state {
-    line_state(feed_state& owner, std::uint16_t line_index, udp_socket s, std::size_t capacity,
-               std::size_t buffer_size, std::size_t headroom);
+    /// `pool_memory`: whether the pool allocates its buffers (the af_xdp backend's UMEM holds
+    /// them instead).
+    line_state(feed_state& owner, std::uint16_t line_index, udp_socket s,
+               udp_socket_options const& socket_options, std::size_t capacity,
+               std::size_t buffer_size, std::size_t headroom, bool pool_memory = true);
 
     feed_state& feed;
     std::uint16_t index;
     udp_socket socket;
+    udp_socket_options options; // as opened (af_xdp: the interface and the address to match)
     packet_pool pool;
     spsc_fixed_queue<packet> ready;
     std::vector<std::uint32_t> stash;      // receive side's free buffers
@@ -57,6 +61,7 @@ struct line_state {
     metrics::gauge kernel_drops; // the socket's cumulative SO_RXQ_OVFL count
     counter rearms;
     counter hardware_timestamps; // packets stamped by the NIC (timestamping::hardware)
+    counter malformed;           // af_xdp: frames that failed the header checks
     // ---- the pause protocol (above): the one place its RMWs are written ----
     /// Receive side: ask the parser side to resume this line once it frees room; then re-check
     /// for room, and withdraw the request if there is some.
@@ -85,6 +90,7 @@ struct feed_state {
     std::string name;
     full_policy on_full = full_policy::backpressure;
     std::size_t ring_buffers = 0; // feed_options::ring_buffers (io_uring)
+    af_xdp_options af_xdp{};      // feed_options::af_xdp
     std::vector<std::unique_ptr<line_state>> lines;
     work_contract parser;
     std::atomic<bool> const* stopping = nullptr; // the runtime's stop flag
