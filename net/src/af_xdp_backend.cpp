@@ -42,6 +42,8 @@
 #include <atomic>
 #include <bit>
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -108,6 +110,19 @@ constexpr std::size_t max_rx_ring = 16384;
 // after another receiver (or test) closed its socket may find the queue busy for a moment.
 constexpr auto busy_queue_patience = std::chrono::seconds(2);
 
+// libbpf's own messages go to our log at debug level: every failure that matters comes back as
+// an error code that the backend turns into its one-line reason.
+int libbpf_to_log(libbpf_print_level level, char const* format, va_list arguments) {
+    if (level == LIBBPF_DEBUG) {
+        return 0;
+    }
+    std::array<char, 512> text{};
+    int const n = std::vsnprintf(text.data(), text.size(), format, arguments);
+    SPDLOG_LOGGER_DEBUG(logger(), "af_xdp: libbpf: {}", std::string_view(text.data()).substr(
+                                                            0, text.size()));
+    return n;
+}
+
 [[noreturn]] void fail(int error, std::string const& what) {
     throw std::system_error(error, std::generic_category(), "af_xdp backend: " + what);
 }
@@ -144,6 +159,7 @@ public:
             fail(errno, "epoll_create1");
         }
         watch_fd(wake_.get(), &wake_);
+        (void)libbpf_set_print(libbpf_to_log);
     }
 
     ~af_xdp_backend() override {
@@ -154,13 +170,11 @@ public:
     backend_kind kind() const noexcept override { return backend_kind::af_xdp; }
 
     void attach(line_state& line) override {
-        if (line.options.interface.empty()) {
-            throw std::invalid_argument("af_xdp backend: feed '" + line.feed.name + "' line " +
-                                        std::to_string(line.index) +
-                                        ": needs an interface (udp_socket_options::interface)");
-        }
         auto xl = std::make_unique<xdp_line>();
         xl->line = &line;
+        // A line without an interface (a re-request answer line on an ephemeral port) is read
+        // through its UDP socket only.
+        xl->kernel_only = line.options.interface.empty();
         line.backend = this;
         line.resume = [](line_state& l) { static_cast<af_xdp_backend*>(l.backend)->resume(); };
         // The UDP socket: what the program passes on to the kernel for this line (datagrams
@@ -249,6 +263,7 @@ private:
     struct xdp_line {
         line_state* line = nullptr;
         frame_destination match{};   // address 0: any
+        bool kernel_only = false;    // no interface: its UDP socket is all there is
         bool delivered = false;      // this step: the parser needs scheduling
         bool kernel_pending = true;  // the UDP socket had an edge not read to EAGAIN yet
         std::uint64_t through_kernel = 0; // datagrams the UDP socket received (logged once)
@@ -323,6 +338,9 @@ private:
         // Ports: (interface, queue) pairs, in the order lines name them.
         std::vector<std::vector<unsigned>> line_queues(lines_.size());
         for (std::size_t i = 0; i < lines_.size(); ++i) {
+            if (lines_[i]->kernel_only) {
+                continue;
+            }
             line_state const& line = *lines_[i]->line;
             interface_state& itf = interface_for(line);
             auto const& wanted = line.feed.af_xdp.queues;
@@ -371,12 +389,18 @@ private:
         if (frames > std::numeric_limits<std::uint32_t>::max() / frame_size_) {
             throw std::invalid_argument("af_xdp backend: too many frames for one UMEM");
         }
+        if (ports_.empty()) {
+            throw std::invalid_argument("af_xdp backend: no line names an interface "
+                                        "(udp_socket_options::interface)");
+        }
         create_umem(frames, fill_size);
         for (auto& itf : interfaces_) {
             load_program(*itf);
         }
         for (auto& xl : lines_) {
-            register_line(*xl);
+            if (!xl->kernel_only) {
+                register_line(*xl);
+            }
         }
         for (auto& p : ports_) {
             open_port(*p);
@@ -627,6 +651,14 @@ private:
         }
         for (std::size_t i = 0; i < lines_.size(); ++i) {
             line_state const& line = *lines_[i]->line;
+            if (lines_[i]->kernel_only) {
+                SPDLOG_LOGGER_INFO(logger(),
+                                   "af_xdp: feed '{}' line {}: {} has no interface: read through "
+                                   "its UDP socket",
+                                   line.feed.name, line.index,
+                                   line.socket.local_endpoint().to_string());
+                continue;
+            }
             std::string queues;
             for (unsigned q : line_queues[i]) {
                 queues += (queues.empty() ? "" : ",") + std::to_string(q);

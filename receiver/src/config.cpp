@@ -153,6 +153,44 @@ std::optional<net::udp_endpoint> get_endpoint(std::string const& file, toml::tab
              "' is not \"ip:port\" (e.g. \"127.0.0.1:30001\", \"*:30001\", \"[::1]:30001\")");
 }
 
+// A feed's `af_xdp = { queues = [0], xdp_mode = "auto", bind = "auto", ... }` (af_xdp backend).
+net::af_xdp_options parse_af_xdp(std::string const& file, toml::node const& node) {
+    auto const* t = node.as_table();
+    if (t == nullptr) {
+        fail(file, node, "af_xdp",
+             "expected a table, e.g. af_xdp = { queues = [0], xdp_mode = \"generic\" }");
+    }
+    reject_unknown_keys(file, *t, "af_xdp",
+                        {"queues", "xdp_mode", "bind", "busy_poll_us", "busy_poll_budget"});
+    net::af_xdp_options x;
+    if (auto const* queues = t->get("queues")) {
+        auto const* list = queues->as_array();
+        if (list == nullptr) {
+            fail(file, *queues, "queues", "expected a list of RX queue numbers, e.g. [0, 1]");
+        }
+        for (auto const& q : *list) {
+            auto const id = q.value<std::int64_t>();
+            if (!q.is_integer() || !id || *id < 0 || *id > 63) {
+                fail(file, q, "queues", "expected RX queue numbers from 0 to 63");
+            }
+            x.queues.push_back(static_cast<unsigned>(*id));
+        }
+    }
+    x.mode = get_enum(file, *t, "xdp_mode", net::xdp_mode::automatic,
+                      {{"auto", net::xdp_mode::automatic},
+                       {"native", net::xdp_mode::native},
+                       {"generic", net::xdp_mode::generic}});
+    x.bind = get_enum(file, *t, "bind", net::xdp_bind::automatic,
+                      {{"auto", net::xdp_bind::automatic},
+                       {"copy", net::xdp_bind::copy},
+                       {"zero_copy", net::xdp_bind::zero_copy}});
+    x.busy_poll_us =
+        static_cast<unsigned>(get_size(file, *t, "busy_poll_us", 0, 0, max_busy_poll_us));
+    x.busy_poll_budget =
+        static_cast<unsigned>(get_size(file, *t, "busy_poll_budget", 0, 0, 65'535));
+    return x;
+}
+
 feed_config parse_feed(std::string const& file, toml::table const& t, std::size_t index) {
     reject_unknown_keys(file, t, "[feed]",
                         {"name",
@@ -185,7 +223,8 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
                          "snapshot_password",
                          "snapshot_buffer_messages",
                          "snapshot_bind",
-                         "definitions_bind"});
+                         "definitions_bind",
+                         "af_xdp"});
     feed_config f;
     f.name = get_string(file, t, "name");
     if (f.name.empty()) {
@@ -309,6 +348,9 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
             }
         }
     }
+    if (auto const* node = t.get("af_xdp")) {
+        f.af_xdp = parse_af_xdp(file, *node);
+    }
     f.snapshot_buffer_messages = get_size(file, t, "snapshot_buffer_messages",
                                           f.snapshot_buffer_messages, 1024, std::size_t{1} << 26);
     if (f.snapshot && f.parser != parser_kind::itch50) {
@@ -340,14 +382,15 @@ receiver_config parse(toml::table const& root, std::string const& file) {
             // serves programs that write the lines themselves (tests, benchmarks, replay).
             fail(file, *backend, "backend",
                  "\"memory\" is the in-process backend for tests and tools (no sockets): "
-                 "md_receiver has no writer for it; use \"auto\", \"io_uring\", \"epoll\" or "
-                 "\"asio\"");
+                 "md_receiver has no writer for it; use \"auto\", \"io_uring\", \"epoll\", "
+                 "\"asio\" or \"af_xdp\"");
         }
         c.backend = get_enum(file, *t, "backend", net::backend_kind::automatic,
                              {{"auto", net::backend_kind::automatic},
                               {"io_uring", net::backend_kind::io_uring},
                               {"epoll", net::backend_kind::epoll},
-                              {"asio", net::backend_kind::asio}});
+                              {"asio", net::backend_kind::asio},
+                              {"af_xdp", net::backend_kind::af_xdp}});
         c.workers = get_size(file, *t, "workers", 1, 1, 256);
         if (auto const* cpus = t->get("cpus")) {
             auto const* list = cpus->as_array();
@@ -422,6 +465,13 @@ receiver_config parse(toml::table const& root, std::string const& file) {
         c.feeds.back().max_orders = c.max_orders;
         if (!names.insert(c.feeds.back().name).second) {
             fail(file, *t.get("name"), "name", "duplicate feed name '" + c.feeds.back().name + "'");
+        }
+        if (c.backend == net::backend_kind::af_xdp && c.feeds.back().interface.empty()) {
+            throw config_error(where(file, t.source()) + ": key 'interface': backend \"af_xdp\" "
+                               "needs each feed's interface (the XDP program attaches to it)");
+        }
+        if (c.backend != net::backend_kind::af_xdp && t.get("af_xdp") != nullptr) {
+            fail(file, *t.get("af_xdp"), "af_xdp", "applies to [runtime] backend = \"af_xdp\"");
         }
     }
     return c;

@@ -97,6 +97,7 @@ void itch_receiver::add_feed(feed_config const& config) {
     options.on_full = config.on_full;
     options.buffer_size = config.buffer_size;
     options.ring_buffers = config.ring_buffers;
+    options.af_xdp = config.af_xdp;
     feed_entry f;
     f.parser = std::make_unique<feed_parser>(config);
     f.id = runtime_->add_feed(options, parser_ref{f.parser.get()});

@@ -131,7 +131,8 @@ std::vector<feed_field> const& feed_fields() {
          [](feed_view const& f) {
              return json(f.net.dropped);
          }},
-        {{"kernel_drops", "datagrams the kernel dropped (socket buffer full)"},
+        {{"kernel_drops", "datagrams the kernel dropped (socket buffer full; af_xdp: also its "
+                          "rings full)"},
          [](feed_view const& f) {
              return json(f.net.kernel_drops);
          }},
@@ -146,6 +147,11 @@ std::vector<feed_field> const& feed_fields() {
         {{"hardware_timestamps", "packets stamped by the NIC (the rest: by the kernel)"},
          [](feed_view const& f) {
              return json(f.net.hardware_timestamps);
+         }},
+        {{"malformed_frames", "af_xdp: frames whose Ethernet/IPv4/UDP headers failed the checks "
+                              "(dropped)"},
+         [](feed_view const& f) {
+             return json(f.net.malformed);
          }},
         {{"books", "per stock with an order book: bid_price, bid_shares, ask_price, ask_shares "
                    "(prices in 1/10000 dollar) and live orders"},

@@ -77,6 +77,9 @@ struct feed_config {
     /// Live messages buffered while a snapshot loads (the bound: the oldest are evicted).
     std::size_t snapshot_buffer_messages = std::size_t{1} << 20;
     std::size_t max_orders = default_max_orders; ///< copied from [book] max_orders
+    /// backend = "af_xdp": the feed's `af_xdp` table (queues, xdp_mode, bind, busy_poll_us,
+    /// busy_poll_budget) on its `interface`.
+    net::af_xdp_options af_xdp{};
 };
 
 struct receiver_config {

@@ -1,0 +1,274 @@
+// The af_xdp backend's own behaviour over the veth pair of run-in-veth (the runtime suite's
+// af_xdp cases cover what every backend does): the kernel keeps ARP and traffic that is not a
+// feed's, multicast joins through the line's UDP socket, malformed frames are counted and
+// dropped, and each way it cannot run is one clear error at start. Outside run-in-veth, or
+// without the privileges, the tests skip with the reason.
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <sys/socket.h>
+
+#include <gtest/gtest.h>
+
+#include <signet/net/runtime.hpp>
+#include <signet/net/udp_socket.hpp>
+#include <signet/net/unique_fd.hpp>
+
+#include "support/stress.hpp"
+#include "support/udp_sender.hpp"
+#include "support/veth.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using signet::net::backend_kind;
+using signet::net::feed_options;
+using signet::net::packet;
+using signet::net::runtime;
+using signet::net::udp_endpoint;
+using signet::test::eventually;
+using signet::test::sequence_of;
+using signet::test::udp_sender;
+
+class AfXdpTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        struct {
+            backend_kind backend = backend_kind::af_xdp;
+        } const mode;
+        SIGNET_SKIP_WITHOUT_AF_XDP(mode);
+    }
+
+    static feed_options veth_feed(std::string name) {
+        feed_options options;
+        options.name = std::move(name);
+        options.lines.push_back(signet::test::test_line(backend_kind::af_xdp));
+        return options;
+    }
+
+    static signet::net::runtime_options options() {
+        return {.backend = backend_kind::af_xdp, .workers = 1};
+    }
+};
+
+// ARP from a sender that forgot this host, and a datagram for a port no feed has, both reach
+// the kernel while the program is attached; the feed's datagrams reach the feed.
+TEST_F(AfXdpTest, ArpAndForeignTrafficStillReachTheKernel) {
+    signet::test::watchdog dog(60s, "ArpAndForeignTrafficStillReachTheKernel");
+    runtime rt(options());
+    std::atomic<int> received{0};
+    auto feed = rt.add_feed(veth_feed("xdp"),
+                            [&](packet const&) { received.fetch_add(1, std::memory_order_release); });
+    signet::net::udp_socket foreign(
+        {.bind = udp_endpoint::parse(signet::test::veth_address() + ":0")});
+    rt.start();
+    // The sender's neighbour table forgets us: its next datagram needs an ARP answer.
+    int const flushed = signet::test::in_sender_namespace(
+        [] { return std::system("ip neigh flush all >/dev/null 2>&1"); });
+    ASSERT_EQ(flushed, 0);
+    udp_sender sender;
+    sender.send_sequence(foreign.local_endpoint(), 7);
+    for (std::uint64_t i = 0; i < 100; ++i) {
+        sender.send_sequence(rt.local_endpoint(feed), i);
+    }
+    std::array<std::byte, 64> buffer{};
+    ASSERT_TRUE(eventually([&] {
+        return ::recv(foreign.native_handle(), buffer.data(), buffer.size(), MSG_DONTWAIT) == 64;
+    })) << "the datagram for a port without a feed did not reach its kernel socket";
+    EXPECT_EQ(sequence_of(buffer), 7U);
+    ASSERT_TRUE(eventually([&] { return received.load(std::memory_order_acquire) == 100; }))
+        << received.load(std::memory_order_relaxed);
+    rt.stop();
+    EXPECT_EQ(rt.stats(feed).packets, 100U);
+}
+
+// A line joined to a group: the join goes through the line's UDP socket (the kernel sends the
+// IGMP report and lists the membership), the group's datagrams come through the AF_XDP socket.
+TEST_F(AfXdpTest, MulticastJoinsThroughTheKernelAndReceivesTheGroup) {
+    signet::test::watchdog dog(60s, "MulticastJoinsThroughTheKernelAndReceivesTheGroup");
+    runtime rt(options());
+    std::atomic<int> received{0};
+    feed_options options;
+    options.name = "group";
+    options.lines.push_back({.bind = udp_endpoint::parse("*:0"),
+                             .group = udp_endpoint::parse("239.7.7.7:0"),
+                             .interface = signet::test::veth_interface()});
+    auto feed = rt.add_feed(options,
+                            [&](packet const&) { received.fetch_add(1, std::memory_order_release); });
+    rt.start();
+    std::ifstream igmp("/proc/net/igmp");
+    std::string const table((std::istreambuf_iterator<char>(igmp)), {});
+    EXPECT_NE(table.find("070707EF"), std::string::npos) << table; // 239.7.7.7, little-endian
+    auto group = udp_endpoint::parse("239.7.7.7:0");
+    group.set_port(rt.local_endpoint(feed).port());
+    udp_sender sender(std::nullopt, "peer0");
+    for (std::uint64_t i = 0; i < 100; ++i) {
+        sender.send_sequence(group, i);
+    }
+    ASSERT_TRUE(eventually([&] { return received.load(std::memory_order_acquire) == 100; }))
+        << received.load(std::memory_order_relaxed);
+    rt.stop();
+}
+
+// Hand-made frames for the feed's address and port, sent raw from the other namespace: those
+// whose headers lie are counted as malformed and dropped; the good one is delivered.
+TEST_F(AfXdpTest, MalformedFramesAreCountedAndDropped) {
+    signet::test::watchdog dog(60s, "MalformedFramesAreCountedAndDropped");
+    runtime rt(options());
+    std::atomic<int> received{0};
+    std::vector<std::uint64_t> seen;
+    auto feed = rt.add_feed(veth_feed("raw"), [&](packet const& p) {
+        seen.push_back(sequence_of(p.payload()));
+        received.fetch_add(1, std::memory_order_release);
+    });
+    rt.start();
+    std::string mac_text;
+    std::ifstream("/sys/class/net/" + signet::test::veth_interface() + "/address") >> mac_text;
+    std::array<unsigned, 6> mac{};
+    ASSERT_EQ(std::sscanf(mac_text.c_str(), "%x:%x:%x:%x:%x:%x", &mac[0], &mac[1], &mac[2],
+                          &mac[3], &mac[4], &mac[5]),
+              6);
+    std::uint16_t const port = rt.local_endpoint(feed).port();
+    in_addr source{};
+    in_addr destination{};
+    ASSERT_EQ(::inet_pton(AF_INET, signet::test::veth_peer_address().c_str(), &source), 1);
+    ASSERT_EQ(::inet_pton(AF_INET, signet::test::veth_address().c_str(), &destination), 1);
+
+    // A frame of `payload` bytes with IPv4 total length and UDP length as given (0: true ones).
+    auto frame = [&](std::uint64_t sequence, std::size_t payload, std::size_t ip_total,
+                     std::size_t udp_length, bool break_checksum) {
+        std::vector<std::uint8_t> f(14 + 20 + 8 + payload, 0);
+        for (std::size_t i = 0; i < 6; ++i) {
+            f[i] = static_cast<std::uint8_t>(mac[i]);
+            f[6 + i] = static_cast<std::uint8_t>(0x02 + i);
+        }
+        f[12] = 0x08; // IPv4
+        std::uint8_t* ip = f.data() + 14;
+        std::size_t const total = ip_total != 0 ? ip_total : 20 + 8 + payload;
+        ip[0] = 0x45;
+        ip[2] = static_cast<std::uint8_t>(total >> 8);
+        ip[3] = static_cast<std::uint8_t>(total);
+        ip[8] = 64;
+        ip[9] = 17; // UDP
+        std::memcpy(ip + 12, &source, 4);
+        std::memcpy(ip + 16, &destination, 4);
+        std::uint32_t sum = 0;
+        for (std::size_t i = 0; i < 20; i += 2) {
+            sum += static_cast<std::uint32_t>(ip[i] << 8 | ip[i + 1]);
+        }
+        while (sum >> 16) {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        std::uint16_t const checksum =
+            static_cast<std::uint16_t>(~sum) ^ (break_checksum ? 0x0101 : 0);
+        ip[10] = static_cast<std::uint8_t>(checksum >> 8);
+        ip[11] = static_cast<std::uint8_t>(checksum);
+        std::uint8_t* udp = ip + 20;
+        std::size_t const length = udp_length != 0 ? udp_length : 8 + payload;
+        udp[0] = 0x30;
+        udp[1] = 0x39;
+        udp[2] = static_cast<std::uint8_t>(port >> 8);
+        udp[3] = static_cast<std::uint8_t>(port);
+        udp[4] = static_cast<std::uint8_t>(length >> 8);
+        udp[5] = static_cast<std::uint8_t>(length);
+        std::memcpy(udp + 8, &sequence, sizeof(sequence));
+        return f;
+    };
+    signet::net::unique_fd raw(signet::test::in_sender_namespace(
+        [] { return ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0); }));
+    ASSERT_TRUE(raw.is_open()) << std::strerror(errno);
+    sockaddr_ll to{};
+    to.sll_family = AF_PACKET;
+    to.sll_ifindex = static_cast<int>(
+        signet::test::in_sender_namespace([] { return ::if_nametoindex("peer0"); }));
+    to.sll_halen = 6;
+    ASSERT_NE(to.sll_ifindex, 0);
+    auto send = [&](std::vector<std::uint8_t> const& f) {
+        ASSERT_EQ(::sendto(raw.get(), f.data(), f.size(), 0, reinterpret_cast<sockaddr*>(&to),
+                           sizeof(to)),
+                  static_cast<ssize_t>(f.size()))
+            << std::strerror(errno);
+    };
+    send(frame(1, 64, 0, 0, true));         // IPv4 header checksum wrong
+    send(frame(2, 64, 20 + 8 + 500, 0, false)); // IPv4 total length beyond the frame
+    send(frame(3, 64, 0, 8 + 300, false));  // UDP length beyond the IPv4 packet
+    send(frame(4, 64, 0, 4, false));        // UDP length below its own header
+    send(frame(5, 64, 0, 0, false));        // intact
+    ASSERT_TRUE(eventually([&] { return received.load(std::memory_order_acquire) == 1; }));
+    ASSERT_TRUE(eventually([&] { return rt.stats(feed).malformed == 4; }))
+        << rt.stats(feed).malformed;
+    rt.stop();
+    ASSERT_EQ(seen.size(), 1U);
+    EXPECT_EQ(seen[0], 5U);
+    EXPECT_EQ(rt.stats(feed).packets, 1U);
+}
+
+TEST_F(AfXdpTest, MissingInterfaceIsAClearErrorAtStart) {
+    runtime rt(options());
+    auto options = veth_feed("nowhere");
+    options.lines[0].interface = "nosuch0";
+    rt.add_feed(options, [](packet const&) {});
+    try {
+        rt.start();
+        FAIL() << "expected std::system_error";
+    } catch (std::system_error const& e) {
+        EXPECT_NE(std::string(e.what()).find("'nosuch0'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(AfXdpTest, ZeroCopyWhereTheDriverLacksItIsAClearErrorAtStart) {
+    runtime rt(options());
+    auto options = veth_feed("zc");
+    options.af_xdp.bind = signet::net::xdp_bind::zero_copy;
+    rt.add_feed(options, [](packet const&) {});
+    try {
+        rt.start();
+        SUCCEED() << "this interface's driver has AF_XDP zero-copy";
+    } catch (std::system_error const& e) {
+        EXPECT_NE(std::string(e.what()).find("zero-copy"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(AfXdpTest, AProgramAlreadyOnTheInterfaceIsAClearErrorAtStart) {
+    runtime first(options());
+    first.add_feed(veth_feed("first"), [](packet const&) {});
+    first.start();
+    runtime second(options());
+    second.add_feed(veth_feed("second"), [](packet const&) {});
+    try {
+        second.start();
+        FAIL() << "expected std::system_error";
+    } catch (std::system_error const& e) {
+        EXPECT_NE(std::string(e.what()).find("already has an XDP program"), std::string::npos)
+            << e.what();
+    }
+    first.stop();
+}
+
+TEST_F(AfXdpTest, QueueTheInterfaceLacksIsAClearErrorAtStart) {
+    runtime rt(options());
+    auto options = veth_feed("q");
+    options.af_xdp.queues = {63};
+    rt.add_feed(options, [](packet const&) {});
+    try {
+        rt.start();
+        FAIL() << "expected an error";
+    } catch (std::exception const& e) {
+        EXPECT_NE(std::string(e.what()).find("queue 63 does not exist"), std::string::npos)
+            << e.what();
+    }
+}
+
+} // namespace
