@@ -34,9 +34,12 @@
 // of feed_state.hpp); resume() wakes the driver. Under full_policy::drop the packet is counted
 // and its frame goes straight back to the free stack.
 //
-// Timestamps: no kernel receive stamp exists on this path. packet::user_rx_ns is the driver's
-// stamp when it takes the batch from the RX ring; kernel_rx_ns stays 0 (XDP receive metadata
-// is not read: few drivers offer it, veth gives none for locally sent frames).
+// Timestamps: no kernel receive stamp exists on this path. The driver stamps each batch as it
+// takes it from the RX ring (realtime_clock, as user_rx_ns on every backend) and, unless the
+// line's timestamps are off, puts that stamp in kernel_rx_ns too, so latency still has a
+// start: the receive stamp is a user-space one here, and timestamp_note() says so. XDP receive
+// metadata (bpf_xdp_metadata_rx_timestamp) is not read: few drivers offer it, and veth gives
+// none for locally sent frames.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -64,6 +67,9 @@
 #include <netinet/ip.h>
 #include <netinet/udp.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -239,6 +245,13 @@ public:
         }
     }
 
+    std::string const& timestamp_note(line_state const& line) const noexcept override {
+        static std::string const note =
+            "af_xdp: stamped in user space as the frame leaves the RX ring (no kernel stamp on "
+            "this path)";
+        return line.options.timestamps == timestamping::off ? line.socket.timestamp_note() : note;
+    }
+
     std::uint64_t kernel_drops(line_state const& line) const noexcept override {
         std::uint64_t drops = line.socket.kernel_drops();
         auto* const xl = const_cast<xdp_line*>(static_cast<xdp_line const*>(find_line(line)));
@@ -294,6 +307,7 @@ private:
         int sockets_map = -1;
         bool attached = false;
         std::uint32_t lines = 0; // entries in lines_map
+        unique_fd lock;          // lock_interface()
     };
 
     void watch_fd(int fd, void* tag, std::uint32_t events = EPOLLIN) {
@@ -504,17 +518,24 @@ private:
             tries = {base | XDP_FLAGS_DRV_MODE, base | XDP_FLAGS_SKB_MODE};
             break;
         }
+        lock_interface(itf);
         int rc = 0;
-        for (std::uint32_t flags : tries) {
-            rc = bpf_xdp_attach(itf.index, itf.program_fd, flags, nullptr);
-            if (rc == 0) {
-                itf.attach_flags = flags & ~base;
-                itf.attached = true;
-                return;
+        for (bool retried = false;;) {
+            for (std::uint32_t flags : tries) {
+                rc = bpf_xdp_attach(itf.index, itf.program_fd, flags, nullptr);
+                if (rc == 0) {
+                    itf.attach_flags = flags & ~base;
+                    itf.attached = true;
+                    return;
+                }
+                if (rc == -EBUSY || rc == -EEXIST) {
+                    break;
+                }
             }
-            if (rc == -EBUSY || rc == -EEXIST) {
+            if ((rc != -EBUSY && rc != -EEXIST) || retried || !remove_stale_program(itf)) {
                 break;
             }
+            retried = true;
         }
         if (rc == -EBUSY || rc == -EEXIST) {
             fail(-rc, "interface " + itf.name +
@@ -528,6 +549,57 @@ private:
                       (itf.mode == xdp_mode::native ? " (the driver may lack native XDP: try "
                                                       "xdp_mode = \"generic\")"
                                                     : ""));
+    }
+
+    // One af_xdp receiver per interface: an flock on a file named after the network namespace
+    // and the interface, held while the program is attached. The kernel drops it with the
+    // process, so a receiver that died without detaching leaves a lock anyone may take.
+    void lock_interface(interface_state& itf) {
+        struct stat ns {};
+        if (::stat("/proc/thread-self/ns/net", &ns) != 0) {
+            return;
+        }
+        std::string const path = "/run/signet-af_xdp." + std::to_string(ns.st_ino) + "." +
+                                 std::to_string(itf.index) + ".lock";
+        itf.lock = unique_fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+        if (!itf.lock.is_open()) {
+            return; // no /run to lock in: the attach alone decides
+        }
+        if (::flock(itf.lock.get(), LOCK_EX | LOCK_NB) != 0) {
+            fail(EBUSY, "interface " + itf.name +
+                            " is served by another af_xdp receiver (one per interface)");
+        }
+    }
+
+    // Holding the interface's lock: a signet program still attached is a dead receiver's (it
+    // did not stop cleanly). Detaches it; true if there was one.
+    bool remove_stale_program(interface_state const& itf) {
+        if (!itf.lock.is_open()) {
+            return false;
+        }
+        LIBBPF_OPTS(bpf_xdp_query_opts, query);
+        if (bpf_xdp_query(itf.index, 0, &query) != 0 || query.prog_id == 0) {
+            return false;
+        }
+        unique_fd const old(bpf_prog_get_fd_by_id(query.prog_id));
+        bpf_prog_info info{};
+        std::uint32_t length = sizeof(info);
+        if (!old.is_open() || bpf_obj_get_info_by_fd(old.get(), &info, &length) != 0 ||
+            std::string_view(info.name) != "signet_redirect") {
+            return false;
+        }
+        std::uint32_t const mode = query.attach_mode == XDP_ATTACHED_SKB ? XDP_FLAGS_SKB_MODE
+                                   : query.attach_mode == XDP_ATTACHED_DRV ? XDP_FLAGS_DRV_MODE
+                                                                           : 0U;
+        LIBBPF_OPTS(bpf_xdp_attach_opts, detach, .old_prog_fd = old.get());
+        if (bpf_xdp_detach(itf.index, mode, &detach) != 0) {
+            return false;
+        }
+        SPDLOG_LOGGER_WARN(logger(),
+                           "af_xdp: interface {}: removed the XDP program of a receiver that did "
+                           "not stop cleanly",
+                           itf.name);
+        return true;
     }
 
     interface_state& interface_named(std::string const& name) {
@@ -838,6 +910,7 @@ private:
             }
             pk.buffer = frame;
             pk.user_rx_ns = now;
+            pk.kernel_rx_ns = line.options.timestamps != timestamping::off ? now : 0;
             pk.line = line.index;
             if (deliver(line, pk) == delivery::queued) {
                 xl->delivered = true;
@@ -900,6 +973,7 @@ private:
                                  : messages[k].msg_len;
             p.buffer = frames[k];
             p.user_rx_ns = now;
+            p.kernel_rx_ns = line.options.timestamps != timestamping::off ? now : 0;
             p.line = line.index;
             store_source(p, &names[k], messages[k].msg_hdr.msg_namelen);
             if (deliver(line, p) == delivery::queued) {

@@ -65,6 +65,10 @@ std::uint64_t receive_backend::kernel_drops(detail::line_state const& line) cons
     return line.socket.kernel_drops();
 }
 
+std::string const& receive_backend::timestamp_note(detail::line_state const& line) const noexcept {
+    return line.socket.timestamp_note();
+}
+
 namespace {
 
 template <typename Enum, std::size_t N>

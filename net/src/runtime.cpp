@@ -328,7 +328,7 @@ timestamping runtime::timestamps(std::size_t feed, std::size_t line) const {
 }
 
 std::string const& runtime::timestamp_note(std::size_t feed, std::size_t line) const {
-    return feeds_.at(feed)->lines.at(line)->socket.timestamp_note();
+    return backend_->timestamp_note(*feeds_.at(feed)->lines.at(line));
 }
 
 } // namespace signet::net

@@ -4,8 +4,13 @@
 Each case starts md_receiver with a generated config on free ports, runs md_feed against it,
 stops the receiver with SIGINT and compares the receiver's --summary-json with the report
 md_feed prints. Prints 'N passed, N failed' and exits non-zero on any failure.
+
+The af_xdp backend's runs ("af_xdp", "af_xdp+thread") cross the veth pair of
+tests/net/run-in-veth instead of loopback: the receivers bind this namespace's address on its
+interface, md_feed and the cases' own datagrams come from the sending namespace.
 """
 import argparse
+import ctypes
 import errno
 import json
 import os
@@ -22,6 +27,55 @@ import threading
 import time
 import traceback
 import urllib.request
+
+
+class Network:
+    """Where the cases' traffic goes: loopback, or the veth pair for the af_xdp backend."""
+    host = "127.0.0.1"  # receivers bind here; md_feed and forged datagrams send here
+    peer = "127.0.0.1"  # md_feed's re-request and snapshot servers are reached here
+    interface = ""      # the receivers' feed interface (af_xdp)
+    sender_ns = ""      # the namespace md_feed and forged datagrams come from (/run/netns/NAME)
+
+
+NET = Network()
+
+
+def use_network(backend):
+    """Loopback, or (backend af_xdp) the veth pair run-in-veth describes in the environment."""
+    if not backend.startswith("af_xdp"):
+        NET.host, NET.peer, NET.interface, NET.sender_ns = "127.0.0.1", "127.0.0.1", "", ""
+        return
+    if not os.environ.get("SIGNET_VETH_INTERFACE"):
+        raise AssertionError("the af_xdp runs need tests/net/run-in-veth (a veth pair)")
+    NET.host = os.environ["SIGNET_VETH_ADDRESS"]
+    NET.peer = os.environ["SIGNET_VETH_PEER_ADDRESS"]
+    NET.interface = os.environ["SIGNET_VETH_INTERFACE"]
+    NET.sender_ns = os.environ["SIGNET_VETH_SENDER_NETNS"]
+
+
+def feed_command(binary, *args):
+    """md_feed's command line, run in the sending namespace when there is one."""
+    if NET.sender_ns:
+        return ["ip", "netns", "exec", os.path.basename(NET.sender_ns), binary, *args]
+    return [binary, *args]
+
+
+def sender_socket():
+    """A UDP socket in the sending namespace (this one on loopback)."""
+    if not NET.sender_ns:
+        return socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    libc = ctypes.CDLL(None, use_errno=True)
+    clone_newnet = 0x40000000
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    target = os.open(NET.sender_ns, os.O_RDONLY)
+    try:
+        if libc.setns(target, clone_newnet) != 0:
+            raise OSError(ctypes.get_errno(), "setns into " + NET.sender_ns)
+        return socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    finally:
+        libc.setns(home, clone_newnet)
+        os.close(home)
+        os.close(target)
 
 
 def free_port():
@@ -72,6 +126,8 @@ def runtime_mode(config_text, backend):
 
 
 class Receiver:
+    running = []  # every Receiver started; run_cases() kills what a failed case left running
+
     def __init__(self, binary, config_text, workdir, backend="auto", extra_args=()):
         self.config = os.path.join(workdir, "receiver.toml")
         self.summary = os.path.join(workdir, "summary.json")
@@ -81,6 +137,7 @@ class Receiver:
             [binary, "--config", self.config, "--summary-json", self.summary, "--log-level", "info",
              *extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        Receiver.running.append(self.process)
         self.lines = []
         self.out = []
         self.reader = threading.Thread(target=self._read_stderr, daemon=True)
@@ -160,7 +217,8 @@ class Receiver:
 
 
 def run_feed(binary, *args):
-    result = subprocess.run([binary, *args], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(feed_command(binary, *args), capture_output=True, text=True,
+                            timeout=120)
     if result.returncode != 0:
         raise AssertionError(f"md_feed exit {result.returncode}: {result.stderr}")
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -206,7 +264,8 @@ workers = 2
 interval_s = 0.2
 [[feed]]
 name = "e2e"
-bind = "127.0.0.1:{port}"
+bind = "{NET.host}:{port}"
+{f'interface = "{NET.interface}"' if NET.interface else ""}
 {extra}
 """
 
@@ -215,7 +274,7 @@ def case_faults_are_counted_exactly(args, workdir, backend):
     port = free_port()
     receiver = Receiver(args.receiver, single_feed_config(port), workdir, backend)
     report = os.path.join(workdir, "feed.json")
-    sent = run_feed(args.feed, "--to", f"127.0.0.1:{port}", "--count", "20000", "--rate", "200000",
+    sent = run_feed(args.feed, "--to", f"{NET.host}:{port}", "--count", "20000", "--rate", "200000",
                     "--batch", "8", "--symbols", "8", "--seed", "7", "--drop-every", "97",
                     "--dup-every", "31", "--reorder-every", "53", "--report-json", report)
     summary, _ = receiver.stop()
@@ -251,10 +310,10 @@ def case_faults_are_counted_exactly(args, workdir, backend):
 
 def case_ab_lines_fill_each_others_gaps(args, workdir, backend):
     port_a, port_b = free_port(), free_port()
-    config = single_feed_config(port_a, f'bind_b = "127.0.0.1:{port_b}"')
+    config = single_feed_config(port_a, f'bind_b = "{NET.host}:{port_b}"')
     receiver = Receiver(args.receiver, config, workdir, backend)
     report = os.path.join(workdir, "feed.json")
-    sent = run_feed(args.feed, "--to", f"127.0.0.1:{port_a}", "--to-b", f"127.0.0.1:{port_b}",
+    sent = run_feed(args.feed, "--to", f"{NET.host}:{port_a}", "--to-b", f"{NET.host}:{port_b}",
                     "--count", "20000", "--rate", "200000", "--batch", "8", "--drop-every", "10",
                     "--drop-line", "a", "--report-json", report)
     summary, _ = receiver.stop()
@@ -274,15 +333,15 @@ def case_malformed_datagrams_are_counted(args, workdir, backend):
     port = free_port()
     receiver = Receiver(args.receiver, single_feed_config(port), workdir, backend)
     garbage = [b"", b"short", b"X" * 19, b"SESSION001" + b"\x00" * 7 + b"\x01" + b"\x00\x05" + b"\x00\x09abc"]
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+    with sender_socket() as s:
         for g in garbage:
-            s.sendto(g, ("127.0.0.1", port))
+            s.sendto(g, (NET.host, port))
     receiver.wait_total_packets(len(garbage))  # the garbage is parsed before the feed starts
-    sent = run_feed(args.feed, "--to", f"127.0.0.1:{port}", "--count", "5000", "--rate", "100000",
+    sent = run_feed(args.feed, "--to", f"{NET.host}:{port}", "--count", "5000", "--rate", "100000",
                     "--session", "SESSION001")
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+    with sender_socket() as s:
         for g in garbage:
-            s.sendto(g, ("127.0.0.1", port))
+            s.sendto(g, (NET.host, port))
     summary, _ = receiver.stop()
     feed = summary["feeds"][0]
     expect_equal("malformed_packets", feed["malformed_packets"], 2 * len(garbage))
@@ -299,11 +358,11 @@ def case_forged_packets_do_not_blind_the_feed(args, workdir, backend):
     port = free_port()
     receiver = Receiver(args.receiver, single_feed_config(port), workdir, backend)
     heartbeat = lambda session, sequence: session + sequence.to_bytes(8, "big") + b"\x00\x00"
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.sendto(heartbeat(b"SESSION001", 1_000_000), ("127.0.0.1", port))
-        s.sendto(heartbeat(b"EVIL000001", 1), ("127.0.0.1", port))
+    with sender_socket() as s:
+        s.sendto(heartbeat(b"SESSION001", 1_000_000), (NET.host, port))
+        s.sendto(heartbeat(b"EVIL000001", 1), (NET.host, port))
     receiver.wait_total_packets(1)
-    sent = run_feed(args.feed, "--to", f"127.0.0.1:{port}", "--count", "5000", "--rate", "100000",
+    sent = run_feed(args.feed, "--to", f"{NET.host}:{port}", "--count", "5000", "--rate", "100000",
                     "--session", "SESSION001")
     summary, _ = receiver.stop()
     feed = summary["feeds"][0]
@@ -445,10 +504,10 @@ def case_rerequests_recover_every_gap(args, workdir, backend):
     stream = ("--count", "20000", "--rate", "200000", "--batch", "8", "--symbols", "8",
               "--seed", "11")
     port = free_port()
-    keys = (f'rerequest = "127.0.0.1:{server}"\nrerequest_timeout_ms = 20\n')
+    keys = (f'rerequest = "{NET.peer}:{server}"\nrerequest_timeout_ms = 20\n')
     receiver = Receiver(args.receiver, single_feed_config(port, keys), workdir, backend)
     report = os.path.join(workdir, "feed.json")
-    sent = run_feed(args.feed, "--to", f"127.0.0.1:{port}", *stream, "--drop-every", "50",
+    sent = run_feed(args.feed, "--to", f"{NET.host}:{port}", *stream, "--drop-every", "50",
                     "--serve-rerequests", str(server), "--linger", "2", "--report-json", report)
     summary, _ = receiver.stop()
     # The demo's verdict with re-requests: everything recovered, the books complete.
@@ -468,15 +527,15 @@ def case_rerequests_recover_every_gap(args, workdir, backend):
     # The reference: the same stream without drops.
     port2 = free_port()
     reference = Receiver(args.receiver, single_feed_config(port2), workdir, backend)
-    run_feed(args.feed, "--to", f"127.0.0.1:{port2}", *stream)
+    run_feed(args.feed, "--to", f"{NET.host}:{port2}", *stream)
     summary2, _ = reference.stop()
     expect_equal("books (recovered vs loss-free)", feed["books"], summary2["feeds"][0]["books"])
 
 
 def start_feed(binary, *args):
     """md_feed in the background; finish_feed() waits for it and returns its report."""
-    return subprocess.Popen([binary, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    return subprocess.Popen(feed_command(binary, *args), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def finish_feed(process, timeout=120):
@@ -487,7 +546,7 @@ def finish_feed(process, timeout=120):
 
 
 def late_join_config(port, snapshot_port, extra=""):
-    return single_feed_config(port, f'snapshot = "127.0.0.1:{snapshot_port}"\n{extra}')
+    return single_feed_config(port, f'snapshot = "{NET.peer}:{snapshot_port}"\n{extra}')
 
 
 def expect_same_books(late, reference, what):
@@ -513,9 +572,11 @@ def late_join_run(args, workdir, backend, join_at, faults=(), restart=False):
     port_a, port_b, glimpse = free_port(), free_port(), free_port()
     os.makedirs(os.path.join(workdir, "ref"))
     os.makedirs(os.path.join(workdir, "late"))
+    # One XDP program per interface: beside an af_xdp late joiner the reference takes the
+    # kernel's path (its port is not the program's: the frames pass to its socket).
     reference = Receiver(args.receiver, single_feed_config(port_a), os.path.join(workdir, "ref"),
-                         backend)
-    feed = start_feed(args.feed, "--to", f"127.0.0.1:{port_a}", "--to-b", f"127.0.0.1:{port_b}",
+                         "epoll" if backend.startswith("af_xdp") else backend)
+    feed = start_feed(args.feed, "--to", f"{NET.host}:{port_a}", "--to-b", f"{NET.host}:{port_b}",
                       "--count", str(count), "--rate", str(rate), "--batch", "8", "--seed", "5",
                       "--serve-glimpse", str(glimpse), "--linger", "2", *faults)
     config = late_join_config(port_b, glimpse)
@@ -623,16 +684,18 @@ interval_s = 0.2
 """
     for name, _ in variants:
         a, b, snap, defs = ports[name]
-        config += (f'[[feed]]\nname = "{name}"\nprotocol = "mdp3"\nbind = "127.0.0.1:{a}"\n'
-                   f'bind_b = "127.0.0.1:{b}"\nsnapshot_bind = "127.0.0.1:{snap}"\n'
-                   f'definitions_bind = "127.0.0.1:{defs}"\n')
+        config += (f'[[feed]]\nname = "{name}"\nprotocol = "mdp3"\nbind = "{NET.host}:{a}"\n'
+                   f'bind_b = "{NET.host}:{b}"\nsnapshot_bind = "{NET.host}:{snap}"\n'
+                   f'definitions_bind = "{NET.host}:{defs}"\n')
+        if NET.interface:
+            config += f'interface = "{NET.interface}"\n'
     receiver = Receiver(args.receiver, config, workdir, backend)
     feeds = {}
     for name, faults in variants:
         a, b, snap, defs = ports[name]
-        feeds[name] = start_feed(args.feed, "--protocol", "mdp3", "--to", f"127.0.0.1:{a}",
-                                 "--to-b", f"127.0.0.1:{b}", "--snapshot-to", f"127.0.0.1:{snap}",
-                                 "--definitions-to", f"127.0.0.1:{defs}", "--count", "8000",
+        feeds[name] = start_feed(args.feed, "--protocol", "mdp3", "--to", f"{NET.host}:{a}",
+                                 "--to-b", f"{NET.host}:{b}", "--snapshot-to", f"{NET.host}:{snap}",
+                                 "--definitions-to", f"{NET.host}:{defs}", "--count", "8000",
                                  "--rate", "10000", "--seed", "9", "--tail", "1.5", *faults)
     reports = {name: finish_feed(process) for name, process in feeds.items()}
     summary, out = receiver.stop()
@@ -1182,7 +1245,9 @@ def main():
                         help="the late-join cases' stream (the issue's full size: 2000000)")
     parser.add_argument("--late-join-rate", type=int, default=100000, help="its messages/s")
     parser.add_argument("--five-point-backends", default="auto",
-                        help="backends the five-join-point case runs on")
+                        help="backends the five-join-point case runs on (\"\": none)")
+    parser.add_argument("--per-backend-only", action="store_true",
+                        help="only the cases that run on every backend (the af_xdp run)")
     parser.add_argument("--part", default="1/1",
                         help="K/N: run every N-th case from the K-th (ctest runs the parts "
                              "side by side)")
@@ -1198,8 +1263,14 @@ def main():
         runs.append((case_late_join_builds_the_books_of_a_full_run, backend))
     for backend in args.backends.split(","):
         runs.append((case_mdp3_loss_on_a_b_or_both_is_recovered, backend))
-    for backend in args.five_point_backends.split(","):
+    for backend in filter(None, args.five_point_backends.split(",")):
         runs.append((case_late_join_at_five_points, backend))
+    if args.per_backend_only:
+        # A killed receiver leaves its XDP program attached: the restart must take it over.
+        runs.append((case_killed_receiver_restarts_into_the_full_books,
+                     args.backends.split(",")[0]))
+        runs = [(case, backend) for case, backend in runs if args.only in case.__name__]
+        return run_cases(args, runs[part - 1::parts])
     runs.append((case_killed_receiver_restarts_into_the_full_books, "auto"))
     runs.append((case_lost_gap_without_rerequests_loads_a_new_snapshot, "auto"))
     runs.append((case_snapshot_server_down_or_refusing_is_counted, "auto"))
@@ -1220,10 +1291,14 @@ def main():
     for backend in ("auto", "epoll", "asio"):
         runs.append((case_feed_socket_keys_reach_the_sockets, backend))
     runs = [(case, backend) for case, backend in runs if args.only in case.__name__]
-    runs = runs[part - 1::parts]
+    return run_cases(args, runs[part - 1::parts])
+
+
+def run_cases(args, runs):
     passed = failed = 0
     for case, backend in runs:
         label = f"{case.__name__}[{backend}]"
+        use_network(backend)
         with tempfile.TemporaryDirectory() as workdir:
             try:
                 case(args, workdir, backend)
@@ -1233,6 +1308,11 @@ def main():
                 print(f"[  FAILED  ] {label}", flush=True)
                 traceback.print_exc()
                 failed += 1
+            for process in Receiver.running:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait(timeout=30)
+            Receiver.running.clear()
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

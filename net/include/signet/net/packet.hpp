@@ -19,7 +19,9 @@ struct packet {
     std::uint32_t size = 0;   ///< payload bytes (at most the buffer size)
     std::uint32_t buffer = 0; ///< pool buffer index (internal)
     /// Receive timestamp (SO_TIMESTAMPING), ns: the kernel's (CLOCK_REALTIME), or the NIC's when
-    /// hardware_timestamp is set (the NIC's clock, usually PTP-disciplined); 0 when off.
+    /// hardware_timestamp is set (the NIC's clock, usually PTP-disciplined); 0 when off. The
+    /// af_xdp backend has no kernel stamp: its receive side's user-space stamp (runtime::
+    /// timestamp_note() says so).
     std::uint64_t kernel_rx_ns = 0;
     std::uint64_t user_rx_ns = 0;    ///< when the receiver took it from the kernel: realtime_clock
     std::uint16_t line = 0;          ///< which socket of the feed: 0 = line A, 1 = line B

@@ -94,6 +94,10 @@ public:
     /// Any thread: frames or datagrams dropped before the line saw them (cumulative): the
     /// socket's queue overflows (SO_MEMINFO), af_xdp adds its sockets' ring drops.
     [[nodiscard]] virtual std::uint64_t kernel_drops(detail::line_state const& line) const noexcept;
+    /// Why the line's receive timestamps are not what was asked for (empty when they are):
+    /// the socket's note (udp_socket::timestamp_note()); af_xdp stamps in user space.
+    [[nodiscard]] virtual std::string const&
+    timestamp_note(detail::line_state const& line) const noexcept;
 };
 
 /// Where the receive backend runs (runtime_options::poller).
