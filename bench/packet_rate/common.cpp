@@ -1,4 +1,5 @@
 #include "common.hpp"
+#include "network_path.hpp"
 
 #include <algorithm>
 #include <array>
@@ -192,10 +193,10 @@ net::unique_fd open_udp_socket(std::size_t receive_buffer) {
     }
     sockaddr_in address{};
     address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_addr = current_path().receiver;
     address.sin_port = 0;
     if (::bind(fd, reinterpret_cast<sockaddr const*>(&address), sizeof(address)) != 0) {
-        throw std::system_error(errno, std::generic_category(), "bind 127.0.0.1:0");
+        throw std::system_error(errno, std::generic_category(), "bind (the path's address)");
     }
     return socket;
 }

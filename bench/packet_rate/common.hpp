@@ -146,7 +146,7 @@ public:
 };
 
 struct receiver_config {
-    std::string backend; ///< signet: io_uring/epoll/asio; raw: io_uring/recvmmsg
+    std::string backend; ///< signet: io_uring/epoll/asio/af_xdp; raw: io_uring/recvmmsg
     std::size_t feeds = 1;
     std::size_t workers = 1;
     idle_mode idle = idle_mode::block;
@@ -156,6 +156,9 @@ struct receiver_config {
     bool dedicated_poller = false;         ///< signet: poller thread instead of the reactor
     std::size_t ring_buffers = net::feed_options{}.ring_buffers; ///< signet io_uring
     bool stages = false; ///< signet: kernel software timestamps and feed_sink::stages()
+    /// signet af_xdp drain: the runtime starts on construction with the parsers held until
+    /// start() (signet_design.cpp).
+    bool hold_until_start = false;
 };
 
 std::unique_ptr<receiver> make_signet_receiver(receiver_config const& config, sink_set& sinks);
@@ -220,7 +223,8 @@ double other_cpus(cpu_ticks const& a, cpu_ticks const& b, double seconds);
 /// Voluntary + involuntary context switches of thread `tid` (/proc/self/task/<tid>/status).
 std::uint64_t thread_switches(pid_t tid);
 
-/// A non-blocking UDP socket bound to 127.0.0.1:0 with SO_RCVBUFFORCE (or SO_RCVBUF) of
+/// A non-blocking UDP socket bound to the path's receiving address (network_path.hpp; 127.0.0.1
+/// on loopback), port 0, with SO_RCVBUFFORCE (or SO_RCVBUF) of
 /// `receive_buffer` bytes. Throws std::system_error.
 net::unique_fd open_udp_socket(std::size_t receive_buffer);
 std::uint16_t local_port(int fd);

@@ -31,6 +31,7 @@
 #include "common.hpp"
 #include "machine_info.hpp"
 #include "measure.hpp"
+#include "network_path.hpp"
 #include "plan.hpp"
 #include "report.hpp"
 
@@ -61,8 +62,15 @@ int main(int argc, char** argv) {
            "(dedicated poller thread), queue, asio, raw (default: all)")
         ->delimiter(',');
     app.add_option("--backend", plan.backends,
-                   "backends: signet io_uring,epoll,asio; raw io_uring,recvmmsg (default: all)")
+                   "backends: signet io_uring,epoll,asio,af_xdp (af_xdp: --path veth only); raw "
+                   "io_uring,recvmmsg (default: all)")
         ->delimiter(',');
+    std::string path = "loopback";
+    app.add_option("--path", path,
+                   "loopback (127.0.0.1) or veth: a veth pair between two network namespaces "
+                   "this run makes and removes (root); every design crosses it, and the signet "
+                   "designs also run on af_xdp")
+        ->check(CLI::IsMember({"loopback", "veth"}));
     app.add_option("--feeds", plan.feeds, "feed (socket) counts, e.g. 1,4,16,64")
         ->delimiter(',')
         ->check(CLI::Range(1, 4096));
@@ -128,7 +136,25 @@ int main(int argc, char** argv) {
     }
     for (auto const& b : plan.backends) {
         if (!contains(all_backends, b)) {
-            std::cerr << "unknown backend '" << b << "' (io_uring, epoll, asio, recvmmsg)\n";
+            std::cerr << "unknown backend '" << b
+                      << "' (io_uring, epoll, asio, recvmmsg, af_xdp)\n";
+            return 2;
+        }
+    }
+    plan.veth = path == "veth";
+    if (!plan.veth && contains(plan.backends, "af_xdp")) {
+        std::cerr << "--backend af_xdp needs --path veth (an interface for its XDP program)\n";
+        return 2;
+    }
+    // Before any thread starts: the namespaces' setns applies to this thread only.
+    struct path_guard {
+        ~path_guard() { remove_veth_path(); }
+    } const remove_path_at_exit;
+    if (plan.veth) {
+        try {
+            use_veth_path();
+        } catch (std::exception const& e) {
+            std::cerr << "signet_packet_rate: " << e.what() << "\n";
             return 2;
         }
     }

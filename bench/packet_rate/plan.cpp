@@ -8,11 +8,12 @@ namespace {
 
 /// The backends `design` runs in `mode`, narrowed to --backend where the design has a choice.
 std::vector<std::string> backends_of(std::string const& design, std::string const& mode,
-                                     std::vector<std::string> const& wanted) {
+                                     std::vector<std::string> const& wanted, bool veth) {
     std::vector<std::string> backends;
     if (design == "signet" || design == "signet_poller") {
-        for (auto const& b : {"io_uring", "epoll", "asio"}) {
-            if (wanted.empty() || contains(wanted, b)) {
+        for (auto const& b : {"io_uring", "epoll", "asio", "af_xdp"}) {
+            if ((wanted.empty() || contains(wanted, b)) &&
+                (veth || std::string_view(b) != "af_xdp")) { // af_xdp needs the veth path
                 backends.emplace_back(b);
             }
         }
@@ -42,7 +43,7 @@ std::vector<point_spec> plan_points(plan_options const& options) {
                 mode_idles = mode == "latency" ? std::vector<std::string>{"spin", "block"}
                                                : std::vector<std::string>{"block"};
             }
-            for (auto const& backend : backends_of(design, mode, options.backends)) {
+            for (auto const& backend : backends_of(design, mode, options.backends, options.veth)) {
                 for (auto f : options.feeds) {
                     for (auto w : options.workers) {
                         if (design == "raw" && w != options.workers.front()) {

@@ -22,8 +22,8 @@ inline constexpr std::array<std::string_view, 5> all_designs{"signet", "signet_p
                                                              "asio", "raw"};
 inline constexpr std::array<std::string_view, 4> all_modes{"paced", "drain", "latency", "memory"};
 inline constexpr std::array<std::string_view, 3> all_stages{"off", "on", "system"};
-inline constexpr std::array<std::string_view, 4> all_backends{"io_uring", "epoll", "asio",
-                                                              "recvmmsg"};
+inline constexpr std::array<std::string_view, 5> all_backends{"io_uring", "epoll", "asio",
+                                                              "recvmmsg", "af_xdp"};
 
 /// Whether `list` holds `value`.
 template <typename List>
@@ -33,7 +33,7 @@ bool contains(List const& list, std::string_view value) {
 
 struct point_spec {
     std::string design;
-    std::string backend; // signet: io_uring/epoll/asio; raw: io_uring/recvmmsg; else fixed
+    std::string backend; // signet: io_uring/epoll/asio/af_xdp; raw: io_uring/recvmmsg; else fixed
     std::size_t feeds = 1;
     std::size_t workers = 1;
     double rate = 0;
@@ -58,6 +58,7 @@ struct plan_options {
     std::vector<std::string> modes;
     std::vector<std::string> idles; ///< "spin"/"block"; empty: latency both, other modes block
     std::vector<std::string> stages{"off"}; ///< of all_stages; innermost, signet designs only
+    bool veth = false; ///< --path veth: the signet designs also run on af_xdp
 };
 
 /// Every point to run, in run order.

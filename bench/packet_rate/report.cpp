@@ -1,6 +1,7 @@
 // The stdout text and the JSON of signet_packet_rate; see report.hpp for what goes where.
 
 #include "report.hpp"
+#include "network_path.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -46,7 +47,12 @@ void print_setup(run_settings const& settings, std::string const& receiver_cpus)
               << "\n  sender/injector cpu: " << settings.sender_cpu
               << ", receiver cpus: " << receiver_cpus << "\n  measured " << settings.duration
               << " s after " << settings.warmup << " s warm-up per point; drain buffers "
-              << (settings.drain_budget >> 20) << " MiB in total\n";
+              << (settings.drain_budget >> 20) << " MiB in total\n  path: "
+              << current_path().name
+              << (current_path().name == "veth"
+                      ? " (a veth pair between two network namespaces made for this run)"
+                      : " (127.0.0.1)")
+              << "\n";
 }
 
 void print_templates(std::size_t payload, std::size_t count, packet_templates const& templates) {
@@ -100,7 +106,8 @@ void write_json(std::string const& path, std::vector<point_result> const& rows) 
                            {"feed_cv", finite_or_zero(r.feed_cv)},
                            {"switches_per_packet", finite_or_zero(r.switches_per_packet)},
                            {"stages", r.spec.stages},
-                           {"stage_samples", r.stage_samples}});
+                           {"stage_samples", r.stage_samples},
+                           {"path", current_path().name}});
     }
     write_json_array(path, objects);
 }

@@ -1,4 +1,5 @@
 #include "sender.hpp"
+#include "network_path.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -16,7 +17,8 @@ namespace signet::bench {
 
 sender::sender(sender_options options)
     : options_(std::move(options))
-    , socket_(net::udp_sender_options{.send_buffer = 16u << 20})
+    , socket_(in_sender_namespace(
+          [] { return net::udp_sender(net::udp_sender_options{.send_buffer = 16u << 20}); }))
     , cursors_(options_.ports.size()) {
     if (options_.ports.empty() || options_.templates == nullptr || options_.batch == 0) {
         throw std::invalid_argument("sender: needs ports, templates and a batch size");
@@ -68,7 +70,7 @@ void sender::run() {
     std::vector<sockaddr_in> targets(feeds);
     for (std::size_t f = 0; f < feeds; ++f) {
         targets[f].sin_family = AF_INET;
-        targets[f].sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        targets[f].sin_addr = current_path().receiver;
         targets[f].sin_port = htons(options_.ports[f]);
     }
     std::vector<iovec> vectors(batch);

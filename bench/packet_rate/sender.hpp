@@ -1,6 +1,7 @@
 #pragma once
 
-// The sender: one thread pinned to its own CPU sends the feeds' packets over loopback with
+// The sender: one thread pinned to its own CPU sends the feeds' packets over the run's path
+// (loopback, or from the sending namespace of --path veth: network_path.hpp) with
 // sendmmsg, round-robin over the feeds (packet k goes to feed k % F), each packet stamped with
 // its send time just before the sendmmsg call. Paced (a fixed packets/s rate; batches are
 // what is due, at most `batch`) or as fast as possible (drain fill). Packets are copies of the
@@ -21,7 +22,7 @@
 namespace signet::bench {
 
 struct sender_options {
-    std::vector<std::uint16_t> ports; ///< one per feed, on 127.0.0.1
+    std::vector<std::uint16_t> ports; ///< one per feed, on the path's receiving address
     packet_templates const* templates = nullptr;
     double rate = 0;         ///< packets/s; 0 = as fast as possible
     std::size_t batch = 32;  ///< at most this many packets per sendmmsg

@@ -15,6 +15,12 @@
 //
 // --stages on/system: the parser is timed by net::stage_latency (md_receiver's instrumentation);
 // sockets ask for kernel software timestamps, the injector stamps user_rx_ns once per burst.
+//
+// Backend af_xdp (--path veth): the lines on the veth interface. Its drain cannot fill socket
+// buffers before the receiver starts (the XDP program comes with the runtime), so the runtime
+// starts first with every parser held at a gate (receiver_config::hold_until_start): frames
+// wait in the AF_XDP RX ring, sized from the queue capacity, as datagrams wait in a socket
+// buffer for the others; start() opens the gate.
 
 #include <algorithm>
 #include <atomic>
@@ -32,6 +38,7 @@
 #include <signet/net/runtime.hpp>
 
 #include "common.hpp"
+#include "network_path.hpp"
 
 namespace signet::bench {
 
@@ -53,8 +60,19 @@ std::vector<int> worker_cpus(std::vector<int> const& cpus) {
 }
 
 /// The feed's parser contract calls its sink; with `stages`, timed by the sink's stage_latency.
+/// With a `gate`, the parser waits at it until it opens.
 void add_parser(net::runtime& runtime, net::feed_options const& feed, feed_sink& sink,
-                bool stages) {
+                bool stages, std::atomic<bool> const* gate = nullptr) {
+    if (gate != nullptr) {
+        runtime.add_feed(feed, [s = &sink, gate](net::packet const& p) {
+            // acquire: pairs with the release store in signet_receiver::start().
+            while (!gate->load(std::memory_order_acquire)) {
+                cpu_relax();
+            }
+            s->on_packet(p.payload());
+        });
+        return;
+    }
     if (stages) {
         runtime.add_feed(feed, [s = &sink](net::packet const& p) {
             s->stages().begin(p);
@@ -69,7 +87,8 @@ void add_parser(net::runtime& runtime, net::feed_options const& feed, feed_sink&
 class signet_receiver final : public receiver {
 public:
     signet_receiver(receiver_config const& config, sink_set& sinks)
-        : runtime_(net::runtime_options{
+        : bind_address{AF_INET, 0, current_path().receiver, {}}
+        , runtime_(net::runtime_options{
               .backend = net::parse_backend_kind(config.backend),
               .workers = config.workers,
               .cpus = config.dedicated_poller ? worker_cpus(config.cpus) : config.cpus,
@@ -83,7 +102,11 @@ public:
             net::feed_options feed;
             feed.name = "feed" + std::to_string(f);
             net::udp_socket_options line;
-            line.bind = net::udp_endpoint::parse("127.0.0.1:0");
+            line.bind = net::udp_endpoint::from_sockaddr(
+                reinterpret_cast<sockaddr const*>(&bind_address), sizeof(bind_address));
+            if (config.backend == "af_xdp") {
+                line.interface = current_path().interface;
+            }
             line.receive_buffer = config.receive_buffer;
             line.timestamps = config.stages ? net::timestamping::software : net::timestamping::off;
             line.kernel_drop_counter = false;
@@ -92,7 +115,11 @@ public:
             feed.buffer_size = packet_buffer_size;
             feed.on_full = net::full_policy::backpressure;
             feed.ring_buffers = config.ring_buffers;
-            add_parser(runtime_, feed, *sinks.at(f), config.stages);
+            add_parser(runtime_, feed, *sinks.at(f), config.stages,
+                       config.hold_until_start ? &gate_ : nullptr);
+        }
+        if (config.hold_until_start) {
+            runtime_.start();
         }
     }
 
@@ -103,10 +130,19 @@ public:
         }
         return result;
     }
-    void start() override { runtime_.start(); }
-    void stop() override { runtime_.stop(); }
+    void start() override {
+        runtime_.start(); // no-op when it started held
+        // release: pairs with the acquire loads at the parsers' gate.
+        gate_.store(true, std::memory_order_release);
+    }
+    void stop() override {
+        gate_.store(true, std::memory_order_release); // as in start()
+        runtime_.stop();
+    }
 
 private:
+    sockaddr_in bind_address;
+    std::atomic<bool> gate_{false};
     net::runtime runtime_;
 };
 

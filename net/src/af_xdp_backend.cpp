@@ -110,8 +110,8 @@ constexpr std::uint64_t events_every = 64;
 // Ring sizes: at least min_ring, so that a burst finds room as it would in a socket's receive
 // buffer even when the pools are small; at most the max_ values.
 constexpr std::size_t min_ring = 2048;
-constexpr std::size_t max_fill_ring = 4096;
-constexpr std::size_t max_rx_ring = 16384;
+constexpr std::size_t max_fill_ring = std::size_t{1} << 18;
+constexpr std::size_t max_rx_ring = std::size_t{1} << 18;
 // The kernel frees a closed AF_XDP socket's hold on its queue asynchronously: a bind right
 // after another receiver (or test) closed its socket may find the queue busy for a moment.
 constexpr auto busy_queue_patience = std::chrono::seconds(2);
