@@ -8,8 +8,6 @@ Each ROUND_JSON is one round of the paced, latency and drain commands bench/run-
 --af-xdp runs over the veth pair (their points concatenated); a point's value is the median
 over the rounds.
 """
-import statistics
-
 import round_tables
 
 KEYS = ("design", "backend", "mode", "feeds", "workers", "payload", "path")
@@ -22,17 +20,7 @@ def key(p):
 
 
 def medians(rounds):
-    values = {}
-    for points in rounds:
-        for p in points:
-            values.setdefault(key(p), []).append(p)
-    out = {}
-    for k, ps in values.items():
-        out[k] = {f: statistics.median(p[f] for p in ps)
-                  for f in ("pps", "cpu_ns_per_packet", "p50_ns", "p99_ns", "loss_pct",
-                            "switches_per_packet")}
-        out[k]["rounds"] = len(ps)
-    return out
+    return round_tables.medians(rounds, key)
 
 
 def get(m, design, backend, mode, field):
@@ -40,12 +28,8 @@ def get(m, design, backend, mode, field):
     return None if p is None else p[field]
 
 
-def fmt(v, scale=1.0, digits=0):
-    return "" if v is None else f"{v / scale:.{digits}f}"
-
-
-def ratio(a, b):
-    return "" if a is None or not b else f"{a / b:.2f}x"
+fmt = round_tables.fmt
+ratio = round_tables.ratio
 
 
 def table(m):

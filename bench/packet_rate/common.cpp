@@ -1,5 +1,4 @@
 #include "common.hpp"
-#include "network_path.hpp"
 
 #include <algorithm>
 #include <array>
@@ -26,6 +25,8 @@
 #include <signet/md/big_endian.hpp>
 #include <signet/md/itch_generator.hpp>
 #include <signet/md/moldudp64.hpp>
+
+#include "network_path.hpp"
 
 namespace signet::bench {
 

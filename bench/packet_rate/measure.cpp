@@ -3,7 +3,6 @@
 // design's threads, other processes' CPU) and end with verify().
 
 #include "measure.hpp"
-#include "network_path.hpp"
 
 #include <algorithm>
 #include <array>
@@ -21,6 +20,7 @@
 
 #include <signet/core/realtime_clock.hpp>
 
+#include "network_path.hpp"
 #include "sender.hpp"
 
 namespace signet::bench {

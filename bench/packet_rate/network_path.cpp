@@ -1,13 +1,13 @@
 #include "network_path.hpp"
 
-#include <arpa/inet.h>
-#include <sched.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
 #include <system_error>
+
+#include <arpa/inet.h>
+#include <sched.h>
+#include <unistd.h>
 
 namespace signet::bench {
 
@@ -48,7 +48,8 @@ void use_veth_path() {
     path.namespaces[1] = tx;
     run("ip -n " + rx + " link add " + veth_interface +
         " numtxqueues 1 numrxqueues 1 type veth peer name peer0 numtxqueues 1 numrxqueues 1 "
-        "netns " + tx);
+        "netns " +
+        tx);
     run("ip -n " + rx + " addr add " + receiver_address + "/24 dev " + veth_interface);
     run("ip -n " + tx + " addr add " + sender_address + "/24 dev peer0");
     run("ip -n " + rx + " link set lo up");
@@ -56,7 +57,8 @@ void use_veth_path() {
     run("ip -n " + rx + " link set " + veth_interface + " up");
     run("ip -n " + tx + " link set peer0 up");
     net::unique_fd receiving(::open(("/run/netns/" + rx).c_str(), O_RDONLY | O_CLOEXEC));
-    path.sender_namespace = net::unique_fd(::open(("/run/netns/" + tx).c_str(), O_RDONLY | O_CLOEXEC));
+    path.sender_namespace =
+        net::unique_fd(::open(("/run/netns/" + tx).c_str(), O_RDONLY | O_CLOEXEC));
     if (!receiving.is_open() || !path.sender_namespace.is_open()) {
         throw std::system_error(errno, std::generic_category(), "--path veth: open /run/netns");
     }

@@ -17,11 +17,11 @@
 namespace signet::bench {
 
 struct network_path {
-    std::string name = "loopback";  ///< the JSON rows' "path"
+    std::string name = "loopback"; ///< the JSON rows' "path"
     in_addr receiver{htonl(INADDR_LOOPBACK)};
-    std::string interface{};        ///< veth: the receiving side's interface
+    std::string interface {}; ///< veth: the receiving side's interface
     net::unique_fd sender_namespace{};
-    std::string namespaces[2]{};    ///< veth: receiving, sending (removed on destruction)
+    std::string namespaces[2]{}; ///< veth: receiving, sending (removed on destruction)
 };
 
 /// The path of this run (loopback until use_veth_path()).

@@ -58,7 +58,7 @@ struct plan_options {
     std::vector<std::string> modes;
     std::vector<std::string> idles; ///< "spin"/"block"; empty: latency both, other modes block
     std::vector<std::string> stages{"off"}; ///< of all_stages; innermost, signet designs only
-    bool veth = false; ///< --path veth: the signet designs also run on af_xdp
+    bool veth = false;                      ///< --path veth: the signet designs also run on af_xdp
 };
 
 /// Every point to run, in run order.

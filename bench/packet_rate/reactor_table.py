@@ -7,8 +7,6 @@ rounds of signet_packet_rate's JSON, as Markdown.
 Each ROUND_JSON is one round of the paced, latency and drain commands bench/run-packet-rate
 --reactor runs (their points concatenated); a point's value is the median over the rounds.
 """
-import statistics
-
 import round_tables
 
 
@@ -17,17 +15,7 @@ def key(p):
 
 
 def medians(rounds):
-    values = {}
-    for points in rounds:
-        for p in points:
-            values.setdefault(key(p), []).append(p)
-    out = {}
-    for k, ps in values.items():
-        out[k] = {f: statistics.median(p[f] for p in ps)
-                  for f in ("pps", "cpu_ns_per_packet", "p50_ns", "p99_ns", "loss_pct",
-                            "switches_per_packet")}
-        out[k]["rounds"] = len(ps)
-    return out
+    return round_tables.medians(rounds, key)
 
 
 def get(m, design, backend, mode, field, feeds=1):
@@ -35,37 +23,37 @@ def get(m, design, backend, mode, field, feeds=1):
     return None if p is None else p[field]
 
 
-def fmt(v, scale=1.0, digits=0):
-    return "" if v is None else f"{v / scale:.{digits}f}"
-
-
-def ratio(a, b):
-    return "" if a is None or not b else f"{a / b:.2f}x"
+fmt = round_tables.fmt
+ratio = round_tables.ratio
 
 
 def table(m):
-    rows = ["| point | signet (io_uring) | signet_poller (io_uring) | queue | raw io_uring | "
-            "raw recvmmsg | signet / better raw |", "|---|---:|---:|---:|---:|---:|---:|"]
-    designs = [("signet", "io_uring"), ("signet_poller", "io_uring"), ("queue", "recvmmsg"),
-               ("raw", "io_uring"), ("raw", "recvmmsg")]
+    rows = ["| point | signet (io_uring) | signet (epoll) | signet_poller (io_uring) | queue | "
+            "raw io_uring | raw recvmmsg | better signet / better raw |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    designs = [("signet", "io_uring"), ("signet", "epoll"), ("signet_poller", "io_uring"),
+               ("queue", "recvmmsg"), ("raw", "io_uring"), ("raw", "recvmmsg")]
+
+    def present(values):
+        return [v for v in values if v is not None]
+
+    def note(vals, pick):
+        signets = present(vals[:2])
+        raws = present(vals[4:])
+        mine = pick(signets) if signets else None
+        queue = vals[3]
+        return ratio(mine, pick(raws) if raws else None) + (
+            f" ({ratio(mine, queue)} queue)" if queue else "")
 
     def lower_is_better(mode, field, scale, digits, label, backend_suffix=""):
         vals = [get(m, d, b + backend_suffix, mode, field) for d, b in designs]
-        raws = [v for v in vals[3:] if v is not None]
-        best = min(raws) if raws else None
-        queue = vals[2]
-        note = ratio(vals[0], best) + (f" ({ratio(vals[0], queue)} queue)" if queue else "")
         rows.append(f"| {label} | " + " | ".join(fmt(v, scale, digits) for v in vals) +
-                    f" | {note} |")
+                    f" | {note(vals, min)} |")
 
     def higher_is_better(mode, field, scale, digits, label, feeds):
         vals = [get(m, d, b, mode, field, feeds) for d, b in designs]
-        raws = [v for v in vals[3:] if v is not None]
-        best = max(raws) if raws else None
-        queue = vals[2]
-        note = ratio(vals[0], best) + (f" ({ratio(vals[0], queue)} queue)" if queue else "")
         rows.append(f"| {label} | " + " | ".join(fmt(v, scale, digits) for v in vals) +
-                    f" | {note} |")
+                    f" | {note(vals, max)} |")
 
     lower_is_better("paced", "cpu_ns_per_packet", 1, 0, "paced 100k/s, CPU ns/packet")
     lower_is_better("paced", "switches_per_packet", 1, 3, "paced 100k/s, context switches/packet")

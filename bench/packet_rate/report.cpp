@@ -1,7 +1,6 @@
 // The stdout text and the JSON of signet_packet_rate; see report.hpp for what goes where.
 
 #include "report.hpp"
-#include "network_path.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -12,6 +11,7 @@
 
 #include "json_array.hpp"
 #include "machine_info.hpp"
+#include "network_path.hpp"
 
 namespace signet::bench {
 
@@ -47,8 +47,7 @@ void print_setup(run_settings const& settings, std::string const& receiver_cpus)
               << "\n  sender/injector cpu: " << settings.sender_cpu
               << ", receiver cpus: " << receiver_cpus << "\n  measured " << settings.duration
               << " s after " << settings.warmup << " s warm-up per point; drain buffers "
-              << (settings.drain_budget >> 20) << " MiB in total\n  path: "
-              << current_path().name
+              << (settings.drain_budget >> 20) << " MiB in total\n  path: " << current_path().name
               << (current_path().name == "veth"
                       ? " (a veth pair between two network namespaces made for this run)"
                       : " (127.0.0.1)")

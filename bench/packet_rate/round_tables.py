@@ -4,7 +4,31 @@ and the medians.
 """
 import argparse
 import json
+import statistics
 import sys
+
+FIELDS = ("pps", "cpu_ns_per_packet", "p50_ns", "p99_ns", "loss_pct", "switches_per_packet")
+
+
+def medians(rounds, key, fields=FIELDS):
+    """Per point (key(p)), the median of each field over the rounds, and how many rounds."""
+    values = {}
+    for points in rounds:
+        for p in points:
+            values.setdefault(key(p), []).append(p)
+    out = {}
+    for k, ps in values.items():
+        out[k] = {f: statistics.median(p[f] for p in ps) for f in fields}
+        out[k]["rounds"] = len(ps)
+    return out
+
+
+def fmt(v, scale=1.0, digits=0):
+    return "" if v is None else f"{v / scale:.{digits}f}"
+
+
+def ratio(a, b):
+    return "" if a is None or not b else f"{a / b:.2f}x"
 
 
 def run(key_names, medians, table, source):

@@ -1,5 +1,4 @@
 #include "sender.hpp"
-#include "network_path.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,6 +11,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "network_path.hpp"
 
 namespace signet::bench {
 

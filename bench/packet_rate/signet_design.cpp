@@ -61,8 +61,8 @@ std::vector<int> worker_cpus(std::vector<int> const& cpus) {
 
 /// The feed's parser contract calls its sink; with `stages`, timed by the sink's stage_latency.
 /// With a `gate`, the parser waits at it until it opens.
-void add_parser(net::runtime& runtime, net::feed_options const& feed, feed_sink& sink,
-                bool stages, std::atomic<bool> const* gate = nullptr) {
+void add_parser(net::runtime& runtime, net::feed_options const& feed, feed_sink& sink, bool stages,
+                std::atomic<bool> const* gate = nullptr) {
     if (gate != nullptr) {
         runtime.add_feed(feed, [s = &sink, gate](net::packet const& p) {
             // acquire: pairs with the release store in signet_receiver::start().

@@ -10,6 +10,8 @@
 //
 // A frame for a line on a queue without a socket falls back to the kernel (the redirect's
 // default action XDP_PASS), where the line's ordinary UDP socket receives it.
+#include "xdp_redirect.h"
+
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -18,8 +20,6 @@
 
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
-
-#include "xdp_redirect.h"
 
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);

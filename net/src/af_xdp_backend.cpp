@@ -45,9 +45,9 @@
 #include <atomic>
 #include <bit>
 #include <cerrno>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
-#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <future>
@@ -60,23 +60,18 @@
 #include <vector>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
-#include <net/if.h>
 #include <netinet/ip.h>
 #include <netinet/udp.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
-#include <sys/stat.h>
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
-
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-#include <xdp/xsk.h>
 
 #include <spdlog/spdlog.h>
 
@@ -86,12 +81,16 @@
 #include <signet/net/detail/feed_state.hpp>
 #include <signet/net/detail/readiness_set.hpp>
 #include <signet/net/detail/timer_queue.hpp>
+#include <signet/net/detail/xdp_frame.hpp>
 #include <signet/net/log.hpp>
 #include <signet/net/unique_fd.hpp>
 
-#include "xdp_redirect.h"
-#include <signet/net/detail/xdp_frame.hpp>
 #include "backends.hpp"
+#include "xdp_redirect.h"
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <net/if.h>
+#include <xdp/xsk.h>
 
 extern unsigned char const signet_xdp_redirect_object[];
 extern unsigned long const signet_xdp_redirect_object_size;
@@ -100,8 +99,8 @@ namespace signet::net::detail {
 
 namespace {
 
-constexpr auto stop_deadline = std::chrono::seconds(5);  // reactor: bound on the final reap
-constexpr std::chrono::milliseconds idle_sleep{100};     // thread mode: bounds a lost wake
+constexpr auto stop_deadline = std::chrono::seconds(5); // reactor: bound on the final reap
+constexpr std::chrono::milliseconds idle_sleep{100};    // thread mode: bounds a lost wake
 // XDP_PACKET_HEADROOM: the kernel writes a frame this far into its UMEM chunk.
 constexpr std::size_t kernel_headroom = 256;
 // Steps between two non-blocking looks at the epoll set (the runtime's readiness set and the
@@ -124,8 +123,8 @@ int libbpf_to_log(libbpf_print_level level, char const* format, va_list argument
     }
     std::array<char, 512> text{};
     int const n = std::vsnprintf(text.data(), text.size(), format, arguments);
-    SPDLOG_LOGGER_DEBUG(logger(), "af_xdp: libbpf: {}", std::string_view(text.data()).substr(
-                                                            0, text.size()));
+    SPDLOG_LOGGER_DEBUG(logger(), "af_xdp: libbpf: {}",
+                        std::string_view(text.data()).substr(0, text.size()));
     return n;
 }
 
@@ -182,7 +181,9 @@ public:
         // through its UDP socket only.
         xl->kernel_only = line.options.interface.empty();
         line.backend = this;
-        line.resume = [](line_state& l) { static_cast<af_xdp_backend*>(l.backend)->resume(); };
+        line.resume = [](line_state& l) {
+            static_cast<af_xdp_backend*>(l.backend)->resume();
+        };
         // The UDP socket: what the program passes on to the kernel for this line (datagrams
         // sent before start(), IP fragments, a queue without an AF_XDP socket) is read too.
         watch_fd(line.socket.native_handle(), &line.socket, EPOLLIN | EPOLLET);
@@ -220,8 +221,8 @@ public:
                 stop_deadline_ = std::chrono::steady_clock::now() + stop_deadline;
             }
             bool const moved = step();
-            finished_ = !moved && (rings_empty() ||
-                                   std::chrono::steady_clock::now() >= stop_deadline_);
+            finished_ =
+                !moved && (rings_empty() || std::chrono::steady_clock::now() >= stop_deadline_);
             return moved;
         }
         return step();
@@ -254,7 +255,7 @@ public:
 
     std::uint64_t kernel_drops(line_state const& line) const noexcept override {
         std::uint64_t drops = line.socket.kernel_drops();
-        auto* const xl = const_cast<xdp_line*>(static_cast<xdp_line const*>(find_line(line)));
+        xdp_line const* xl = find_line(line);
         if (xl == nullptr) {
             return drops;
         }
@@ -275,10 +276,14 @@ public:
 private:
     struct xdp_line {
         line_state* line = nullptr;
-        frame_destination match{};   // address 0: any
-        bool kernel_only = false;    // no interface: its UDP socket is all there is
-        bool delivered = false;      // this step: the parser needs scheduling
-        bool kernel_pending = true;  // the UDP socket had an edge not read to EAGAIN yet
+        frame_destination match{}; // address 0: any
+        bool kernel_only = false;  // no interface: its UDP socket is all there is
+        bool delivered = false;    // this step: the parser needs scheduling
+        // The UDP socket had an edge not read to EAGAIN yet. Set by whoever sees the edge in
+        // sleep() (the driver, or in reactor mode a worker in wait()); taken by the driver with
+        // an exchange before it reads, and set again when it stops before EAGAIN, so an edge
+        // after the exchange is never lost (the readiness_flag pattern, readiness_set.hpp).
+        std::atomic<bool> kernel_pending{true};
         std::uint64_t through_kernel = 0; // datagrams the UDP socket received (logged once)
     };
 
@@ -319,7 +324,7 @@ private:
         }
     }
 
-    void const* find_line(line_state const& line) const noexcept {
+    xdp_line const* find_line(line_state const& line) const noexcept {
         for (auto const& xl : lines_) {
             if (xl->line == &line) {
                 return xl.get();
@@ -380,8 +385,8 @@ private:
                         first.busy_poll_us != line.feed.af_xdp.busy_poll_us ||
                         first.busy_poll_budget != line.feed.af_xdp.busy_poll_budget) {
                         throw std::invalid_argument(
-                            "af_xdp backend: feeds '" + p.lines.front()->line->feed.name + "' and '" +
-                            line.feed.name + "' share " + itf.name + " queue " +
+                            "af_xdp backend: feeds '" + p.lines.front()->line->feed.name +
+                            "' and '" + line.feed.name + "' share " + itf.name + " queue " +
                             std::to_string(q) +
                             " (one AF_XDP socket) but ask for different bind or busy-poll keys");
                     }
@@ -451,8 +456,7 @@ private:
         itf->name = name;
         itf->index = static_cast<int>(::if_nametoindex(name.c_str()));
         if (itf->index == 0) {
-            fail(ENODEV, "interface '" + name + "' (feed '" + line.feed.name +
-                             "') does not exist");
+            fail(ENODEV, "interface '" + name + "' (feed '" + line.feed.name + "') does not exist");
         }
         itf->queues = rx_queue_count(name);
         itf->mode = line.feed.af_xdp.mode;
@@ -476,8 +480,8 @@ private:
         config.frame_headroom = 0;
         config.flags = 0;
         port& first = *ports_.front();
-        if (int const rc = xsk_umem__create(&umem_, area, bytes, &first.fill, &first.completion,
-                                            &config);
+        if (int const rc =
+                xsk_umem__create(&umem_, area, bytes, &first.fill, &first.completion, &config);
             rc != 0) {
             fail(-rc, "xsk_umem__create" + privileges_hint(-rc));
         }
@@ -495,8 +499,8 @@ private:
             fail(errno, "opening the embedded XDP program");
         }
         if (int const rc = bpf_object__load(itf.object); rc != 0) {
-            fail(-rc, "loading the XDP program for " + itf.name + " was refused" +
-                          privileges_hint(-rc));
+            fail(-rc,
+                 "loading the XDP program for " + itf.name + " was refused" + privileges_hint(-rc));
         }
         bpf_program* program = bpf_object__find_program_by_name(itf.object, "signet_redirect");
         itf.program_fd = program != nullptr ? bpf_program__fd(program) : -1;
@@ -588,7 +592,7 @@ private:
             std::string_view(info.name) != "signet_redirect") {
             return false;
         }
-        std::uint32_t const mode = query.attach_mode == XDP_ATTACHED_SKB ? XDP_FLAGS_SKB_MODE
+        std::uint32_t const mode = query.attach_mode == XDP_ATTACHED_SKB   ? XDP_FLAGS_SKB_MODE
                                    : query.attach_mode == XDP_ATTACHED_DRV ? XDP_FLAGS_DRV_MODE
                                                                            : 0U;
         LIBBPF_OPTS(bpf_xdp_attach_opts, detach, .old_prog_fd = old.get());
@@ -635,9 +639,9 @@ private:
         xl.match = {key.address, key.port};
         std::uint32_t const one = 1;
         if (int const rc = bpf_map_update_elem(itf.lines_map, &key, &one, BPF_NOEXIST); rc != 0) {
-            fail(-rc == EEXIST ? EADDRINUSE : -rc,
-                 "feed '" + line.feed.name + "': another line on " + itf.name +
-                     " already takes " + match.to_string());
+            fail(-rc == EEXIST ? EADDRINUSE : -rc, "feed '" + line.feed.name +
+                                                       "': another line on " + itf.name +
+                                                       " already takes " + match.to_string());
         }
     }
 
@@ -651,8 +655,8 @@ private:
             frames += xl->line->pool.count();
         }
         xsk_socket_config config{};
-        config.rx_size = static_cast<std::uint32_t>(
-            std::clamp(std::bit_ceil(frames), min_ring, max_rx_ring));
+        config.rx_size =
+            static_cast<std::uint32_t>(std::clamp(std::bit_ceil(frames), min_ring, max_rx_ring));
         config.tx_size = 0;
         config.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
         config.xdp_flags = itf.attach_flags;
@@ -769,7 +773,8 @@ private:
         }
     }
 
-    // ---- the driver ------------------------------------------------------------------------------
+    // ---- the driver
+    // ------------------------------------------------------------------------------
 
     void resume() noexcept {
         if (reactor_ != nullptr) {
@@ -779,8 +784,10 @@ private:
     }
 
     void refill(port& p) noexcept {
-        std::uint32_t const wanted = xsk_prod_nb_free(&p.fill, static_cast<std::uint32_t>(free_.size()));
-        std::uint32_t const n = std::min<std::uint32_t>(wanted, static_cast<std::uint32_t>(free_.size()));
+        std::uint32_t const wanted =
+            xsk_prod_nb_free(&p.fill, static_cast<std::uint32_t>(free_.size()));
+        std::uint32_t const n =
+            std::min<std::uint32_t>(wanted, static_cast<std::uint32_t>(free_.size()));
         if (n == 0) {
             return;
         }
@@ -818,7 +825,8 @@ private:
             moved = reap(*p) || moved;
         }
         for (auto& xl : lines_) {
-            if (xl->kernel_pending) {
+            // acquire: pairs with the release store in sleep().
+            if (xl->kernel_pending.exchange(false, std::memory_order_acquire)) {
                 moved = read_kernel_socket(*xl) || moved;
             }
             if (xl->delivered) {
@@ -897,8 +905,9 @@ private:
             xdp_line* const xl = route(p, to);
             if (xl == nullptr) { // the program redirected it: a line was removed meanwhile
                 if (p.strays++ == 0) {
-                    SPDLOG_LOGGER_WARN(logger(), "af_xdp: {} queue {}: a frame for no line "
-                                                 "(dropped; counted once per port in this log)",
+                    SPDLOG_LOGGER_WARN(logger(),
+                                       "af_xdp: {} queue {}: a frame for no line "
+                                       "(dropped; counted once per port in this log)",
                                        p.interface, p.queue);
                 }
                 free_.push_back(frame);
@@ -926,13 +935,18 @@ private:
     }
 
     // The line's UDP socket, with recvmmsg into free frames (the payload where a frame's would
-    // be). Clears kernel_pending once the socket answers EAGAIN.
+    // be). Marks kernel_pending again unless the socket answered EAGAIN.
     bool read_kernel_socket(xdp_line& xl) noexcept {
         line_state& line = *xl.line;
         std::uint32_t const limit =
             std::min<std::uint32_t>(room(line), static_cast<std::uint32_t>(free_.size()));
+        // relaxed: the driver's own mark, read by its own next step.
+        auto const again = [&xl] {
+            xl.kernel_pending.store(true, std::memory_order_relaxed);
+        };
         if (limit == 0) {
-            return false; // kernel_pending stays: read once there is room
+            again(); // read once there is room
+            return false;
         }
         std::array<mmsghdr, receive_batch> messages{};
         std::array<iovec, receive_batch> vectors{};
@@ -951,9 +965,12 @@ private:
         int const n = ::recvmmsg(line.socket.native_handle(), messages.data(), limit,
                                  MSG_DONTWAIT | MSG_TRUNC, nullptr);
         if (n <= 0) {
-            xl.kernel_pending = n < 0 && errno != EAGAIN && errno != EWOULDBLOCK;
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+                again(); // an error the socket reported (it is consumed): read on
+            }
             return false;
         }
+        again(); // up to EAGAIN: more may wait, and no new edge comes for it
         if (xl.through_kernel == 0) {
             SPDLOG_LOGGER_WARN(logger(),
                                "af_xdp: feed '{}' line {}: datagrams arrive through the kernel's "
@@ -1012,7 +1029,8 @@ private:
             } else {
                 for (auto& xl : lines_) {
                     if (tag == &xl->line->socket) {
-                        xl->kernel_pending = true;
+                        // release: pairs with the driver's acquire exchange in step().
+                        xl->kernel_pending.store(true, std::memory_order_release);
                     }
                 }
             }
@@ -1050,7 +1068,7 @@ private:
     std::unique_ptr<std::byte, mmap_deleter> area_{};
     xsk_umem* umem_ = nullptr;
     std::size_t frame_size_ = 2048;
-    std::size_t buffer_size_ = 0; // payload bytes per packet (every feed's buffer_size)
+    std::size_t buffer_size_ = 0;     // payload bytes per packet (every feed's buffer_size)
     std::vector<std::uint32_t> free_; // driver only: frames on no ring
     std::string bound_mode_;
     readiness_set* readiness_ = nullptr;
@@ -1073,10 +1091,9 @@ bool probe_af_xdp(std::string& why_not) {
     unique_fd const probe(::socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0));
     if (!probe.is_open()) {
         int const error = errno;
-        why_not = error == EAFNOSUPPORT
-                      ? "the kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
-                      : std::string("cannot open an AF_XDP socket: ") + std::strerror(error) +
-                            privileges_hint(error);
+        why_not = error == EAFNOSUPPORT ? "the kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
+                                        : std::string("cannot open an AF_XDP socket: ") +
+                                              std::strerror(error) + privileges_hint(error);
         return false;
     }
     return true;

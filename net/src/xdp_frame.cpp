@@ -36,8 +36,8 @@ constexpr unsigned protocol_udp = 17;
 
 } // namespace
 
-bool strip_headers(std::byte const* frame, std::uint32_t length, std::size_t buffer_size,
-                   packet& p, frame_destination& to) noexcept {
+bool strip_headers(std::byte const* frame, std::uint32_t length, std::size_t buffer_size, packet& p,
+                   frame_destination& to) noexcept {
     if (length < ethernet_header) {
         return false;
     }

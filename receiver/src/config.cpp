@@ -467,7 +467,8 @@ receiver_config parse(toml::table const& root, std::string const& file) {
             fail(file, *t.get("name"), "name", "duplicate feed name '" + c.feeds.back().name + "'");
         }
         if (c.backend == net::backend_kind::af_xdp && c.feeds.back().interface.empty()) {
-            throw config_error(where(file, t.source()) + ": key 'interface': backend \"af_xdp\" "
+            throw config_error(where(file, t.source()) +
+                               ": key 'interface': backend \"af_xdp\" "
                                "needs each feed's interface (the XDP program attaches to it)");
         }
         if (c.backend != net::backend_kind::af_xdp && t.get("af_xdp") != nullptr) {

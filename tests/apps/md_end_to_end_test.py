@@ -588,6 +588,8 @@ def late_join_run(args, workdir, backend, join_at, faults=(), restart=False):
         late.process.kill()  # a crash: nothing is flushed, no summary
         late.process.wait(timeout=30)
         late = Receiver(args.receiver, config, os.path.join(workdir, "late"), backend)
+        if backend.startswith("af_xdp"):  # the killed one's XDP program was still attached
+            assert late.find("did not stop cleanly"), "no warning about the stale XDP program"
     sent = finish_feed(feed)
     summary_ref, _ = reference.stop()
     summary_late, _ = late.stop()

@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(root / "rerequest_server");
     std::filesystem::create_directories(root / "snapshot_sync");
     std::filesystem::create_directories(root / "mdp3");
+    std::filesystem::create_directories(root / "xdp_frame");
 
     // ---- moldudp64 ----
     std::vector<bytes> const msgs = generated(1, 12);
@@ -301,5 +302,54 @@ int main(int argc, char** argv) {
           cat({raw({3, 3, 40, 0, 1}), appends(2, 0), appends(1, 5), appends(2, 0),
                request(1, 0, 0, 0, 3), request(1, 0, 0, 2, 1), raw({3, 1, 0}), appends(4, 2),
                raw({4}), request(2, 0, 0, 0, 2), request(2, 0, 1, 0, 2)}));
+    // ---- xdp_frame: a buffer-size byte, then an Ethernet frame (xdp_frame_fuzz.cpp) ----
+    auto frame = [](bool vlan, std::size_t options, std::size_t payload) {
+        bytes f{std::byte{24}}; // buffer size 64 + 8 * 24
+        for (int i = 0; i < 12; ++i) {
+            f.push_back(std::byte{0x02});
+        }
+        if (vlan) {
+            for (unsigned v : {0x81U, 0x00U, 0x00U, 0x05U}) {
+                f.push_back(static_cast<std::byte>(v));
+            }
+        }
+        f.push_back(std::byte{0x08});
+        f.push_back(std::byte{0x00});
+        std::size_t const header = 20 + options;
+        std::size_t const total = header + 8 + payload;
+        bytes ip(header, std::byte{0});
+        ip[0] = static_cast<std::byte>(0x40 | header / 4);
+        ip[2] = static_cast<std::byte>(total >> 8);
+        ip[3] = static_cast<std::byte>(total & 0xFF);
+        ip[8] = std::byte{64};
+        ip[9] = std::byte{17};
+        ip[12] = std::byte{10};
+        ip[15] = std::byte{2};
+        ip[16] = std::byte{10};
+        ip[19] = std::byte{1};
+        std::uint32_t sum = 0;
+        for (std::size_t i = 0; i < header; i += 2) {
+            sum += static_cast<std::uint32_t>(std::to_integer<unsigned>(ip[i]) << 8 |
+                                              std::to_integer<unsigned>(ip[i + 1]));
+        }
+        while ((sum >> 16) != 0) {
+            sum = (sum & 0xFFFF) + (sum >> 16);
+        }
+        ip[10] = static_cast<std::byte>((~sum >> 8) & 0xFF);
+        ip[11] = static_cast<std::byte>(~sum & 0xFF);
+        f.insert(f.end(), ip.begin(), ip.end());
+        std::size_t const length = 8 + payload;
+        for (unsigned v : {0x30U, 0x39U, 0x75U, 0x31U, static_cast<unsigned>(length >> 8),
+                           static_cast<unsigned>(length & 0xFF), 0U, 0U}) {
+            f.push_back(static_cast<std::byte>(v));
+        }
+        for (std::size_t i = 0; i < payload; ++i) {
+            f.push_back(static_cast<std::byte>(i));
+        }
+        return f;
+    };
+    write(root / "xdp_frame" / "udp", frame(false, 0, 64));
+    write(root / "xdp_frame" / "vlan_options", frame(true, 12, 300));
+
     return 0;
 }

@@ -15,9 +15,18 @@
 
 #include <arpa/inet.h>
 #include <linux/if_packet.h>
+#include <sys/socket.h>
+
 #include <net/ethernet.h>
 #include <net/if.h>
-#include <sys/socket.h>
+
+#if SIGNET_HAVE_AF_XDP
+#include <linux/bpf.h>
+#include <linux/if_link.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#endif
 
 #include <gtest/gtest.h>
 
@@ -68,8 +77,8 @@ TEST_F(AfXdpTest, ArpAndForeignTrafficStillReachTheKernel) {
     signet::test::watchdog dog(60s, "ArpAndForeignTrafficStillReachTheKernel");
     runtime rt(options());
     std::atomic<int> received{0};
-    auto feed = rt.add_feed(veth_feed("xdp"),
-                            [&](packet const&) { received.fetch_add(1, std::memory_order_release); });
+    auto feed = rt.add_feed(
+        veth_feed("xdp"), [&](packet const&) { received.fetch_add(1, std::memory_order_release); });
     signet::net::udp_socket foreign(
         {.bind = udp_endpoint::parse(signet::test::veth_address() + ":0")});
     rt.start();
@@ -104,8 +113,8 @@ TEST_F(AfXdpTest, MulticastJoinsThroughTheKernelAndReceivesTheGroup) {
     options.lines.push_back({.bind = udp_endpoint::parse("*:0"),
                              .group = udp_endpoint::parse("239.7.7.7:0"),
                              .interface = signet::test::veth_interface()});
-    auto feed = rt.add_feed(options,
-                            [&](packet const&) { received.fetch_add(1, std::memory_order_release); });
+    auto feed = rt.add_feed(
+        options, [&](packet const&) { received.fetch_add(1, std::memory_order_release); });
     rt.start();
     std::ifstream igmp("/proc/net/igmp");
     std::string const table((std::istreambuf_iterator<char>(igmp)), {});
@@ -136,8 +145,8 @@ TEST_F(AfXdpTest, MalformedFramesAreCountedAndDropped) {
     std::string mac_text;
     std::ifstream("/sys/class/net/" + signet::test::veth_interface() + "/address") >> mac_text;
     std::array<unsigned, 6> mac{};
-    ASSERT_EQ(std::sscanf(mac_text.c_str(), "%x:%x:%x:%x:%x:%x", &mac[0], &mac[1], &mac[2],
-                          &mac[3], &mac[4], &mac[5]),
+    ASSERT_EQ(std::sscanf(mac_text.c_str(), "%x:%x:%x:%x:%x:%x", &mac[0], &mac[1], &mac[2], &mac[3],
+                          &mac[4], &mac[5]),
               6);
     std::uint16_t const port = rt.local_endpoint(feed).port();
     in_addr source{};
@@ -200,11 +209,11 @@ TEST_F(AfXdpTest, MalformedFramesAreCountedAndDropped) {
                   static_cast<ssize_t>(f.size()))
             << std::strerror(errno);
     };
-    send(frame(1, 64, 0, 0, true));         // IPv4 header checksum wrong
+    send(frame(1, 64, 0, 0, true));             // IPv4 header checksum wrong
     send(frame(2, 64, 20 + 8 + 500, 0, false)); // IPv4 total length beyond the frame
-    send(frame(3, 64, 0, 8 + 300, false));  // UDP length beyond the IPv4 packet
-    send(frame(4, 64, 0, 4, false));        // UDP length below its own header
-    send(frame(5, 64, 0, 0, false));        // intact
+    send(frame(3, 64, 0, 8 + 300, false));      // UDP length beyond the IPv4 packet
+    send(frame(4, 64, 0, 4, false));            // UDP length below its own header
+    send(frame(5, 64, 0, 0, false));            // intact
     ASSERT_TRUE(eventually([&] { return received.load(std::memory_order_acquire) == 1; }));
     ASSERT_TRUE(eventually([&] { return rt.stats(feed).malformed == 4; }))
         << rt.stats(feed).malformed;
@@ -241,7 +250,7 @@ TEST_F(AfXdpTest, ZeroCopyWhereTheDriverLacksItIsAClearErrorAtStart) {
     }
 }
 
-TEST_F(AfXdpTest, AProgramAlreadyOnTheInterfaceIsAClearErrorAtStart) {
+TEST_F(AfXdpTest, ASecondReceiverOnTheInterfaceIsAClearErrorAtStart) {
     runtime first(options());
     first.add_feed(veth_feed("first"), [](packet const&) {});
     first.start();
@@ -251,11 +260,42 @@ TEST_F(AfXdpTest, AProgramAlreadyOnTheInterfaceIsAClearErrorAtStart) {
         second.start();
         FAIL() << "expected std::system_error";
     } catch (std::system_error const& e) {
-        EXPECT_NE(std::string(e.what()).find("already has an XDP program"), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find("served by another af_xdp receiver"),
+                  std::string::npos)
             << e.what();
     }
     first.stop();
 }
+
+#if SIGNET_HAVE_AF_XDP
+// Someone else's XDP program (here a two-instruction XDP_PASS) stays: signet does not replace a
+// program that is not its own.
+TEST_F(AfXdpTest, AnotherProgramOnTheInterfaceIsAClearErrorAtStart) {
+    bpf_insn const pass[] = {
+        {.code = BPF_ALU64 | BPF_MOV | BPF_K,
+         .dst_reg = BPF_REG_0,
+         .src_reg = 0,
+         .off = 0,
+         .imm = XDP_PASS},
+        {.code = BPF_JMP | BPF_EXIT, .dst_reg = 0, .src_reg = 0, .off = 0, .imm = 0},
+    };
+    signet::net::unique_fd const program(
+        bpf_prog_load(BPF_PROG_TYPE_XDP, "other", "GPL", pass, 2, nullptr));
+    ASSERT_TRUE(program.is_open()) << std::strerror(errno);
+    int const index = static_cast<int>(::if_nametoindex(signet::test::veth_interface().c_str()));
+    ASSERT_EQ(bpf_xdp_attach(index, program.get(), XDP_FLAGS_SKB_MODE, nullptr), 0);
+    runtime rt(options());
+    rt.add_feed(veth_feed("blocked"), [](packet const&) {});
+    try {
+        rt.start();
+        ADD_FAILURE() << "expected std::system_error";
+    } catch (std::system_error const& e) {
+        EXPECT_NE(std::string(e.what()).find("already has an XDP program"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(bpf_xdp_detach(index, XDP_FLAGS_SKB_MODE, nullptr), 0);
+}
+#endif
 
 TEST_F(AfXdpTest, QueueTheInterfaceLacksIsAClearErrorAtStart) {
     runtime rt(options());

@@ -24,6 +24,7 @@
 #include "support/runtime_modes.hpp"
 #include "support/stress.hpp"
 #include "support/udp_sender.hpp"
+#include "support/veth.hpp"
 
 namespace {
 
@@ -73,7 +74,10 @@ private:
 
 class RuntimeAllocationTest : public ::testing::TestWithParam<signet::test::runtime_mode> {
 protected:
-    void SetUp() override { SIGNET_SKIP_WITHOUT_IO_URING(GetParam()); }
+    void SetUp() override {
+        SIGNET_SKIP_WITHOUT_IO_URING(GetParam());
+        SIGNET_SKIP_WITHOUT_AF_XDP(GetParam()); // runs under run-in-veth (tests/net/CMakeLists)
+    }
     runtime_options options() const { return GetParam().options(); }
 };
 
@@ -123,7 +127,7 @@ TEST_P(RuntimeAllocationTest, SteadyStateAllocatesNothingOnAnyThread) {
     if (memory) {
         feed.queue_capacity = 64; // the writer meets a full queue often: the pause path runs
     } else {
-        feed.lines.push_back({.bind = udp_endpoint::parse("127.0.0.1:0")});
+        feed.lines.push_back(signet::test::test_line(GetParam().backend));
     }
     counting_parser parser;
     // The parser is stored in the contract: it refers to the counters through a reference.
@@ -186,7 +190,8 @@ TEST(RuntimeAllocation, AnAllocatingParserIsCountedOnTheWorkerThread) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, RuntimeAllocationTest,
                          ::testing::ValuesIn(signet::test::runtime_modes(
-                             {backend_kind::memory, backend_kind::epoll, backend_kind::io_uring})),
+                             {backend_kind::memory, backend_kind::epoll, backend_kind::io_uring,
+                              backend_kind::af_xdp})),
                          signet::test::runtime_mode_name);
 
 } // namespace

@@ -32,7 +32,6 @@ using signet::test::udp_sender;
 
 using signet::test::eventually;
 
-
 // Every runtime test runs on every backend in every poller mode (support/runtime_modes.hpp;
 // io_uring serves two workers with its poller thread: that fallback is tested too).
 using signet::test::runtime_mode;
@@ -355,12 +354,12 @@ TEST_P(RuntimeTest, PortInUseFailsAddFeedWithAClearError) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, RuntimeTest,
-                         ::testing::ValuesIn(signet::test::runtime_modes(
-                             {backend_kind::io_uring, backend_kind::epoll, backend_kind::asio,
-                              backend_kind::af_xdp},
-                             0)),
-                         signet::test::runtime_mode_name);
+INSTANTIATE_TEST_SUITE_P(
+    Backends, RuntimeTest,
+    ::testing::ValuesIn(signet::test::runtime_modes({backend_kind::io_uring, backend_kind::epoll,
+                                                     backend_kind::asio, backend_kind::af_xdp},
+                                                    0)),
+    signet::test::runtime_mode_name);
 
 // A contract scheduled from a foreign thread wakes the worker asleep in the backend (reactor
 // mode, block): no wake-up is lost, however the schedule and the sleep interleave.

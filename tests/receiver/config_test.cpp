@@ -476,8 +476,52 @@ TEST(MdConfig, CpusTheMachineDoesNotHaveAreConfigErrors) {
               std::string::npos);
 }
 
+TEST(MdConfig, AfXdpTableReachesTheFeed) {
+    auto const c = parse_receiver_config(R"(
+[runtime]
+backend = "af_xdp"
+[[feed]]
+name = "x"
+bind = "10.0.0.1:30001"
+interface = "eth1"
+af_xdp = { queues = [0, 3], xdp_mode = "generic", bind = "copy", busy_poll_us = 50, busy_poll_budget = 64 }
+)",
+                                         "test.toml");
+    EXPECT_EQ(c.backend, signet::net::backend_kind::af_xdp);
+    auto const& x = c.feeds.at(0).af_xdp;
+    EXPECT_EQ(x.queues, (std::vector<unsigned>{0, 3}));
+    EXPECT_EQ(x.mode, signet::net::xdp_mode::generic);
+    EXPECT_EQ(x.bind, signet::net::xdp_bind::copy);
+    EXPECT_EQ(x.busy_poll_us, 50U);
+    EXPECT_EQ(x.busy_poll_budget, 64U);
+}
+
+TEST(MdConfig, AfXdpMistakesNameTheKey) {
+    std::string const feed = "[[feed]]\nname = \"x\"\nbind = \"10.0.0.1:30001\"\n";
+    EXPECT_NE(error_of("[runtime]\nbackend = \"af_xdp\"\n" + feed)
+                  .find("key 'interface': backend \"af_xdp\" needs each feed's interface"),
+              std::string::npos)
+        << error_of("[runtime]\nbackend = \"af_xdp\"\n" + feed);
+    std::string const with_interface = feed + "interface = \"eth1\"\n";
+    EXPECT_NE(error_of("[runtime]\nbackend = \"af_xdp\"\n" + with_interface +
+                       "af_xdp = { bind = \"fast\" }\n")
+                  .find("key 'bind'"),
+              std::string::npos);
+    EXPECT_NE(error_of("[runtime]\nbackend = \"af_xdp\"\n" + with_interface +
+                       "af_xdp = { queues = [64] }\n")
+                  .find("key 'queues'"),
+              std::string::npos);
+    EXPECT_NE(
+        error_of("[runtime]\nbackend = \"af_xdp\"\n" + with_interface + "af_xdp = { rings = 4 }\n")
+            .find("key 'rings'"),
+        std::string::npos);
+    EXPECT_NE(error_of(with_interface + "af_xdp = { bind = \"copy\" }\n")
+                  .find("applies to [runtime] backend = \"af_xdp\""),
+              std::string::npos);
+}
+
 TEST(MdConfig, ShippedExamplesParse) {
-    for (char const* name : {"demo.toml", "multicast.toml", "ab_lines.toml"}) {
+    for (char const* name : {"demo.toml", "multicast.toml", "ab_lines.toml", "af_xdp.toml"}) {
         std::string const path = std::string(SIGNET_CONFIG_DIR) + "/" + name;
         EXPECT_NO_THROW(signet::receiver::load_receiver_config(path)) << path;
     }

@@ -25,10 +25,16 @@ inline std::string environment(char const* name) {
 }
 
 /// Set by run-in-veth: the receiving interface in this namespace ("xdp0").
-inline std::string veth_interface() { return environment("SIGNET_VETH_INTERFACE"); }
+inline std::string veth_interface() {
+    return environment("SIGNET_VETH_INTERFACE");
+}
 /// This side's address ("10.77.0.1"), and the sender's ("10.77.0.2").
-inline std::string veth_address() { return environment("SIGNET_VETH_ADDRESS"); }
-inline std::string veth_peer_address() { return environment("SIGNET_VETH_PEER_ADDRESS"); }
+inline std::string veth_address() {
+    return environment("SIGNET_VETH_ADDRESS");
+}
+inline std::string veth_peer_address() {
+    return environment("SIGNET_VETH_PEER_ADDRESS");
+}
 
 /// Runs `make` on this thread inside the sending namespace when run-in-veth set one (else
 /// here), and returns its result: sockets it opens belong to that namespace.
@@ -74,7 +80,7 @@ inline std::string test_source_address(net::backend_kind backend) {
 } // namespace signet::test
 
 /// Skips a test of the af_xdp backend outside run-in-veth, or where it cannot run.
-#define SIGNET_SKIP_WITHOUT_AF_XDP(mode)                                                          \
+#define SIGNET_SKIP_WITHOUT_AF_XDP(mode)                                                           \
     do {                                                                                           \
         if ((mode).backend == ::signet::net::backend_kind::af_xdp) {                               \
             std::string why_not_;                                                                  \

@@ -28,7 +28,7 @@ struct frame_destination {
 /// Checks the frame's headers and points `p` at its UDP payload (data, size, truncated when it
 /// is longer than `buffer_size`, source_address); `to` gets the destination. False for a
 /// malformed frame (`p` and `to` unchanged then).
-bool strip_headers(std::byte const* frame, std::uint32_t length, std::size_t buffer_size,
-                   packet& p, frame_destination& to) noexcept;
+bool strip_headers(std::byte const* frame, std::uint32_t length, std::size_t buffer_size, packet& p,
+                   frame_destination& to) noexcept;
 
 } // namespace signet::net::detail
