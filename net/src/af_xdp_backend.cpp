@@ -1,7 +1,7 @@
 // af_xdp backend: kernel bypass for the receive lines. signet's own XDP program
 // (net/bpf/xdp_redirect.bpf.c, built at build time and embedded) runs on each interface the
 // feeds name and redirects the frames addressed to a line (destination address and UDP port)
-// into that line's AF_XDP socket on the queue the frame arrived on; everything else (ARP, other
+// into the AF_XDP socket of the queue the frame arrived on; everything else (ARP, other
 // traffic, IP fragments) goes on to the kernel's stack. Each line keeps its ordinary UDP socket:
 // it owns the port, joins the multicast group (so IGMP still works) and catches what the program
 // passes (a queue without an AF_XDP socket).
@@ -27,6 +27,18 @@
 // holds the AF_XDP sockets (readable when an RX ring is not empty), the wake-up eventfd and the
 // runtime's readiness set.
 //
+// Why nothing is lost or handled twice. The driver is one thread at a time (the poller thread,
+// or the reactor contract, which never runs concurrently with itself), so it is the only
+// consumer of every RX ring and the only producer of every fill ring and line queue; the kernel
+// is the other side of each ring (libxdp's acquire/release ring accessors). Frames come back
+// through each line's spsc returns queue (producer: the feed's parser contract). A paused line
+// uses feed_state.hpp's pause protocol, whose RMW pair makes either the driver see the room or
+// the parser see the request and call resume(), which schedules the reactor and writes the
+// eventfd. The one flag two threads write is a line's kernel_pending (a worker in wait() may
+// see its UDP socket's edge while the reactor runs on another): set with release by whoever
+// sees the edge, taken with an acquire exchange by the driver before it reads, so an edge
+// after the exchange marks it again.
+//
 // Backpressure: a frame whose line's queue is full stays in the RX ring, and so do the frames
 // behind it (lines that share a queue share its ring: head-of-line blocking; give such lines
 // on_full = drop or queues of their own); the kernel drops beyond the ring, counted by
@@ -50,8 +62,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <future>
-#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
