@@ -8,10 +8,15 @@ every design ran in every mode of the run (unless --partial), that every point m
 that no point lost any, and that points with --stages on timed their parses.
 
   check_results.py --json out.json -- signet_packet_rate --mode paced --rate 5000 --verify
+
+With --needs-veth (a --path veth command) it exits 77, ctest's "skipped", with the reason when
+this is not root or iproute2 is missing.
 """
 import argparse
 import json
 import math
+import os
+import shutil
 import subprocess
 import sys
 
@@ -21,8 +26,10 @@ NUMBER = (int, float)
 FIELDS = {"design": str, "backend": str, "feeds": int, "workers": int, "rate": NUMBER,
           "payload": int, "mode": str, "pps": NUMBER, "loss_pct": NUMBER,
           "cpu_ns_per_packet": NUMBER, "p50_ns": int, "p99_ns": int, "p999_ns": int,
-          "feed_cv": NUMBER, "switches_per_packet": NUMBER, "stages": str, "stage_samples": int}
+          "feed_cv": NUMBER, "switches_per_packet": NUMBER, "stages": str, "stage_samples": int,
+          "path": str}
 STAGES = ["off", "on", "system"]
+PATHS = ["loopback", "veth"]
 # signet runs each of its backends; raw both of its loops.
 BACKENDS = {"signet": {"io_uring", "epoll", "asio"}, "signet_poller": {"io_uring", "epoll", "asio"},
             "raw": {"io_uring", "recvmmsg"}}
@@ -64,6 +71,8 @@ def check(points, partial=False):
         if p["loss_pct"] != 0:
             errors.append(f"point {i} ({p['design']}/{p['backend']}/{p['mode']}): "
                           f"loss {p['loss_pct']}%")
+        if p["path"] not in PATHS:
+            errors.append(f"point {i}: unknown path {p['path']!r}")
         if p["stages"] not in STAGES:
             errors.append(f"point {i}: unknown stages {p['stages']!r}")
         elif (p["stages"] != "off") != (p["stage_samples"] > 0):
@@ -90,11 +99,22 @@ def main():
     parser.add_argument("--partial", action="store_true",
                         help="the command runs some designs and backends only: check the points "
                              "it wrote, not that every design and backend ran")
+    parser.add_argument("--needs-veth", action="store_true",
+                        help="the command runs --path veth: exit 77 (skipped) with the reason "
+                             "when this is not root or iproute2 is missing")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- benchmark command")
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("no benchmark command given after --")
+
+    if args.needs_veth:
+        if os.geteuid() != 0:
+            print("SKIP: --path veth makes network namespaces: needs root")
+            return 77
+        if shutil.which("ip") is None:
+            print("SKIP: --path veth needs iproute2 ('ip')")
+            return 77
 
     run = subprocess.run(command + ["--json", args.json], check=False)
     if run.returncode != 0:
