@@ -6,17 +6,23 @@
 // it owns the port, joins the multicast group (so IGMP still works) and catches what the program
 // passes (a queue without an AF_XDP socket).
 //
-// Sockets. One AF_XDP socket per (interface, RX queue), a port, shared by the lines on that
-// interface: the program redirects by queue, and the driver sorts each frame to its line by
-// destination address and port (a scan of the port's few lines, the last hit first).
+// Sockets. One AF_XDP socket per (interface, RX queue), a port, for the lines that ask for that
+// queue (`queues`; default every queue). The program's map is per interface, so a port may
+// receive a frame of any line on its interface: the driver sorts each frame to its line by
+// destination address and port among all of them (the last hit first; as in the kernel, a
+// line with the address before one bound to any address).
 //
 // Memory. One UMEM for the backend: every frame of every line, page-aligned, frames of 2048 or
 // 4096 bytes. It is the lines' packet pool: a packet's data points into its frame (after the
 // Ethernet, VLAN, IPv4 and UDP headers) and packet::buffer is the frame's index, returned by the
 // parser through the line's pool.returns() queue as on the other backends (the line's
 // packet_pool allocates no buffers of its own). Each port has its own fill and RX rings over the
-// shared UMEM (XDP_SHARED_UMEM). The frames: sum over lines of (queue_capacity + 32) plus each
-// port's fill ring, so the fill rings stay full while every ready queue is full.
+// shared UMEM (XDP_SHARED_UMEM). The frames: sum over lines of their pool's count
+// (queue_capacity + 32) plus fill_size per port. Two budgets keep that enough: a port's fill
+// and RX rings together hold at most fill_size frames (`held`), and a line's queue and returns
+// queue at most its pool's count (`out`; so the parser's push into the returns queue, which
+// holds that many, never fails). The free stack therefore always has a frame for each fill
+// slot and each line's room, and a stalled port or line cannot starve the others.
 //
 // Threading. One side, the driver, does everything per packet: the poller thread in thread
 // mode, the reactor contract in contract mode (never concurrently with itself). Per step it
@@ -39,12 +45,16 @@
 // sees the edge, taken with an acquire exchange by the driver before it reads, so an edge
 // after the exchange marks it again.
 //
-// Backpressure: a frame whose line's queue is full stays in the RX ring, and so do the frames
+// Backpressure: a frame whose line has no room stays in the RX ring, and so do the frames
 // behind it (lines that share a queue share its ring: head-of-line blocking; give such lines
 // on_full = drop or queues of their own); the kernel drops beyond the ring, counted by
 // XDP_STATISTICS (kernel_drops). The line asks the parser side to resume it (the pause protocol
-// of feed_state.hpp); resume() wakes the driver. Under full_policy::drop the packet is counted
-// and its frame goes straight back to the free stack.
+// of feed_state.hpp); resume() wakes the driver. Meanwhile the port is blocked: out of the epoll
+// set, since its non-empty RX ring would keep an idle driver from sleeping. Under
+// full_policy::drop the packet is counted and its frame goes straight back to the free stack.
+// A line's UDP socket is read in batches up to EAGAIN; after a batch the driver schedules
+// itself (a blocking reactor does not re-run by itself, and the edge-triggered socket gives no
+// new edge for what is already queued).
 //
 // Timestamps: no kernel receive stamp exists on this path. The driver stamps each batch as it
 // takes it from the RX ring (realtime_clock, as user_rx_ns on every backend) and, unless the
@@ -61,7 +71,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -148,13 +158,13 @@ std::string privileges_hint(int error) {
                : "";
 }
 
-/// RX queues of `interface` (/sys/class/net/IF/queues/rx-N), at least 1.
+/// RX queues of `interface` (the directories /sys/class/net/IF/queues/rx-N), at least 1.
 unsigned rx_queue_count(std::string const& interface) {
     unsigned count = 0;
+    std::error_code error;
     while (count < SIGNET_XDP_MAX_QUEUES &&
-           std::ifstream("/sys/class/net/" + interface + "/queues/rx-" + std::to_string(count) +
-                         "/rps_cpus")
-               .good()) {
+           std::filesystem::is_directory(
+               "/sys/class/net/" + interface + "/queues/rx-" + std::to_string(count), error)) {
         ++count;
     }
     return std::max(count, 1U);
@@ -207,12 +217,13 @@ public:
 
     void start(int cpu, timer_queue& timers) override {
         timers_ = &timers;
-        setup(); // on the controlling thread: errors reach start()'s caller
+        setup_or_undo(); // on the controlling thread: errors reach start()'s caller
         thread_ = std::thread([this] { run_thread(); });
         try {
             signet::pin_thread(thread_, cpu, "af_xdp poller");
         } catch (...) {
             stop();
+            undo_setup();
             throw;
         }
     }
@@ -221,7 +232,7 @@ public:
 
     void start_reactor(work_contract& reactor) override {
         reactor_ = &reactor;
-        setup();
+        setup_or_undo();
     }
 
     bool poll() override {
@@ -287,8 +298,12 @@ private:
     struct xdp_line {
         line_state* line = nullptr;
         frame_destination match{}; // address 0: any
+        bool shadowed = false;     // any-address line beside a line with an address, same port
         bool kernel_only = false;  // no interface: its UDP socket is all there is
         bool delivered = false;    // this step: the parser needs scheduling
+        // Frames in the line's queue or its returns queue (driver only): at most pool.count(),
+        // which the returns queue holds, so the parser's push there never fails.
+        std::size_t out = 0;
         // The UDP socket had an edge not read to EAGAIN yet. Set by whoever sees the edge in
         // sleep() (the driver, or in reactor mode a worker in wait()); taken by the driver with
         // an exchange before it reads, and set again when it stops before EAGAIN, so an edge
@@ -305,9 +320,13 @@ private:
         xsk_ring_prod fill{};
         xsk_ring_cons completion{};
         xsk_ring_cons rx{};
-        std::vector<xdp_line*> lines; // sorted to by destination
-        std::size_t last = 0;         // the last line hit
-        std::uint64_t strays = 0;     // frames for none of the lines (logged once)
+        std::vector<xdp_line*> lines;  // the lines that asked for this queue
+        std::vector<xdp_line*> routes; // every line on the interface: the program sends any of
+                                       // them to this queue's socket; frames sorted by these
+        std::size_t last = 0;          // the routes entry hit last
+        std::uint32_t held = 0;        // frames on the fill and RX rings: at most fill_size
+        bool blocked = false;          // a frame waits for room: not watched by epoll
+        std::uint64_t strays = 0;      // frames for none of the lines (logged once)
     };
 
     struct interface_state {
@@ -344,6 +363,25 @@ private:
     }
 
     // ---- setup ---------------------------------------------------------------------------------
+
+    // A start that fails part-way leaves nothing behind: no program on an interface (which
+    // would keep redirecting the feeds' frames to sockets nobody reads), no lock, no socket.
+    void setup_or_undo() {
+        try {
+            setup();
+        } catch (...) {
+            undo_setup();
+            throw;
+        }
+    }
+
+    void undo_setup() noexcept {
+        teardown();
+        ports_.clear();
+        interfaces_.clear(); // releases the interfaces' locks
+        free_.clear();
+        area_.reset();
+    }
 
     void setup() {
         if (lines_.empty()) {
@@ -422,6 +460,7 @@ private:
             throw std::invalid_argument("af_xdp backend: no line names an interface "
                                         "(udp_socket_options::interface)");
         }
+        fill_size_ = fill_size;
         create_umem(frames, fill_size);
         for (auto& itf : interfaces_) {
             load_program(*itf);
@@ -429,6 +468,19 @@ private:
         for (auto& xl : lines_) {
             if (!xl->kernel_only) {
                 register_line(*xl);
+            }
+        }
+        for (auto& p : ports_) {
+            for (auto const& xl : lines_) {
+                if (!xl->kernel_only && xl->line->options.interface == p->interface) {
+                    p->routes.push_back(xl.get());
+                }
+            }
+            for (xdp_line* xl : p->routes) {
+                for (xdp_line const* other : p->routes) {
+                    xl->shadowed = xl->shadowed || (other->match.port == xl->match.port &&
+                                                    other->match.address != 0);
+                }
             }
         }
         for (auto& p : ports_) {
@@ -665,8 +717,9 @@ private:
             frames += xl->line->pool.count();
         }
         xsk_socket_config config{};
-        config.rx_size =
-            static_cast<std::uint32_t>(std::clamp(std::bit_ceil(frames), min_ring, max_rx_ring));
+        // At least the fill ring: every frame the kernel holds for this port fits the RX ring.
+        config.rx_size = static_cast<std::uint32_t>(
+            std::max(std::clamp(std::bit_ceil(frames), min_ring, max_rx_ring), fill_size_));
         config.tx_size = 0;
         config.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
         config.xdp_flags = itf.attach_flags;
@@ -794,10 +847,9 @@ private:
     }
 
     void refill(port& p) noexcept {
-        std::uint32_t const wanted =
-            xsk_prod_nb_free(&p.fill, static_cast<std::uint32_t>(free_.size()));
-        std::uint32_t const n =
-            std::min<std::uint32_t>(wanted, static_cast<std::uint32_t>(free_.size()));
+        std::uint32_t const budget = static_cast<std::uint32_t>(fill_size_) - p.held;
+        std::uint32_t const n = std::min(
+            {xsk_prod_nb_free(&p.fill, budget), budget, static_cast<std::uint32_t>(free_.size())});
         if (n == 0) {
             return;
         }
@@ -811,6 +863,25 @@ private:
             free_.pop_back();
         }
         xsk_ring_prod__submit(&p.fill, n);
+        p.held += n;
+    }
+
+    // The frames the line's parser handed back, onto the free stack.
+    void take_returns(xdp_line& xl) noexcept {
+        std::uint32_t index = 0;
+        while (xl.line->pool.returns().pop(index)) {
+            free_.push_back(index); // never reallocates: reserved for every frame
+            --xl.out;
+        }
+    }
+
+    // Whether the line may take one more frame (its pool's count bounds the frames it holds).
+    bool frame_room(xdp_line& xl) noexcept {
+        if (xl.out < xl.line->pool.count()) {
+            return true;
+        }
+        take_returns(xl);
+        return xl.out < xl.line->pool.count();
     }
 
     // One step: returned frames back to the fill rings, then every RX ring reaped. True if a
@@ -821,18 +892,23 @@ private:
             (void)sleep(std::chrono::nanoseconds(0)); // the readiness set and the UDP sockets
         }
         for (auto& xl : lines_) {
-            std::uint32_t index = 0;
-            while (xl->line->pool.returns().pop(index)) {
-                free_.push_back(index);
-                moved = true;
-            }
+            std::size_t const before = xl->out;
+            take_returns(*xl);
+            moved = moved || xl->out != before;
         }
         for (auto& p : ports_) {
             refill(*p);
             if (xsk_ring_prod__needs_wakeup(&p->fill)) {
                 (void)::recvfrom(p->fd, nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
             }
+            bool const was_blocked = p->blocked;
+            p->blocked = false;
             moved = reap(*p) || moved;
+            if (p->blocked != was_blocked) {
+                // Backpressure: a blocked port's RX ring stays readable, so epoll would return
+                // at once until the parser makes room (and resume() wakes the driver).
+                watch_port(*p, !p->blocked);
+            }
         }
         for (auto& xl : lines_) {
             // acquire: pairs with the release store in sleep().
@@ -847,14 +923,30 @@ private:
         return moved;
     }
 
-    // Backpressure: whether the line's queue takes one more packet; when not, the line asks to
-    // be resumed (and re-checks, so that no resume is lost).
-    static bool has_room(line_state& line) noexcept {
-        if (line.ready.size() < line.ready.capacity()) {
+    void watch_port(port& p, bool watched) noexcept {
+        epoll_event event{};
+        event.events = watched ? std::uint32_t{EPOLLIN} : 0U;
+        event.data.ptr = &p;
+        if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, p.fd, &event) != 0 && !error_logged_) {
+            error_logged_ = true;
+            SPDLOG_LOGGER_ERROR(logger(), "af_xdp: epoll_ctl on {} queue {}: {}", p.interface,
+                                p.queue, std::strerror(errno));
+        }
+    }
+
+    // Backpressure: whether the line takes one more packet (room in its queue, a frame within
+    // its pool's count); when not, the line asks to be resumed and looks again, so that no
+    // resume is lost (pause protocol, feed_state.hpp).
+    bool has_room(xdp_line& xl) noexcept {
+        line_state& line = *xl.line;
+        auto const fits = [&] {
+            return line.ready.size() < line.ready.capacity() && frame_room(xl);
+        };
+        if (fits()) {
             return true;
         }
         line.request_resume();
-        if (line.ready.size() < line.ready.capacity()) {
+        if (fits()) {
             (void)line.withdraw_resume();
             return true;
         }
@@ -862,37 +954,60 @@ private:
     }
 
     // Room for a batch from the line's UDP socket.
-    static std::uint32_t room(line_state& line) noexcept {
+    std::uint32_t room(xdp_line& xl) noexcept {
+        line_state& line = *xl.line;
         if (line.feed.on_full == full_policy::drop) {
             return receive_batch;
         }
-        if (!has_room(line)) {
+        if (!has_room(xl)) {
             return 0;
         }
-        return static_cast<std::uint32_t>(
-            std::min(line.ready.capacity() - line.ready.size(), receive_batch));
+        return static_cast<std::uint32_t>(std::min({line.ready.capacity() - line.ready.size(),
+                                                    line.pool.count() - xl.out, receive_batch}));
     }
 
-    // The port's line for `to`: the last one hit, else a scan.
-    static xdp_line* route(port& p, frame_destination const& to) noexcept {
-        auto const matches = [&to](xdp_line const* xl) {
-            return xl->match.port == to.port &&
-                   (xl->match.address == 0 || xl->match.address == to.address);
-        };
-        if (matches(p.lines[p.last])) {
-            return p.lines[p.last];
+    // Hands a packet in frame `frame` to the line (under full_policy::drop a line without room
+    // counts it dropped). True if queued: the parser owns the frame.
+    bool hand_over(xdp_line& xl, packet const& pk) noexcept {
+        if (deliver(*xl.line, pk, !frame_room(xl)) != delivery::queued) {
+            return false;
         }
-        for (std::size_t i = 0; i < p.lines.size(); ++i) {
-            if (matches(p.lines[i])) {
+        ++xl.out;
+        xl.delivered = true;
+        return true;
+    }
+
+    // The port's line for `to`, as the kernel would pick it: a line with that address before
+    // one bound to any address. The last line hit first.
+    static xdp_line* route(port& p, frame_destination const& to) noexcept {
+        xdp_line* const last = p.routes[p.last];
+        if (last->match.port == to.port &&
+            (last->match.address == to.address || (last->match.address == 0 && !last->shadowed))) {
+            return last;
+        }
+        std::size_t any = p.routes.size();
+        for (std::size_t i = 0; i < p.routes.size(); ++i) {
+            frame_destination const& match = p.routes[i]->match;
+            if (match.port != to.port) {
+                continue;
+            }
+            if (match.address == to.address) {
                 p.last = i;
-                return p.lines[i];
+                return p.routes[i];
+            }
+            if (match.address == 0) {
+                any = i;
             }
         }
-        return nullptr;
+        if (any == p.routes.size()) {
+            return nullptr;
+        }
+        p.last = any;
+        return p.routes[any];
     }
 
     // Up to a batch from the port's RX ring into its lines' queues. A frame whose line is full
-    // (backpressure) stays in the ring with those behind it.
+    // (backpressure) stays in the ring with those behind it, and the port is marked blocked.
     bool reap(port& p) noexcept {
         std::uint32_t first = 0;
         std::uint32_t const n = xsk_ring_cons__peek(&p.rx, receive_batch, &first);
@@ -908,12 +1023,12 @@ private:
             packet pk;
             frame_destination to;
             if (!strip_headers(area + desc->addr, desc->len, buffer_size_, pk, to)) {
-                p.lines.front()->line->malformed.add(1);
+                p.routes.front()->line->malformed.add(1);
                 free_.push_back(frame);
                 continue;
             }
             xdp_line* const xl = route(p, to);
-            if (xl == nullptr) { // the program redirected it: a line was removed meanwhile
+            if (xl == nullptr) { // the program redirects only the routes' destinations
                 if (p.strays++ == 0) {
                     SPDLOG_LOGGER_WARN(logger(),
                                        "af_xdp: {} queue {}: a frame for no line "
@@ -924,22 +1039,22 @@ private:
                 continue;
             }
             line_state& line = *xl->line;
-            if (line.feed.on_full == full_policy::backpressure && !has_room(line)) {
+            if (line.feed.on_full == full_policy::backpressure && !has_room(*xl)) {
+                p.blocked = true;
                 break;
             }
             pk.buffer = frame;
             pk.user_rx_ns = now;
             pk.kernel_rx_ns = line.options.timestamps != timestamping::off ? now : 0;
             pk.line = line.index;
-            if (deliver(line, pk) == delivery::queued) {
-                xl->delivered = true;
-            } else {
+            if (!hand_over(*xl, pk)) {
                 free_.push_back(frame); // dropped under full_policy::drop (counted)
             }
         }
         p.rx.cached_cons -= n - taken; // those stay in the ring
         if (taken != 0) {
             xsk_ring_cons__release(&p.rx, taken);
+            p.held -= taken;
         }
         return taken != 0;
     }
@@ -949,13 +1064,13 @@ private:
     bool read_kernel_socket(xdp_line& xl) noexcept {
         line_state& line = *xl.line;
         std::uint32_t const limit =
-            std::min<std::uint32_t>(room(line), static_cast<std::uint32_t>(free_.size()));
+            std::min<std::uint32_t>(room(xl), static_cast<std::uint32_t>(free_.size()));
         // relaxed: the driver's own mark, read by its own next step.
         auto const again = [&xl] {
             xl.kernel_pending.store(true, std::memory_order_relaxed);
         };
         if (limit == 0) {
-            again(); // read once there is room
+            again(); // read once there is room: the parser resumes the line (has_room)
             return false;
         }
         std::array<mmsghdr, receive_batch> messages{};
@@ -977,10 +1092,14 @@ private:
         if (n <= 0) {
             if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
                 again(); // an error the socket reported (it is consumed): read on
+                schedule_driver();
             }
             return false;
         }
-        again(); // up to EAGAIN: more may wait, and no new edge comes for it
+        // Up to EAGAIN: more may wait, and no new edge comes for it. A blocking reactor is not
+        // run again by itself: schedule it.
+        again();
+        schedule_driver();
         if (xl.through_kernel == 0) {
             SPDLOG_LOGGER_WARN(logger(),
                                "af_xdp: feed '{}' line {}: datagrams arrive through the kernel's "
@@ -989,10 +1108,12 @@ private:
                                line.feed.name, line.index);
         }
         xl.through_kernel += static_cast<std::uint64_t>(n);
+        // The n frames leave the free stack (frames[k] is its k-th from the top); the ones not
+        // queued go back.
+        free_.resize(free_.size() - static_cast<std::size_t>(n));
         std::uint64_t const now = realtime_clock::now_ns();
         for (int i = 0; i < n; ++i) {
             auto const k = static_cast<std::size_t>(i);
-            free_.pop_back();
             packet p;
             p.data = static_cast<std::byte const*>(vectors[k].iov_base);
             p.truncated = messages[k].msg_len > line.pool.buffer_size();
@@ -1003,15 +1124,20 @@ private:
             p.kernel_rx_ns = line.options.timestamps != timestamping::off ? now : 0;
             p.line = line.index;
             store_source(p, &names[k], messages[k].msg_hdr.msg_namelen);
-            if (deliver(line, p) == delivery::queued) {
-                xl.delivered = true;
-            } else {
+            if (!hand_over(xl, p)) {
                 free_.push_back(frames[k]);
             }
         }
         return true;
     }
 
+    // Another step soon: the reactor contract (its block mode does not re-run by itself) or,
+    // in thread mode, the loop that goes on after a step that moved something.
+    void schedule_driver() noexcept {
+        if (reactor_ != nullptr) {
+            reactor_->schedule();
+        }
+    }
     bool rings_empty() noexcept {
         for (auto& p : ports_) {
             std::uint32_t first = 0;
@@ -1080,6 +1206,8 @@ private:
     std::size_t frame_size_ = 2048;
     std::size_t buffer_size_ = 0;     // payload bytes per packet (every feed's buffer_size)
     std::vector<std::uint32_t> free_; // driver only: frames on no ring
+    std::size_t fill_size_ = 0;       // frames each port's fill and RX rings hold at most
+    bool error_logged_ = false;       // driver only
     std::string bound_mode_;
     readiness_set* readiness_ = nullptr;
     work_contract* reactor_ = nullptr;

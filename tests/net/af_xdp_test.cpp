@@ -223,6 +223,149 @@ TEST_F(AfXdpTest, MalformedFramesAreCountedAndDropped) {
     EXPECT_EQ(rt.stats(feed).packets, 1U);
 }
 
+// Two lines on one interface, each asking for a queue of its own: the program's map is per
+// interface, so a frame of one line may arrive on the other's queue (the sender's flows spread
+// over both). Every frame still reaches its own line.
+TEST_F(AfXdpTest, LinesOnDifferentQueuesEachGetEveryFrame) {
+    signet::test::watchdog dog(60s, "LinesOnDifferentQueuesEachGetEveryFrame");
+    runtime rt(options());
+    std::atomic<int> to_a{0};
+    std::atomic<int> to_b{0};
+    auto a_options = veth_feed("a");
+    a_options.af_xdp.queues = {0};
+    auto b_options = veth_feed("b");
+    b_options.af_xdp.queues = {1};
+    auto a = rt.add_feed(a_options,
+                         [&](packet const&) { to_a.fetch_add(1, std::memory_order_release); });
+    auto b = rt.add_feed(b_options,
+                         [&](packet const&) { to_b.fetch_add(1, std::memory_order_release); });
+    rt.start();
+    constexpr int flows = 8; // one socket each: the sender spreads flows over its TX queues
+    constexpr int per_flow = 50;
+    for (int f = 0; f < flows; ++f) {
+        udp_sender sender;
+        for (int i = 0; i < per_flow; ++i) {
+            sender.send_sequence(rt.local_endpoint(a), static_cast<std::uint64_t>(i));
+            sender.send_sequence(rt.local_endpoint(b), static_cast<std::uint64_t>(i));
+        }
+    }
+    ASSERT_TRUE(eventually([&] {
+        return to_a.load(std::memory_order_acquire) == flows * per_flow &&
+               to_b.load(std::memory_order_acquire) == flows * per_flow;
+    })) << to_a.load(std::memory_order_relaxed)
+        << " and " << to_b.load(std::memory_order_relaxed);
+    rt.stop();
+    EXPECT_EQ(rt.stats(a).packets, std::uint64_t{flows * per_flow});
+    EXPECT_EQ(rt.stats(b).packets, std::uint64_t{flows * per_flow});
+}
+
+// Datagrams that reached the line's UDP socket before start() (no program yet) are read in
+// batches after it; a worker that blocks when idle reads them all without waiting for new
+// traffic to wake it (the socket is edge-triggered: the backlog gives no new edge).
+TEST_F(AfXdpTest, ABacklogInTheUdpSocketIsReadWithoutNewTraffic) {
+    signet::test::watchdog dog(60s, "ABacklogInTheUdpSocketIsReadWithoutNewTraffic");
+    auto rt_options = options();
+    rt_options.idle = signet::idle_strategy::block;
+    runtime rt(rt_options);
+    std::atomic<std::uint64_t> received{0};
+    std::atomic<std::uint64_t> in_order{0};
+    auto feed = rt.add_feed(veth_feed("backlog"), [&](packet const& p) {
+        std::uint64_t const n = received.load(std::memory_order_relaxed);
+        if (sequence_of(p.payload()) == n) {
+            in_order.fetch_add(1, std::memory_order_relaxed);
+        }
+        received.store(n + 1, std::memory_order_release);
+    });
+    // 1000 datagrams: about 31 batches of 32. Woken only by its 100 ms idle slice, the worker
+    // would need more than 3 s.
+    constexpr std::uint64_t backlog = 1000;
+    udp_sender sender;
+    for (std::uint64_t i = 0; i < backlog; ++i) {
+        sender.send_sequence(rt.local_endpoint(feed), i);
+    }
+    rt.start();
+    ASSERT_TRUE(eventually(
+        [&] {
+            return received.load(std::memory_order_acquire) + rt.stats(feed).kernel_drops ==
+                   backlog;
+        },
+        2s))
+        << received.load(std::memory_order_relaxed) << " of " << backlog;
+    rt.stop();
+    EXPECT_EQ(rt.stats(feed).kernel_drops, 0U) << "the socket buffer did not hold the backlog";
+    EXPECT_EQ(in_order.load(std::memory_order_relaxed), backlog);
+}
+
+// full_policy::drop on lines read through their UDP sockets (no interface: the kernel path).
+// While the parsers are held, a backlog beyond the first line's queue is counted as dropped, and
+// each dropped frame goes back to the free stack once: a second line's packets, received next
+// into frames from the top of that stack and held unparsed, each keep a frame of their own
+// (a frame handed out twice would show as one payload overwritten by a later one).
+TEST_F(AfXdpTest, DropsOnTheUdpSocketPathGiveEachFrameBackOnce) {
+    signet::test::watchdog dog(60s, "DropsOnTheUdpSocketPathGiveEachFrameBackOnce");
+    auto rt_options = options();
+    rt_options.poller = signet::net::poller_mode::thread; // receives while the workers are held
+    rt_options.workers = 2;                               // one held parser each
+    runtime rt(rt_options);
+    rt.add_feed(veth_feed("anchor"), [](packet const&) {}); // an AF_XDP port for the backend
+    std::atomic<bool> open{false};
+    struct recorded {
+        std::vector<std::uint64_t> seen;
+        std::atomic<int> parsed{0};
+    };
+    recorded held;
+    recorded next;
+    auto add = [&](std::string name, recorded& into) {
+        feed_options kernel;
+        kernel.name = std::move(name);
+        kernel.lines.push_back({.bind = udp_endpoint::parse("127.0.0.1:0")});
+        kernel.queue_capacity = 64;
+        kernel.on_full = signet::net::full_policy::drop;
+        return rt.add_feed(kernel, [&open, &into](packet const& p) {
+            open.wait(false, std::memory_order_acquire); // pairs with the release store below
+            into.seen.push_back(sequence_of(p.payload()));
+            into.parsed.fetch_add(1, std::memory_order_release);
+        });
+    };
+    auto const held_feed = add("held", held);
+    auto const next_feed = add("next", next);
+    signet::net::udp_sender local({.family = AF_INET});
+    auto send = [&](signet::net::udp_endpoint const& to, std::uint64_t sequence) {
+        std::array<std::byte, 64> bytes{};
+        std::memcpy(bytes.data(), &sequence, sizeof(sequence));
+        local.send(bytes, to);
+    };
+    // Before start: read in batches of 32, two queued, then 32, 32 and 22 dropped.
+    constexpr std::uint64_t backlog = 150; // within the socket buffer
+    for (std::uint64_t i = 0; i < backlog; ++i) {
+        send(rt.local_endpoint(held_feed), i);
+    }
+    rt.start();
+    ASSERT_TRUE(eventually([&] { return rt.stats(held_feed).packets == backlog; }))
+        << rt.stats(held_feed).packets;
+    EXPECT_EQ(rt.stats(held_feed).dropped, backlog - 64);
+    for (std::uint64_t i = 0; i < 64; ++i) { // fits the empty queue: nothing dropped
+        send(rt.local_endpoint(next_feed), 1000 + i);
+    }
+    ASSERT_TRUE(eventually([&] { return rt.stats(next_feed).packets == 64; }))
+        << rt.stats(next_feed).packets;
+    open.store(true, std::memory_order_release);
+    open.notify_all();
+    ASSERT_TRUE(eventually([&] {
+        return held.parsed.load(std::memory_order_acquire) == 64 &&
+               next.parsed.load(std::memory_order_acquire) == 64;
+    }));
+    rt.stop();
+    ASSERT_EQ(held.seen.size(), 64U);
+    ASSERT_EQ(next.seen.size(), 64U);
+    for (std::uint64_t i = 0; i < 64; ++i) {
+        EXPECT_EQ(held.seen[i], i);
+        EXPECT_EQ(next.seen[i], 1000 + i);
+    }
+    EXPECT_EQ(rt.stats(held_feed).dropped, backlog - 64);
+    EXPECT_EQ(rt.stats(next_feed).dropped, 0U);
+}
+
 TEST_F(AfXdpTest, MissingInterfaceIsAClearErrorAtStart) {
     runtime rt(options());
     auto options = veth_feed("nowhere");
@@ -294,6 +437,39 @@ TEST_F(AfXdpTest, AnotherProgramOnTheInterfaceIsAClearErrorAtStart) {
             << e.what();
     }
     EXPECT_EQ(bpf_xdp_detach(index, XDP_FLAGS_SKB_MODE, nullptr), 0);
+}
+
+// A start that fails after the program was attached (two feeds on one destination) takes it
+// off again and lets go of the interface: another receiver starts there at once, while the
+// failed one still exists.
+TEST_F(AfXdpTest, AFailedStartLeavesNeitherProgramNorLockBehind) {
+    signet::test::watchdog dog(60s, "AFailedStartLeavesNeitherProgramNorLockBehind");
+    runtime failed(options());
+    feed_options one = veth_feed("first");
+    one.lines[0].reuse_address = true;
+    auto first = failed.add_feed(one, [](packet const&) {});
+    feed_options same = veth_feed("same");
+    same.lines[0].bind = failed.local_endpoint(first);
+    same.lines[0].reuse_address = true;
+    failed.add_feed(same, [](packet const&) {});
+    EXPECT_THROW(failed.start(), std::system_error);
+    int const index = static_cast<int>(::if_nametoindex(signet::test::veth_interface().c_str()));
+    LIBBPF_OPTS(bpf_xdp_query_opts, query);
+    ASSERT_EQ(bpf_xdp_query(index, 0, &query), 0);
+    EXPECT_EQ(query.prog_id, 0U) << "the failed start left its XDP program attached";
+
+    runtime next(options());
+    std::atomic<int> received{0};
+    auto feed = next.add_feed(veth_feed("next"), [&](packet const&) {
+        received.fetch_add(1, std::memory_order_release);
+    });
+    next.start();
+    udp_sender sender;
+    for (std::uint64_t i = 0; i < 10; ++i) {
+        sender.send_sequence(next.local_endpoint(feed), i);
+    }
+    EXPECT_TRUE(eventually([&] { return received.load(std::memory_order_acquire) == 10; }));
+    next.stop();
 }
 #endif
 
