@@ -71,6 +71,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
@@ -218,13 +219,28 @@ public:
     void start(int cpu, timer_queue& timers) override {
         timers_ = &timers;
         setup_or_undo(); // on the controlling thread: errors reach start()'s caller
-        thread_ = std::thread([this] { run_thread(); });
+        // The thread steps only once pinned: a failed pin leaves no packet behind in a frame of
+        // the UMEM that undo_setup() unmaps.
+        thread_ = std::thread([this] {
+            // acquire: pairs with the release stores below.
+            launch_.wait(launch::pending, std::memory_order_acquire);
+            if (launch_.load(std::memory_order_acquire) == launch::run) {
+                run_thread();
+            }
+        });
+        std::exception_ptr failed;
         try {
             signet::pin_thread(thread_, cpu, "af_xdp poller");
         } catch (...) {
-            stop();
+            failed = std::current_exception();
+        }
+        // release: pairs with the thread's acquire wait.
+        launch_.store(failed ? launch::abandon : launch::run, std::memory_order_release);
+        launch_.notify_one();
+        if (failed) {
+            thread_.join();
             undo_setup();
-            throw;
+            std::rethrow_exception(failed);
         }
     }
 
@@ -236,6 +252,9 @@ public:
     }
 
     bool poll() override {
+        if (finished_) {
+            return false; // the final reap is done: nothing more is delivered
+        }
         // acquire: pairs with the release store in stop().
         if (stop_requested_.load(std::memory_order_acquire) && !finished_) {
             if (stop_deadline_ == std::chrono::steady_clock::time_point{}) {
@@ -936,7 +955,9 @@ private:
 
     // Backpressure: whether the line takes one more packet (room in its queue, a frame within
     // its pool's count); when not, the line asks to be resumed and looks again, so that no
-    // resume is lost (pause protocol, feed_state.hpp).
+    // resume is lost (pause protocol, feed_state.hpp). A request that the second look makes
+    // needless is left standing, not withdrawn: a port blocked on this line earlier may still
+    // wait for the resume it brings (a needless one costs one step).
     bool has_room(xdp_line& xl) noexcept {
         line_state& line = *xl.line;
         auto const fits = [&] {
@@ -946,11 +967,7 @@ private:
             return true;
         }
         line.request_resume();
-        if (fits()) {
-            (void)line.withdraw_resume();
-            return true;
-        }
-        return false;
+        return fits();
     }
 
     // Room for a batch from the line's UDP socket.
@@ -1213,6 +1230,8 @@ private:
     work_contract* reactor_ = nullptr;
     timer_queue* timers_ = nullptr;
     std::thread thread_;
+    enum class launch : std::uint8_t { pending, run, abandon };
+    std::atomic<launch> launch_{launch::pending}; // thread mode: set once pinned (start())
     std::atomic<bool> stop_requested_{false};
     std::uint64_t steps_ = 0; // driver only
     bool finished_ = false;   // reactor contract only

@@ -718,7 +718,11 @@ interval_s = 0.2
     both = by_name["lose_both"]["mdp3"]["channel"]
     assert lost > 0 and both["gaps"] >= lost, (lost, both)
     assert both["snapshots_applied"] >= 1 and both["recovery_ms"] > 0, both
-    assert both["order_snapshots_applied"] >= 1 and both["order_entries"] > 0, both
+    # Order entries applied live or replayed over a snapshot: with a loss every 37th packet on
+    # both lines the orders may be waiting for the loop at every live entry (when the
+    # definitions come late, say), so live ones alone can be 0.
+    assert both["order_snapshots_applied"] >= 1, both
+    assert both["order_entries"] + both["replayed_entries"] > 0, both
     for instrument in reference["instruments"].values():
         assert instrument["orders"], "market by order: every instrument has live orders"
     # Line B filled line A's losses (and A B's): the books never waited for the loop for them.
