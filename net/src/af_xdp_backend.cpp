@@ -40,10 +40,10 @@
 // through each line's spsc returns queue (producer: the feed's parser contract). A paused line
 // uses feed_state.hpp's pause protocol, whose RMW pair makes either the driver see the room or
 // the parser see the request and call resume(), which schedules the reactor and writes the
-// eventfd. The one flag two threads write is a line's kernel_pending (a worker in wait() may
-// see its UDP socket's edge while the reactor runs on another): set with release by whoever
-// sees the edge, taken with an acquire exchange by the driver before it reads, so an edge
-// after the exchange marks it again.
+// eventfd. The one flag two threads write is a line's `kernel` readiness_flag (a worker in
+// wait() may see its UDP socket's edge while the reactor runs on another): set with release by
+// whoever sees the edge, taken with an acquire exchange by the driver before it reads, so an
+// edge after the exchange marks it again.
 //
 // Backpressure: a frame whose line has no room stays in the RX ring, and so do the frames
 // behind it (lines that share a queue share its ring: head-of-line blocking; give such lines
@@ -248,6 +248,9 @@ public:
 
     void start_reactor(work_contract& reactor) override {
         reactor_ = &reactor;
+        for (auto& xl : lines_) {
+            xl->kernel.contract = &reactor;
+        }
         setup_or_undo();
     }
 
@@ -323,11 +326,12 @@ private:
         // Frames in the line's queue or its returns queue (driver only): at most pool.count(),
         // which the returns queue holds, so the parser's push there never fails.
         std::size_t out = 0;
-        // The UDP socket had an edge not read to EAGAIN yet. Set by whoever sees the edge in
-        // sleep() (the driver, or in reactor mode a worker in wait()); taken by the driver with
-        // an exchange before it reads, and set again when it stops before EAGAIN, so an edge
-        // after the exchange is never lost (the readiness_flag pattern, readiness_set.hpp).
-        std::atomic<bool> kernel_pending{true};
+        // The UDP socket had an edge not read to EAGAIN yet (readiness_set.hpp's protocol). Set
+        // by whoever sees the edge in sleep() (the driver, or in reactor mode a worker in
+        // wait()); taken by the driver before it reads; again() when it stops before EAGAIN,
+        // which in reactor mode schedules the reactor (a blocking reactor does not re-run by
+        // itself). Set to begin with: datagrams sent before start() wait there.
+        readiness_flag kernel{nullptr, true};
         std::uint64_t through_kernel = 0; // datagrams the UDP socket received (logged once)
     };
 
@@ -930,8 +934,7 @@ private:
             }
         }
         for (auto& xl : lines_) {
-            // acquire: pairs with the release store in sleep().
-            if (xl->kernel_pending.exchange(false, std::memory_order_acquire)) {
+            if (xl->kernel.take()) { // acquire: pairs with the release store in sleep()
                 moved = read_kernel_socket(*xl) || moved;
             }
             if (xl->delivered) {
@@ -983,8 +986,8 @@ private:
                                                     line.pool.count() - xl.out, receive_batch}));
     }
 
-    // Hands a packet in frame `frame` to the line (under full_policy::drop a line without room
-    // counts it dropped). True if queued: the parser owns the frame.
+    // Hands the packet (in frame pk.buffer) to the line; under full_policy::drop a line without
+    // a frame to spare counts it dropped. True if queued: the parser owns the frame.
     bool hand_over(xdp_line& xl, packet const& pk) noexcept {
         if (deliver(*xl.line, pk, !frame_room(xl)) != delivery::queued) {
             return false;
@@ -1077,17 +1080,16 @@ private:
     }
 
     // The line's UDP socket, with recvmmsg into free frames (the payload where a frame's would
-    // be). Marks kernel_pending again unless the socket answered EAGAIN.
+    // be). Marks `kernel` again unless the socket answered EAGAIN.
     bool read_kernel_socket(xdp_line& xl) noexcept {
         line_state& line = *xl.line;
         std::uint32_t const limit =
             std::min<std::uint32_t>(room(xl), static_cast<std::uint32_t>(free_.size()));
-        // relaxed: the driver's own mark, read by its own next step.
-        auto const again = [&xl] {
-            xl.kernel_pending.store(true, std::memory_order_relaxed);
-        };
         if (limit == 0) {
-            again(); // read once there is room: the parser resumes the line (has_room)
+            // Read once there is room: the parser resumes the line (has_room). Marked only (not
+            // again(), which would re-run a reactor that finds no room). relaxed: the driver's
+            // own mark, read by its own next step.
+            xl.kernel.ready.store(true, std::memory_order_relaxed);
             return false;
         }
         std::array<mmsghdr, receive_batch> messages{};
@@ -1108,15 +1110,11 @@ private:
                                  MSG_DONTWAIT | MSG_TRUNC, nullptr);
         if (n <= 0) {
             if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-                again(); // an error the socket reported (it is consumed): read on
-                schedule_driver();
+                xl.kernel.again(); // an error the socket reported (it is consumed): read on
             }
             return false;
         }
-        // Up to EAGAIN: more may wait, and no new edge comes for it. A blocking reactor is not
-        // run again by itself: schedule it.
-        again();
-        schedule_driver();
+        xl.kernel.again(); // up to EAGAIN: more may wait, and no new edge comes for it
         if (xl.through_kernel == 0) {
             SPDLOG_LOGGER_WARN(logger(),
                                "af_xdp: feed '{}' line {}: datagrams arrive through the kernel's "
@@ -1148,13 +1146,6 @@ private:
         return true;
     }
 
-    // Another step soon: the reactor contract (its block mode does not re-run by itself) or,
-    // in thread mode, the loop that goes on after a step that moved something.
-    void schedule_driver() noexcept {
-        if (reactor_ != nullptr) {
-            reactor_->schedule();
-        }
-    }
     bool rings_empty() noexcept {
         for (auto& p : ports_) {
             std::uint32_t first = 0;
@@ -1182,8 +1173,8 @@ private:
             } else {
                 for (auto& xl : lines_) {
                     if (tag == &xl->line->socket) {
-                        // release: pairs with the driver's acquire exchange in step().
-                        xl->kernel_pending.store(true, std::memory_order_release);
+                        // release: pairs with the acquire exchange in take() (step()).
+                        xl->kernel.ready.store(true, std::memory_order_release);
                     }
                 }
             }

@@ -424,6 +424,14 @@ TEST_F(AfXdpTest, ASecondReceiverOnTheInterfaceIsAClearErrorAtStart) {
 }
 
 #if SIGNET_HAVE_AF_XDP
+// The id of the XDP program attached to the veth interface (0: none).
+std::uint32_t attached_program() {
+    int const index = static_cast<int>(::if_nametoindex(signet::test::veth_interface().c_str()));
+    LIBBPF_OPTS(bpf_xdp_query_opts, query);
+    EXPECT_EQ(bpf_xdp_query(index, 0, &query), 0) << std::strerror(errno);
+    return query.prog_id;
+}
+
 // Someone else's XDP program (here a two-instruction XDP_PASS) stays: signet does not replace a
 // program that is not its own.
 TEST_F(AfXdpTest, AnotherProgramOnTheInterfaceIsAClearErrorAtStart) {
@@ -466,10 +474,7 @@ TEST_F(AfXdpTest, AFailedStartLeavesNeitherProgramNorLockBehind) {
     same.lines[0].reuse_address = true;
     failed.add_feed(same, [](packet const&) {});
     EXPECT_THROW(failed.start(), std::system_error);
-    int const index = static_cast<int>(::if_nametoindex(signet::test::veth_interface().c_str()));
-    LIBBPF_OPTS(bpf_xdp_query_opts, query);
-    ASSERT_EQ(bpf_xdp_query(index, 0, &query), 0);
-    EXPECT_EQ(query.prog_id, 0U) << "the failed start left its XDP program attached";
+    EXPECT_EQ(attached_program(), 0U) << "the failed start left its XDP program attached";
 
     runtime next(options());
     std::atomic<int> received{0};
@@ -495,10 +500,7 @@ TEST_F(AfXdpTest, APollerThatCannotBePinnedLeavesNoProgramBehind) {
     runtime rt(rt_options);
     rt.add_feed(veth_feed("unpinned"), [](packet const&) {});
     EXPECT_ANY_THROW(rt.start());
-    int const index = static_cast<int>(::if_nametoindex(signet::test::veth_interface().c_str()));
-    LIBBPF_OPTS(bpf_xdp_query_opts, query);
-    ASSERT_EQ(bpf_xdp_query(index, 0, &query), 0);
-    EXPECT_EQ(query.prog_id, 0U) << "the failed start left its XDP program attached";
+    EXPECT_EQ(attached_program(), 0U) << "the failed start left its XDP program attached";
 }
 #endif
 

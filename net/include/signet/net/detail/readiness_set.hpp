@@ -39,10 +39,13 @@ struct readiness_flag {
     /// call. acquire: pairs with the release store in readiness_set::dispatch().
     [[nodiscard]] bool take() noexcept { return ready.exchange(false, std::memory_order_acquire); }
     /// The owner stopped before EAGAIN (a bounded chunk): no new edge will come for what is
-    /// left, so it marks the entry itself and runs again. relaxed: the same thread reads it.
+    /// left, so it marks the entry itself and runs again (an owner without a contract, a thread
+    /// that loops by itself, only marks it). relaxed: the same thread reads it.
     void again() noexcept {
         ready.store(true, std::memory_order_relaxed);
-        contract->schedule();
+        if (contract != nullptr) {
+            contract->schedule();
+        }
     }
 };
 
