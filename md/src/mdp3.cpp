@@ -40,7 +40,7 @@ bool read_group(std::span<std::byte const>& rest, bool eight_byte_dimension, std
     return true;
 }
 
-/// The two-field root of templates 46, 47 and 48.
+/// The two-field root of the incremental refreshes (templates 37 and 46 to 51).
 template <typename T>
 bool read_event_root(message const& m, T& out) noexcept {
     if (m.root.size() < 9) {
@@ -49,6 +49,17 @@ bool read_event_root(message const& m, T& out) noexcept {
     out.transact_time = at<std::uint64_t>(m.root, 0);
     out.match_event_indicator = at<std::uint8_t>(m.root, 8);
     return true;
+}
+
+/// Templates 37, 47, 49, 50, 51: the event root and one NoMDEntries group.
+template <typename Entry>
+std::optional<incremental_refresh<Entry>> decode_refresh(message const& m) noexcept {
+    incremental_refresh<Entry> out;
+    std::span<std::byte const> rest = m.groups;
+    if (!read_event_root(m, out) || !read_group(rest, false, m.version, out.entries)) {
+        return std::nullopt;
+    }
+    return out;
 }
 
 } // namespace
@@ -105,6 +116,44 @@ trade_entry trade_entry::decode(std::span<std::byte const> e, std::uint16_t) noe
 
 trade_order_entry trade_order_entry::decode(std::span<std::byte const> e, std::uint16_t) noexcept {
     return {at<std::uint64_t>(e, 0), at<std::int32_t>(e, 8)};
+}
+
+volume_entry volume_entry::decode(std::span<std::byte const> e, std::uint16_t) noexcept {
+    return {at<std::int32_t>(e, 0), at<std::int32_t>(e, 4), at<std::uint32_t>(e, 8),
+            static_cast<update_action>(at<std::uint8_t>(e, 12))};
+}
+
+daily_statistics_entry daily_statistics_entry::decode(std::span<std::byte const> e,
+                                                      std::uint16_t) noexcept {
+    return {at<std::int64_t>(e, 0),
+            at<std::int32_t>(e, 8),
+            at<std::int32_t>(e, 12),
+            at<std::uint32_t>(e, 16),
+            at<std::uint16_t>(e, 20),
+            at<std::uint8_t>(e, 22),
+            static_cast<update_action>(at<std::uint8_t>(e, 23)),
+            static_cast<char>(e[24])};
+}
+
+limits_banding_entry limits_banding_entry::decode(std::span<std::byte const> e,
+                                                  std::uint16_t) noexcept {
+    return {at<std::int64_t>(e, 0), at<std::int64_t>(e, 8), at<std::int64_t>(e, 16),
+            at<std::int32_t>(e, 24), at<std::uint32_t>(e, 28)};
+}
+
+session_statistics_entry session_statistics_entry::decode(std::span<std::byte const> e,
+                                                          std::uint16_t) noexcept {
+    session_statistics_entry s;
+    s.price = at<std::int64_t>(e, 0);
+    s.security_id = at<std::int32_t>(e, 8);
+    s.rpt_seq = at<std::uint32_t>(e, 12);
+    s.open_close_settl_flag = at<std::uint8_t>(e, 16);
+    s.action = static_cast<update_action>(at<std::uint8_t>(e, 17));
+    s.type = static_cast<char>(e[18]);
+    if (e.size() >= 23) {
+        s.size = at<std::int32_t>(e, 19);
+    }
+    return s;
 }
 
 snapshot_entry snapshot_entry::decode(std::span<std::byte const> e, std::uint16_t) noexcept {
@@ -177,12 +226,26 @@ std::optional<incremental_book> decode_incremental_book(message const& m) noexce
 }
 
 std::optional<incremental_order_book> decode_incremental_order_book(message const& m) noexcept {
-    incremental_order_book out;
-    std::span<std::byte const> rest = m.groups;
-    if (!read_event_root(m, out) || !read_group(rest, false, m.version, out.entries)) {
-        return std::nullopt;
-    }
-    return out;
+    return decode_refresh<order_book_entry>(m);
+}
+
+std::optional<incremental_volume> decode_incremental_volume(message const& m) noexcept {
+    return decode_refresh<volume_entry>(m);
+}
+
+std::optional<incremental_daily_statistics>
+decode_incremental_daily_statistics(message const& m) noexcept {
+    return decode_refresh<daily_statistics_entry>(m);
+}
+
+std::optional<incremental_limits_banding>
+decode_incremental_limits_banding(message const& m) noexcept {
+    return decode_refresh<limits_banding_entry>(m);
+}
+
+std::optional<incremental_session_statistics>
+decode_incremental_session_statistics(message const& m) noexcept {
+    return decode_refresh<session_statistics_entry>(m);
 }
 
 std::optional<incremental_trade_summary>

@@ -93,6 +93,27 @@ void channel::on_incremental(std::span<std::byte const> packet, std::uint64_t no
 
 void channel::apply_packet(std::span<std::byte const> packet, std::uint64_t now_ns,
                            instrument* only, replay kind) {
+    // Entries that carry their instrument's RptSeq and change no book: a decoded message
+    // (nullopt: malformed), the counter of applied entries, what an entry does.
+    auto const sequenced = [&](auto const& decoded, std::uint64_t& applied, auto&& apply) {
+        if (!decoded) {
+            ++stats_.malformed_messages;
+            return;
+        }
+        decoded->entries.for_each([&](auto const& e) {
+            instrument* const i = lookup(e.security_id);
+            if (i == nullptr) {
+                stats_.unknown_instrument_entries += only == nullptr ? 1 : 0;
+                return;
+            }
+            if ((only != nullptr && i != only) || (only == nullptr && i->stale) ||
+                !next_in_sequence(*i, e.rpt_seq, now_ns)) {
+                return;
+            }
+            apply(*i, e);
+            ++(only != nullptr ? stats_.replayed_entries : applied);
+        });
+    };
     packet_walk const walk = for_each_message(packet, [&](message const& m) {
         if (m.schema_id != schema_id) {
             ++stats_.unknown_messages;
@@ -162,23 +183,36 @@ void channel::apply_packet(std::span<std::byte const> packet, std::uint64_t now_
             });
             return;
         }
-        case template_id::incremental_trade_summary: {
-            if (kind == replay::mbo) {
-                return;
+        case template_id::incremental_trade_summary:
+            if (kind != replay::mbo) {
+                sequenced(decode_incremental_trade_summary(m), stats_.trade_entries,
+                          [](instrument&, trade_entry const&) {}); // RptSeq only: no book change
             }
-            auto const t = decode_incremental_trade_summary(m);
-            if (!t) {
-                ++stats_.malformed_messages;
-                return;
-            }
-            t->entries.for_each([&](trade_entry const& e) { // RptSeq only: no book change
-                instrument* const i = lookup(e.security_id);
-                if (i != nullptr && (only == nullptr ? !i->stale : i == only)) {
-                    (void)next_in_sequence(*i, e.rpt_seq, now_ns);
-                }
-            });
             return;
-        }
+        case template_id::incremental_volume:
+            if (kind != replay::mbo) {
+                sequenced(decode_incremental_volume(m), stats_.statistics_entries,
+                          [](instrument& i, auto const& e) { i.statistics.apply(e); });
+            }
+            return;
+        case template_id::incremental_daily_statistics:
+            if (kind != replay::mbo) {
+                sequenced(decode_incremental_daily_statistics(m), stats_.statistics_entries,
+                          [](instrument& i, auto const& e) { i.statistics.apply(e); });
+            }
+            return;
+        case template_id::incremental_limits_banding:
+            if (kind != replay::mbo) {
+                sequenced(decode_incremental_limits_banding(m), stats_.statistics_entries,
+                          [](instrument& i, auto const& e) { i.statistics.apply(e); });
+            }
+            return;
+        case template_id::incremental_session_statistics:
+            if (kind != replay::mbo) {
+                sequenced(decode_incremental_session_statistics(m), stats_.statistics_entries,
+                          [](instrument& i, auto const& e) { i.statistics.apply(e); });
+            }
+            return;
         case template_id::security_status:
             if (only == nullptr) {
                 if (auto const s = decode_security_status(m); !s) {
@@ -305,6 +339,7 @@ void channel::load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns
         return;
     }
     i->rpt_seq = s.rpt_seq;
+    i->statistics.assign(s);
     i->stale = false;
     ++stats_.snapshots_applied;
     replay_held(*i, from, now_ns, replay::mbp);
@@ -408,6 +443,7 @@ void channel::reset_channel() noexcept {
     for (instrument& i : instruments_) {
         i.book.clear();
         i.rpt_seq = 0;
+        i.statistics = {};
         i.stale = false;
         i.orders.clear();
         i.orders_stale = false;
@@ -416,6 +452,113 @@ void channel::reset_channel() noexcept {
     }
     recovering_ = false;
     held_.clear();
+}
+
+namespace {
+
+/// A statistic under MDUpdateAction: delete makes it null again, anything else sets it.
+template <typename T>
+void set(T& field, update_action action, T value, T null) noexcept {
+    field = action == update_action::remove ? null : value;
+}
+
+} // namespace
+
+void instrument_statistics::apply(volume_entry const& e) noexcept {
+    set(volume, e.action, e.size, null_int32);
+}
+
+void instrument_statistics::apply(daily_statistics_entry const& e) noexcept {
+    switch (e.type) {
+    case entry_type::settlement_price:
+        set(settlement_price, e.action, e.price, null_price);
+        break;
+    case entry_type::cleared_volume:
+        set(cleared_volume, e.action, e.size, null_int32);
+        break;
+    case entry_type::open_interest:
+        set(open_interest, e.action, e.size, null_int32);
+        break;
+    case entry_type::fixing_price:
+        set(fixing_price, e.action, e.price, null_price);
+        break;
+    default:
+        break;
+    }
+}
+
+void instrument_statistics::apply(limits_banding_entry const& e) noexcept {
+    // A limit is deleted by sending it null (the schema's note on MDUpdateActionNew).
+    high_limit_price = e.high_limit_price;
+    low_limit_price = e.low_limit_price;
+    max_price_variation = e.max_price_variation;
+}
+
+void instrument_statistics::apply(session_statistics_entry const& e) noexcept {
+    switch (e.type) {
+    case entry_type::open_price:
+        set(open_price, e.action, e.price, null_price);
+        break;
+    case entry_type::trading_session_high:
+        set(session_high_trade, e.action, e.price, null_price);
+        break;
+    case entry_type::trading_session_low:
+        set(session_low_trade, e.action, e.price, null_price);
+        break;
+    case entry_type::session_high_bid:
+        set(session_high_bid, e.action, e.price, null_price);
+        break;
+    case entry_type::session_low_offer:
+        set(session_low_offer, e.action, e.price, null_price);
+        break;
+    default:
+        break;
+    }
+}
+
+void instrument_statistics::assign(snapshot_full_refresh const& s) noexcept {
+    instrument_statistics fresh;
+    fresh.volume = volume; // not in the snapshot: the next 37 brings it
+    fresh.high_limit_price = s.high_limit_price;
+    fresh.low_limit_price = s.low_limit_price;
+    fresh.max_price_variation = s.max_price_variation;
+    s.entries.for_each([&](snapshot_entry const& e) {
+        switch (e.type) {
+        case entry_type::settlement_price:
+            fresh.settlement_price = e.price;
+            break;
+        case entry_type::open_price:
+            fresh.open_price = e.price;
+            break;
+        case entry_type::trading_session_high:
+            fresh.session_high_trade = e.price;
+            break;
+        case entry_type::trading_session_low:
+            fresh.session_low_trade = e.price;
+            break;
+        case entry_type::session_high_bid:
+            fresh.session_high_bid = e.price;
+            break;
+        case entry_type::session_low_offer:
+            fresh.session_low_offer = e.price;
+            break;
+        case entry_type::cleared_volume:
+            fresh.cleared_volume = e.size;
+            break;
+        case entry_type::open_interest:
+            fresh.open_interest = e.size;
+            break;
+        case entry_type::fixing_price:
+            fresh.fixing_price = e.price;
+            break;
+        case entry_type::electronic_volume:
+            fresh.volume = e.size;
+            break;
+        default:
+            break;
+        }
+    });
+    *this = fresh;
 }
 
 } // namespace signet::md::mdp3

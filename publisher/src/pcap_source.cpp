@@ -239,7 +239,7 @@ std::optional<pcap_source::datagram> pcap_source::next() noexcept {
         // With nanosecond precision requested, tv_usec holds nanoseconds.
         std::int64_t const time_ns = static_cast<std::int64_t>(header->ts.tv_sec) * 1'000'000'000 +
                                      static_cast<std::int64_t>(header->ts.tv_usec);
-        return datagram{frame.payload, time_ns};
+        return datagram{frame.payload, time_ns, frame.destination_address, frame.destination_port};
     }
 }
 

@@ -24,21 +24,10 @@ constexpr std::size_t depth = 3;
 std::vector<std::int32_t> const ids = {101, 202, 303};
 
 bytes definitions() {
-    std::vector<bytes> messages;
     sbe all;
     all.u32(1).u64(0); // packet header of the definition feed
     for (std::int32_t const id : ids) {
-        bytes root(224);
-        root[5] = std::byte{'A'};
-        sbe symbol;
-        symbol.text("FUT" + std::to_string(id), 20);
-        std::copy(symbol.b.begin(), symbol.b.end(), root.begin() + 35);
-        sbe security;
-        security.i32(id);
-        std::copy(security.b.begin(), security.b.end(), root.begin() + 55);
-        all.raw(message(54, 13, 224, root,
-                        {group(9, {}), group(4, {sbe{}.text("GBX", 3).u8(depth).b}), group(4, {}),
-                         group(5, {})}));
+        all.raw(definition_message(id, "FUT" + std::to_string(id), depth));
     }
     return all.b;
 }
@@ -278,6 +267,68 @@ TEST(Mdp3Channel, AChannelResetMidRecoveryEndsItWithEmptyBooks) {
     // A snapshot loop after the reset changes nothing: the channel is not recovering.
     late.on_snapshot(snapshot_loop(*reference(packets, 60), 60), 0);
     EXPECT_EQ(late.stats().snapshots_applied, 0U);
+}
+
+TEST(Mdp3Channel, EveryTemplateThatCarriesRptSeqAdvancesIt) {
+    // One RptSeq per instrument runs across the book (46), trades (48), volume (37) and the
+    // statistics (49, 50, 51): skipping any of them would make the next book entry a gap.
+    m3::channel c;
+    c.on_definition(definitions(), 0);
+    auto const root = incremental_book_root();
+    std::uint32_t rpt = 0;
+    auto const book = [&](std::uint8_t action, std::int64_t price) {
+        return message(46, 13, 11, root,
+                       {group(32, {book_entry(price, 5, 101, ++rpt, 1, 1, action, '0')}),
+                        group(24, {}, true)});
+    };
+    std::vector<bytes> const packets{
+        packet(1, {book(0, 100)}),
+        packet(
+            2,
+            {message(
+                 48, 13, 11, root,
+                 {group(32,
+                        {sbe{}.i64(100).i32(1).i32(101).u32(++rpt).i32(1).u8(1).u8(0).u32(7).b}),
+                  group(16, {}, true)}),
+             message(37, 13, 11, root, {group(16, {sbe{}.i32(1).i32(101).u32(++rpt).u8(0).b})})}),
+        packet(
+            3,
+            {message(49, 13, 11, root,
+                     {group(32, {sbe{}
+                                     .i64(99)
+                                     .i32(m3::null_int32)
+                                     .i32(101)
+                                     .u32(++rpt)
+                                     .u16(1)
+                                     .u8(0)
+                                     .u8(0)
+                                     .u8('6')
+                                     .b})}),
+             message(
+                 50, 13, 11, root,
+                 {group(32, {sbe{}.i64(200).i64(50).i64(m3::null_price).i32(101).u32(++rpt).b})}),
+             message(
+                 51, 13, 11, root,
+                 {group(24, {sbe{}.i64(98).i32(101).u32(++rpt).u8(0).u8(0).u8('7').i32(0).b})})}),
+        packet(4, {book(1, 100)}),
+    };
+    for (bytes const& p : packets) {
+        c.on_incremental(p, 0);
+    }
+    m3::instrument const* i = c.find(101);
+    ASSERT_NE(i, nullptr);
+    EXPECT_EQ(c.stats().rpt_seq_gaps, 0U);
+    EXPECT_FALSE(i->stale);
+    EXPECT_EQ(i->rpt_seq, rpt);
+    EXPECT_EQ(c.stats().book_entries, 2U);
+    EXPECT_EQ(c.stats().trade_entries, 1U);
+    EXPECT_EQ(c.stats().statistics_entries, 4U);
+    EXPECT_EQ(i->statistics.volume, 1);
+    EXPECT_EQ(i->statistics.settlement_price, 99);
+    EXPECT_EQ(i->statistics.high_limit_price, 200);
+    EXPECT_EQ(i->statistics.low_limit_price, 50);
+    EXPECT_EQ(i->statistics.session_high_trade, 98);
+    EXPECT_EQ(c.stats().unknown_messages, 0U);
 }
 
 TEST(Mdp3Channel, ASilentLoopAndMalformedInputAreCounted) {

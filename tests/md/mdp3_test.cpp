@@ -1,6 +1,6 @@
 // MDP 3.0 SBE decoding against packets built byte by byte here, from the layouts in
 // docs/mdp3.md (little-endian written by shifting, independently of the library's loads):
-// every field of the nine templates at its offset; schema evolution (longer blocks and
+// every field of the templates decoded at its offset; schema evolution (longer blocks and
 // entries skipped by their own lengths, fields newer than the message's version read as
 // null, unknown templates skipped by MsgSize); malformed framing and lying lengths refused.
 #include <cstddef>
@@ -362,6 +362,81 @@ bytes definition_root(std::int32_t security_id, std::string_view symbol) {
         .u64(0xABCDEF);      // 216 InstrumentGUID
     EXPECT_EQ(r.b.size(), 224U);
     return r.b;
+}
+
+TEST(Mdp3, VolumeStatisticsAndLimitsEntriesAtTheirOffsets) {
+    auto const messages =
+        walk(packet(4, {message(37, 9, 11, incremental_book_root(),
+                                {group(16, {sbe{}.i32(9541).i32(121933).u32(3072).u8(0).b})}),
+                        message(49, 9, 11, incremental_book_root(),
+                                {group(32, {sbe{}
+                                                .i64(4'510'250'000'000)
+                                                .i32(m3::null_int32)
+                                                .i32(991)
+                                                .u32(40)
+                                                .u16(17800)
+                                                .u8(0x03)
+                                                .u8(1)
+                                                .u8('6')
+                                                .b})}),
+                        message(50, 9, 11, incremental_book_root(),
+                                {group(32, {sbe{}
+                                                .i64(4'700'000'000'000)
+                                                .i64(4'300'000'000'000)
+                                                .i64(m3::null_price)
+                                                .i32(991)
+                                                .u32(41)
+                                                .b})}),
+                        message(51, 9, 11, incremental_book_root(),
+                                {group(24, {sbe{}
+                                                .i64(4'499'000'000'000)
+                                                .i32(991)
+                                                .u32(42)
+                                                .u8(0)
+                                                .u8(0)
+                                                .u8('4')
+                                                .i32(77)
+                                                .b})})}));
+    ASSERT_EQ(messages.size(), 4U);
+    auto const volume = m3::decode_incremental_volume(messages[0]);
+    ASSERT_TRUE(volume.has_value());
+    ASSERT_EQ(volume->entries.size(), 1U);
+    EXPECT_EQ(volume->transact_time, 1'700'000'000'000'000'001ULL);
+    EXPECT_EQ(volume->entries[0].size, 9541);
+    EXPECT_EQ(volume->entries[0].security_id, 121933);
+    EXPECT_EQ(volume->entries[0].rpt_seq, 3072U);
+    auto const daily = m3::decode_incremental_daily_statistics(messages[1]);
+    ASSERT_TRUE(daily.has_value());
+    m3::daily_statistics_entry const d = daily->entries[0];
+    EXPECT_EQ(d.price, 4'510'250'000'000);
+    EXPECT_EQ(d.size, m3::null_int32);
+    EXPECT_EQ(d.security_id, 991);
+    EXPECT_EQ(d.rpt_seq, 40U);
+    EXPECT_EQ(d.trading_reference_date, 17800);
+    EXPECT_EQ(d.settl_price_type, 0x03);
+    EXPECT_EQ(d.action, m3::update_action::change);
+    EXPECT_EQ(d.type, m3::entry_type::settlement_price);
+    auto const limits = m3::decode_incremental_limits_banding(messages[2]);
+    ASSERT_TRUE(limits.has_value());
+    m3::limits_banding_entry const l = limits->entries[0];
+    EXPECT_EQ(l.high_limit_price, 4'700'000'000'000);
+    EXPECT_EQ(l.low_limit_price, 4'300'000'000'000);
+    EXPECT_EQ(l.max_price_variation, m3::null_price);
+    EXPECT_EQ(l.security_id, 991);
+    EXPECT_EQ(l.rpt_seq, 41U);
+    auto const session = m3::decode_incremental_session_statistics(messages[3]);
+    ASSERT_TRUE(session.has_value());
+    m3::session_statistics_entry const s = session->entries[0];
+    EXPECT_EQ(s.price, 4'499'000'000'000);
+    EXPECT_EQ(s.security_id, 991);
+    EXPECT_EQ(s.rpt_seq, 42U);
+    EXPECT_EQ(s.open_close_settl_flag, 0);
+    EXPECT_EQ(s.type, m3::entry_type::open_price);
+    EXPECT_EQ(s.size, 77);
+    // Entries shorter than the fields read are malformed, not read past.
+    auto const short_volume =
+        walk(packet(5, {message(37, 9, 11, incremental_book_root(), {group(12, {bytes(12)})})}));
+    EXPECT_FALSE(m3::decode_incremental_volume(short_volume[0]).has_value());
 }
 
 TEST(Mdp3, InstrumentDefinitionWithItsBookDepth) {

@@ -98,6 +98,20 @@ inline bytes book_entry(std::int64_t price, std::int32_t size, std::int32_t secu
         .b;
 }
 
+// MDInstrumentDefinitionFuture54 (version 13, 224-byte root): a future with this security id,
+// symbol and outright ("GBX") depth.
+inline bytes definition_message(std::int32_t security_id, std::string_view symbol, int depth) {
+    bytes root(224);
+    root[5] = std::byte{'A'};
+    sbe fields;
+    fields.text(symbol, 20).i32(security_id);
+    std::copy(fields.b.begin(), fields.b.end(), root.begin() + 35);
+    return message(54, 13, 224, root,
+                   {group(9, {}),
+                    group(4, {sbe{}.text("GBX", 3).u8(static_cast<std::uint64_t>(depth)).b}),
+                    group(4, {}), group(5, {})});
+}
+
 inline bytes incremental_book_root() {
     return sbe{}.u64(1'700'000'000'000'000'001ULL).u8(0x84).b;
 }

@@ -44,9 +44,13 @@ namespace template_id {
 inline constexpr std::uint16_t channel_reset = 4;
 inline constexpr std::uint16_t admin_heartbeat = 12;
 inline constexpr std::uint16_t security_status = 30;
+inline constexpr std::uint16_t incremental_volume = 37;
 inline constexpr std::uint16_t incremental_book = 46;
 inline constexpr std::uint16_t incremental_order_book = 47;
 inline constexpr std::uint16_t incremental_trade_summary = 48;
+inline constexpr std::uint16_t incremental_daily_statistics = 49;
+inline constexpr std::uint16_t incremental_limits_banding = 50;
+inline constexpr std::uint16_t incremental_session_statistics = 51;
 inline constexpr std::uint16_t snapshot_full_refresh = 52;
 inline constexpr std::uint16_t snapshot_order_book = 53;
 inline constexpr std::uint16_t instrument_definition_future = 54;
@@ -80,6 +84,17 @@ inline constexpr char trade = '2';
 inline constexpr char implied_bid = 'E';
 inline constexpr char implied_offer = 'F';
 inline constexpr char book_reset = 'J';
+// statistics (templates 49, 51 and the snapshot's entries)
+inline constexpr char open_price = '4';
+inline constexpr char settlement_price = '6';
+inline constexpr char trading_session_high = '7';
+inline constexpr char trading_session_low = '8';
+inline constexpr char cleared_volume = 'B';
+inline constexpr char open_interest = 'C';
+inline constexpr char session_high_bid = 'N';
+inline constexpr char session_low_offer = 'O';
+inline constexpr char fixing_price = 'W';
+inline constexpr char electronic_volume = 'e';
 } // namespace entry_type
 
 /// MatchEventIndicator bit 7: the last message of an event.
@@ -219,6 +234,60 @@ struct trade_order_entry {
     static trade_order_entry decode(std::span<std::byte const> e, std::uint16_t version) noexcept;
 };
 
+/// MDIncrementalRefreshVolume37's NoMDEntries: the session's cumulative traded volume.
+struct volume_entry {
+    static constexpr std::size_t min_block = 13;
+    std::int32_t size = 0; ///< cumulative volume
+    std::int32_t security_id = 0;
+    std::uint32_t rpt_seq = 0;
+    update_action action = update_action::new_level;
+    static volume_entry decode(std::span<std::byte const> e, std::uint16_t version) noexcept;
+};
+
+/// MDIncrementalRefreshDailyStatistics49's NoMDEntries: settlement, cleared volume, open
+/// interest, fixing price.
+struct daily_statistics_entry {
+    static constexpr std::size_t min_block = 25;
+    std::int64_t price = null_price;
+    std::int32_t size = null_int32;
+    std::int32_t security_id = 0;
+    std::uint32_t rpt_seq = 0;
+    std::uint16_t trading_reference_date = 65535;
+    std::uint8_t settl_price_type = 0;
+    update_action action = update_action::new_level;
+    char type = entry_type::settlement_price;
+    static daily_statistics_entry decode(std::span<std::byte const> e,
+                                         std::uint16_t version) noexcept;
+};
+
+/// MDIncrementalRefreshLimitsBanding50's NoMDEntries (MDUpdateAction and MDEntryType are
+/// constants of the schema, not on the wire).
+struct limits_banding_entry {
+    static constexpr std::size_t min_block = 32;
+    std::int64_t high_limit_price = null_price;
+    std::int64_t low_limit_price = null_price;
+    std::int64_t max_price_variation = null_price;
+    std::int32_t security_id = 0;
+    std::uint32_t rpt_seq = 0;
+    static limits_banding_entry decode(std::span<std::byte const> e,
+                                       std::uint16_t version) noexcept;
+};
+
+/// MDIncrementalRefreshSessionStatistics51's NoMDEntries: open, session high and low trade,
+/// highest bid, lowest offer.
+struct session_statistics_entry {
+    static constexpr std::size_t min_block = 19;
+    std::int64_t price = null_price;
+    std::int32_t security_id = 0;
+    std::uint32_t rpt_seq = 0;
+    std::uint8_t open_close_settl_flag = null_uint8;
+    update_action action = update_action::new_level;
+    char type = entry_type::open_price;
+    std::int32_t size = null_int32; ///< indicative opening quantity (entries of 23 bytes or more)
+    static session_statistics_entry decode(std::span<std::byte const> e,
+                                           std::uint16_t version) noexcept;
+};
+
 /// SnapshotFullRefresh52's NoMDEntries.
 struct snapshot_entry {
     static constexpr std::size_t min_block = 22;
@@ -297,11 +366,19 @@ struct incremental_book {
     group<order_id_entry> orders;
 };
 
-struct incremental_order_book {
+/// An incremental refresh whose root is TransactTime and MatchEventIndicator and whose only group
+/// is NoMDEntries: templates 37, 47, 49, 50, 51.
+template <typename Entry>
+struct incremental_refresh {
     std::uint64_t transact_time = 0;
     std::uint8_t match_event_indicator = 0;
-    group<order_book_entry> entries;
+    group<Entry> entries;
 };
+using incremental_order_book = incremental_refresh<order_book_entry>;
+using incremental_volume = incremental_refresh<volume_entry>;
+using incremental_daily_statistics = incremental_refresh<daily_statistics_entry>;
+using incremental_limits_banding = incremental_refresh<limits_banding_entry>;
+using incremental_session_statistics = incremental_refresh<session_statistics_entry>;
 
 struct incremental_trade_summary {
     std::uint64_t transact_time = 0;
@@ -374,6 +451,14 @@ struct instrument_definition_future {
 decode_incremental_order_book(message const& m) noexcept;
 [[nodiscard]] std::optional<incremental_trade_summary>
 decode_incremental_trade_summary(message const& m) noexcept;
+[[nodiscard]] std::optional<incremental_volume>
+decode_incremental_volume(message const& m) noexcept;
+[[nodiscard]] std::optional<incremental_daily_statistics>
+decode_incremental_daily_statistics(message const& m) noexcept;
+[[nodiscard]] std::optional<incremental_limits_banding>
+decode_incremental_limits_banding(message const& m) noexcept;
+[[nodiscard]] std::optional<incremental_session_statistics>
+decode_incremental_session_statistics(message const& m) noexcept;
 [[nodiscard]] std::optional<snapshot_full_refresh>
 decode_snapshot_full_refresh(message const& m) noexcept;
 [[nodiscard]] std::optional<snapshot_order_book>

@@ -7,8 +7,9 @@
 ///   definitions   MDInstrumentDefinitionFuture54 creates an instrument (security id, symbol,
 ///                 tick, display factor, book depth from MarketDepth of "GBX"), or deletes it.
 ///                 One created after incrementals began starts stale (its book missed them).
-///   incrementals  MDIncrementalRefreshBook46 entries update their instrument's book; 46 and
-///                 TradeSummary48 entries carry the instrument's RptSeq. A RptSeq gap, or an
+///   incrementals  MDIncrementalRefreshBook46 entries update their instrument's book; 46, 48
+///                 (trades), 37 (volume), 49, 50, 51 (statistics, limits) all carry the
+///                 instrument's one RptSeq and advance it, book change or not. A RptSeq gap, or an
 ///                 update that does not fit the book, makes that instrument stale: its later
 ///                 entries wait (the packets are held, bounded) while the others go on.
 ///                 A gap in MsgSeqNum may have lost any instrument's data: every instrument is
@@ -55,8 +56,10 @@ struct channel_stats {
     std::uint64_t gaps = 0;              ///< MsgSeqNum jumps
     std::uint64_t malformed_packets = 0; ///< framing lost
     std::uint64_t malformed_messages = 0;
-    std::uint64_t unknown_messages = 0; ///< other templates or schemas
-    std::uint64_t book_entries = 0;     ///< applied
+    std::uint64_t unknown_messages = 0;   ///< other templates or schemas
+    std::uint64_t book_entries = 0;       ///< applied
+    std::uint64_t trade_entries = 0;      ///< 48 entries applied (their RptSeq)
+    std::uint64_t statistics_entries = 0; ///< 37, 49, 50, 51 entries applied
     std::uint64_t unknown_instrument_entries = 0;
     std::uint64_t rpt_seq_gaps = 0;
     std::uint64_t inconsistent_updates = 0;
@@ -76,14 +79,39 @@ struct channel_stats {
     std::uint64_t order_snapshots_applied = 0; ///< MBO books loaded from 53 chunks
 };
 
+/// An instrument's statistics: the latest value of each, null until sent (or deleted).
+struct instrument_statistics {
+    std::int32_t volume = null_int32;              ///< 37: cumulative traded volume
+    std::int64_t settlement_price = null_price;    ///< 49 '6' (and the snapshot's)
+    std::int32_t cleared_volume = null_int32;      ///< 49 'B'
+    std::int32_t open_interest = null_int32;       ///< 49 'C'
+    std::int64_t fixing_price = null_price;        ///< 49 'W'
+    std::int64_t high_limit_price = null_price;    ///< 50 (and the snapshot's)
+    std::int64_t low_limit_price = null_price;     ///< 50
+    std::int64_t max_price_variation = null_price; ///< 50
+    std::int64_t open_price = null_price;          ///< 51 '4'
+    std::int64_t session_high_trade = null_price;  ///< 51 '7'
+    std::int64_t session_low_trade = null_price;   ///< 51 '8'
+    std::int64_t session_high_bid = null_price;    ///< 51 'N'
+    std::int64_t session_low_offer = null_price;   ///< 51 'O'
+
+    void apply(volume_entry const& e) noexcept;
+    void apply(daily_statistics_entry const& e) noexcept;
+    void apply(limits_banding_entry const& e) noexcept;
+    void apply(session_statistics_entry const& e) noexcept;
+    /// The statistics a SnapshotFullRefresh52 carries (its limits and statistic entries).
+    void assign(snapshot_full_refresh const& s) noexcept;
+};
+
 struct instrument {
     std::int32_t security_id = 0;
     std::array<char, 20> symbol{};
     std::int64_t tick = 0;           ///< MinPriceIncrement, PRICE9
     std::int64_t display_factor = 0; ///< Decimal9
     std::uint8_t trading_status = null_uint8;
-    std::uint32_t rpt_seq = 0;          ///< the last applied
-    bool stale = false;                 ///< waits for a snapshot
+    std::uint32_t rpt_seq = 0; ///< the last applied (every template that carries one)
+    bool stale = false;        ///< waits for a snapshot
+    instrument_statistics statistics{};
     std::uint64_t seen_in_recovery = 0; ///< the recovery whose loop showed it
     price_book book;
     // market by order (channels that send it: templates 47 and 53)

@@ -70,7 +70,9 @@ class pcap_source {
 public:
     struct datagram {
         std::span<std::byte const> payload;
-        std::int64_t time_ns = 0; ///< the capture's timestamp
+        std::int64_t time_ns = 0;              ///< the capture's timestamp
+        std::uint32_t destination_address = 0; ///< IPv4, host byte order
+        std::uint16_t destination_port = 0;
     };
 
     /// Opens the file. Throws std::runtime_error naming the file and the problem: missing,
