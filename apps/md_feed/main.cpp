@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include <signet/md/mdp3_generator.hpp>
+#include <signet/publisher/cme/mdp3_generator.hpp>
 #include <signet/publisher/glimpse_service.hpp>
 #include <signet/publisher/mdp3_publisher.hpp>
 #include <signet/publisher/publisher.hpp>
@@ -54,13 +54,14 @@ void finish_run(std::string const& report, std::ofstream& file, std::string cons
 }
 
 // --protocol mdp3: a CME MDP 3.0 channel (incremental A/B, snapshot loop, definitions).
-int run_mdp3(pub::mdp3_publisher_options options, md::mdp3_generator_options generation,
+int run_mdp3(pub::mdp3_publisher_options options,
+             signet::publisher::cme::mdp3_generator_options generation,
              std::vector<net::udp_endpoint> incremental, net::udp_endpoint snapshot_to,
              net::udp_endpoint definitions_to, net::udp_sender_options socket,
              std::string const& report_path) {
     try {
         std::ofstream report_file = open_report(report_path);
-        md::mdp3_generator generator(generation);
+        signet::publisher::cme::mdp3_generator generator(generation);
         pub::udp_lines lines(std::move(incremental), socket);
         pub::udp_lines snapshots({snapshot_to}, socket);
         pub::udp_lines definitions({definitions_to}, socket);
@@ -94,12 +95,12 @@ int main(int argc, char** argv) {
     CLI::App cli{"md_feed: ITCH 5.0 over MoldUDP64 feed generator"};
     cli.option_defaults()->always_capture_default();
     pub::publisher_options feed{.stop_flag = &interrupted};
-    md::itch_generator_options generation;
+    signet::publisher::nasdaq::itch_generator_options generation;
     net::udp_sender_options socket{.source_name = "--source", .interface_name = "--interface"};
     pub::request_service_options serving{.requests_per_second = 5000};
     pub::glimpse_service_options snapshots;
     pub::mdp3_publisher_options mdp3{.stop_flag = &interrupted};
-    md::mdp3_generator_options mdp3_generation;
+    signet::publisher::cme::mdp3_generator_options mdp3_generation;
     std::string protocol = "moldudp64", snapshot_to, definitions_to;
     double snapshot_interval_ms = 1, definition_interval_ms = 5, tail = 1;
     std::string to, to_b, source, drop = "both", replay, report_path, pcap, group;
@@ -299,11 +300,11 @@ int main(int argc, char** argv) {
             auto const port = port_o->count() > 0 ? std::optional(pcap_port) : std::nullopt;
             capture.emplace(pcap, pub::pcap_filter{port, pub::parse_ipv4(group)});
         }
-        std::optional<md::binary_file_reader> reader;
+        std::optional<md::nasdaq::binary_file_reader> reader;
         if (!replay.empty()) {
             reader.emplace(replay);
         }
-        md::itch_generator generator(generation);
+        signet::publisher::nasdaq::itch_generator generator(generation);
         std::optional<pub::request_service> service;
         if (serve_o->count() > 0) {
             serving.family = a.family();

@@ -30,10 +30,10 @@
 #include <signet/core/cpu_affinity.hpp>
 #include <signet/core/spsc_fixed_queue.hpp>
 #include <signet/core/work_contract_group.hpp>
-#include <signet/md/binary_file_reader.hpp>
-#include <signet/md/itch50.hpp>
-#include <signet/md/itch_generator.hpp>
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/binary_file_reader.hpp>
+#include <signet/md/nasdaq/itch50.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
+#include <signet/publisher/nasdaq/itch_generator.hpp>
 
 #include "json_array.hpp"
 #include "machine_info.hpp"
@@ -53,11 +53,11 @@ struct generate_options {
 };
 
 void generate(std::string const& path, generate_options const& o) {
-    md::itch_generator generator({.seed = o.seed,
-                                  .symbols = o.symbols,
-                                  .messages = o.messages,
-                                  .target_live_orders = o.live_orders,
-                                  .max_live_orders = 2 * o.live_orders});
+    signet::publisher::nasdaq::itch_generator generator({.seed = o.seed,
+                                                         .symbols = o.symbols,
+                                                         .messages = o.messages,
+                                                         .target_live_orders = o.live_orders,
+                                                         .max_live_orders = 2 * o.live_orders});
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(path.c_str(), "wb"),
                                                         &std::fclose);
     if (!out) {
@@ -65,7 +65,7 @@ void generate(std::string const& path, generate_options const& o) {
     }
     std::vector<std::byte> block;
     block.reserve(std::size_t{1} << 20);
-    std::byte message[md::itch50::max_message_length];
+    std::byte message[md::nasdaq::itch50::max_message_length];
     std::uint64_t written = 0;
     while (std::size_t const n = generator.next(message)) {
         if (o.skip_types.find(static_cast<char>(message[0])) != std::string::npos) {
@@ -105,7 +105,8 @@ struct timed {
     double seconds = 0;
 };
 
-timed run_reader(md::binary_file_reader& reader, md::itch50_parser& parser, bool per_message) {
+timed run_reader(md::nasdaq::binary_file_reader& reader, md::nasdaq::itch50_parser& parser,
+                 bool per_message) {
     auto const start = clock_type::now();
     if (per_message) {
         while (std::optional<std::span<std::byte const>> const m = reader.next()) {
@@ -132,13 +133,13 @@ datagrams pack(std::string const& path) {
     datagrams out;
     std::vector<std::pair<std::size_t, std::size_t>> extents; // offset, length in the arena
     std::vector<std::byte> buffer(1400);
-    md::moldudp64_packer packer(buffer, "BENCH");
+    md::nasdaq::moldudp64_packer packer(buffer, "BENCH");
     auto const flush = [&] {
         std::span<std::byte const> const d = packer.finish();
         extents.emplace_back(out.arena.size(), d.size());
         out.arena.insert(out.arena.end(), d.begin(), d.end());
     };
-    md::binary_file_reader reader(path);
+    md::nasdaq::binary_file_reader reader(path);
     while (std::optional<std::span<std::byte const>> const m = reader.next()) {
         if (!packer.append(*m)) {
             flush();
@@ -155,8 +156,8 @@ datagrams pack(std::string const& path) {
     return out;
 }
 
-timed run_contract(datagrams const& input, md::itch50_parser& parser, bool per_message) {
-    md::moldudp64_session session;
+timed run_contract(datagrams const& input, md::nasdaq::itch50_parser& parser, bool per_message) {
+    md::nasdaq::moldudp64_session session;
     work_contract_group group(16);
     spsc_fixed_queue<std::span<std::byte const>> queue(256);
     work_contract contract = group.create_contract([&] {
@@ -198,13 +199,13 @@ std::uint64_t peak_rss_kib() {
 
 /// The book as `<locate> <symbol> B|S <price> <shares>` per level with shares, bids best first
 /// then asks best first, stocks by locate: the format the anchor comparison diffs.
-void dump(md::order_book const& book, std::string const& path) {
+void dump(md::nasdaq::itch_order_book const& book, std::string const& path) {
     std::ofstream out(path);
-    for (std::size_t l = 0; l < md::order_book::max_locates; ++l) {
+    for (std::size_t l = 0; l < md::nasdaq::itch_order_book::max_locates; ++l) {
         auto const locate = static_cast<std::uint16_t>(l);
-        auto const print = [&](md::book_side const side, char letter) {
+        auto const print = [&](md::nasdaq::book_side const side, char letter) {
             for (std::size_t i = side.size(); i-- > 0;) {
-                md::price_level const level = side[i];
+                md::nasdaq::itch_price_level const level = side[i];
                 if (level.shares != 0) {
                     out << locate << ' ' << book.symbol(locate) << ' ' << letter << ' '
                         << level.price << ' ' << level.shares << '\n';
@@ -217,17 +218,17 @@ void dump(md::order_book const& book, std::string const& path) {
 }
 
 /// FNV-1a over every level of every stock: equal digests, equal books.
-std::uint64_t digest(md::order_book const& book) {
+std::uint64_t digest(md::nasdaq::itch_order_book const& book) {
     std::uint64_t h = 0xcbf29ce484222325ULL;
     auto const mix = [&](std::uint64_t v) {
         for (int i = 0; i < 8; ++i) {
             h = (h ^ ((v >> (8 * i)) & 0xFF)) * 0x100000001b3ULL;
         }
     };
-    for (std::size_t l = 0; l < md::order_book::max_locates; ++l) {
+    for (std::size_t l = 0; l < md::nasdaq::itch_order_book::max_locates; ++l) {
         auto const locate = static_cast<std::uint16_t>(l);
-        for (md::book_side const side : {book.bids(locate), book.asks(locate)}) {
-            for (md::price_level const level : side) {
+        for (md::nasdaq::book_side const side : {book.bids(locate), book.asks(locate)}) {
+            for (md::nasdaq::itch_price_level const level : side) {
                 mix(l);
                 mix(level.price);
                 mix(level.shares);
@@ -239,10 +240,10 @@ std::uint64_t digest(md::order_book const& book) {
 }
 
 nlohmann::ordered_json report(std::string const& mode, bool per_message, std::string const& path,
-                              int cpu, timed const& t, md::itch50_parser const& parser) {
-    md::itch50_stats const& s = parser.stats();
-    md::order_book const& book = parser.book();
-    md::detail::order_index const& store = book.order_store();
+                              int cpu, timed const& t, md::nasdaq::itch50_parser const& parser) {
+    md::nasdaq::itch50_stats const& s = parser.stats();
+    md::nasdaq::itch_order_book const& book = parser.book();
+    md::nasdaq::detail::order_index const& store = book.order_store();
     nlohmann::ordered_json row;
     row["mode"] = mode;
     row["per_message"] = per_message;
@@ -311,14 +312,14 @@ int main(int argc, char** argv) {
             return 2;
         }
         pin_this_thread(cpu, "signet_md_bench");
-        md::itch50_parser parser({.max_orders = max_orders});
+        md::nasdaq::itch50_parser parser({.max_orders = max_orders});
         timed t;
         if (mode == "file") {
-            md::binary_file_reader reader(path);
+            md::nasdaq::binary_file_reader reader(path);
             t = run_reader(reader, parser, per_message);
         } else if (mode == "memory") {
             std::vector<std::byte> const bytes = read_file(path);
-            md::binary_file_reader reader(bytes);
+            md::nasdaq::binary_file_reader reader(bytes);
             t = run_reader(reader, parser, per_message);
         } else {
             datagrams const input = pack(path);

@@ -1,7 +1,7 @@
 // signet_mdp3_bench: the cost of CME MDP 3.0 decoding + book building, per book update (an
 // MBP level entry of template 46 or an MBO order entry of 47) and per packet: mdp3_generator's
-// incremental packets are built in memory first (untimed), then one mdp3::channel takes them all
-// (timed: framing, SBE decoding, RptSeq checks, book updates). The process is pinned (--cpu).
+// incremental packets are built in memory first (untimed), then one cme::mdp3_channel takes them
+// all (timed: framing, SBE decoding, RptSeq checks, book updates). The process is pinned (--cpu).
 // bench/run-mdp3-bench runs it in interleaved rounds beside the ITCH path of signet_md_bench.
 //
 //   signet_mdp3_bench [--packets 2000000] [--instruments 20] [--depth 10] [--cpu 0] [--json OUT]
@@ -14,8 +14,8 @@
 #include <CLI/CLI.hpp>
 
 #include <signet/core/cpu_affinity.hpp>
-#include <signet/md/mdp3_channel.hpp>
-#include <signet/md/mdp3_generator.hpp>
+#include <signet/md/cme/mdp3_channel.hpp>
+#include <signet/publisher/cme/mdp3_generator.hpp>
 
 #include "machine_info.hpp"
 #include <nlohmann/json.hpp>
@@ -38,9 +38,10 @@ int main(int argc, char** argv) {
         if (cpu >= 0) {
             signet::pin_this_thread(cpu, "signet_mdp3_bench");
         }
-        md::mdp3_generator generator({.instruments = instruments, .depth = depth});
-        md::mdp3::channel channel;
-        std::vector<std::byte> buffer(md::mdp3_generator::max_packet);
+        signet::publisher::cme::mdp3_generator generator(
+            {.instruments = instruments, .depth = depth});
+        md::cme::mdp3_channel channel;
+        std::vector<std::byte> buffer(signet::publisher::cme::mdp3_generator::max_packet);
         for (std::size_t i = 0; i < instruments; ++i) {
             std::size_t const n =
                 generator.definition(buffer, i, static_cast<std::uint32_t>(i + 1));
@@ -65,7 +66,7 @@ int main(int argc, char** argv) {
         }
         double const seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        md::mdp3::channel_stats const& s = channel.stats();
+        md::cme::mdp3_channel_stats const& s = channel.stats();
         if (s.book_entries != generator.book_entries() ||
             s.order_entries != generator.order_entries() || s.inconsistent_updates != 0 ||
             s.rpt_seq_gaps != 0) {

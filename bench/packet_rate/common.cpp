@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include <signet/md/big_endian.hpp>
-#include <signet/md/itch_generator.hpp>
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
+#include <signet/publisher/nasdaq/itch_generator.hpp>
 
 #include "network_path.hpp"
 
@@ -37,17 +37,18 @@ packet_templates::packet_templates(std::size_t payload, std::size_t packets) {
         throw std::invalid_argument("packet_templates: need at least one packet");
     }
     std::size_t const limit = std::max<std::size_t>(payload, 72);
-    md::itch_generator generator(md::itch_generator_options{.seed = 42,
-                                                            .symbols = 64,
-                                                            .messages = 0,
-                                                            .target_live_orders = 256,
-                                                            .max_live_orders = 2048,
-                                                            .start_time = 34'200'000'000'000});
+    signet::publisher::nasdaq::itch_generator generator(
+        signet::publisher::nasdaq::itch_generator_options{.seed = 42,
+                                                          .symbols = 64,
+                                                          .messages = 0,
+                                                          .target_live_orders = 256,
+                                                          .max_live_orders = 2048,
+                                                          .start_time = 34'200'000'000'000});
     std::vector<std::byte> buffer(limit);
-    md::moldudp64_packer packer(
+    md::nasdaq::moldudp64_packer packer(
         buffer, "SIGNETBNCH", 1,
-        md::moldudp64_packer_options{.max_payload = limit, .max_messages = 0xFFFE});
-    std::array<std::byte, md::itch50::max_message_length> message{};
+        md::nasdaq::moldudp64_packer_options{.max_payload = limit, .max_messages = 0xFFFE});
+    std::array<std::byte, md::nasdaq::itch50::max_message_length> message{};
     std::size_t total_messages = 0;
     auto emit = [&](std::span<std::byte const> p, std::uint16_t count) {
         offsets_.push_back(bytes_.size());
@@ -94,9 +95,9 @@ void stamp_packet(std::byte* packet, std::uint64_t ns) noexcept {
 // ---- sink ------------------------------------------------------------------------------------
 
 feed_sink::feed_sink(sink_timing timing, std::atomic<bool> const* recording)
-    : handler_(md::itch_feed_handler_options{
+    : handler_(md::nasdaq::itch_feed_handler_options{
           .session = {.first_sequence = 1},
-          .book = md::order_book_options{.max_orders = 4096, .level_reserve = 32}})
+          .book = md::nasdaq::itch_order_book_options{.max_orders = 4096, .level_reserve = 32}})
     , timing_(timing)
     , recording_(recording) {}
 

@@ -19,7 +19,7 @@
 
 #include <signet/core/cpu_affinity.hpp>
 #include <signet/core/metrics/histogram.hpp>
-#include <signet/md/feed_handler.hpp>
+#include <signet/md/nasdaq/itch_feed_handler.hpp>
 #include <signet/net/feed.hpp>
 #include <signet/net/stage_latency.hpp>
 #include <signet/net/unique_fd.hpp>
@@ -38,7 +38,7 @@ inline constexpr std::size_t sequence_offset = 10;
 /// Receive buffer per packet in every design (payloads are at most 512 bytes here).
 inline constexpr std::size_t packet_buffer_size = 1024;
 
-/// A cycle of MoldUDP64 packets (ITCH 5.0 from md::itch_generator, packed by
+/// A cycle of MoldUDP64 packets (ITCH 5.0 from signet::publisher::nasdaq::itch_generator, packed by
 /// md::moldudp64_packer) that every feed replays with its own sequence numbers. The ITCH stream
 /// is one generator's: after a cycle the order references repeat, which the book counts as
 /// duplicates/unknown refs for the few orders still live at the cycle's end (the same for every
@@ -110,7 +110,7 @@ public:
         return last_ns_.load(std::memory_order_relaxed); // relaxed: a snapshot
     }
     /// After the receiver stopped.
-    [[nodiscard]] md::itch_feed_handler const& handler() const noexcept { return handler_; }
+    [[nodiscard]] md::nasdaq::itch_feed_handler const& handler() const noexcept { return handler_; }
     /// Send timestamp -> parse done (ns), recorded by the feed's parser; take() on any thread.
     [[nodiscard]] metrics::histogram const& latency() const noexcept { return latency_; }
     /// Per-stage latency, for a design that times its parser's stages (signet --stages):
@@ -118,7 +118,7 @@ public:
     [[nodiscard]] net::stage_latency& stages() noexcept { return stages_; }
 
 private:
-    md::itch_feed_handler handler_;
+    md::nasdaq::itch_feed_handler handler_;
     sink_timing timing_;
     std::atomic<bool> const* recording_;
     metrics::histogram latency_;

@@ -13,17 +13,17 @@
 
 #include <spdlog/spdlog.h>
 
-#include <signet/md/glimpse.hpp>
-#include <signet/md/itch_snapshot.hpp>
-#include <signet/md/moldudp64.hpp>
-#include <signet/md/soupbintcp_server.hpp>
+#include <signet/md/nasdaq/glimpse.hpp>
+#include <signet/md/nasdaq/itch_snapshot.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
+#include <signet/md/nasdaq/soupbintcp_server.hpp>
 #include <signet/publisher/glimpse_service.hpp>
 
 namespace signet::publisher {
 
 namespace {
 
-namespace soup = md::soupbintcp;
+namespace soup = md::nasdaq::soupbintcp;
 
 constexpr int poll_ms = 5;
 constexpr std::size_t input_bytes = 4096; // client packets: logins, heartbeats, logouts
@@ -138,7 +138,7 @@ void glimpse_service::stop() noexcept {
 }
 
 void glimpse_service::record(std::span<std::byte const> datagram) noexcept {
-    if (md::moldudp64_data_header(datagram)) {
+    if (md::nasdaq::moldudp64_data_header(datagram)) {
         (void)ring_.push(datagram); // false only beyond 65535 bytes: not a UDP payload
     }
 }
@@ -187,28 +187,30 @@ void glimpse_service::drain() noexcept {
 }
 
 void glimpse_service::apply(std::span<std::byte const> datagram) noexcept {
-    std::optional<md::moldudp64_header> const header = md::moldudp64_data_header(datagram);
+    std::optional<md::nasdaq::moldudp64_header> const header =
+        md::nasdaq::moldudp64_data_header(datagram);
     if (!header || broken_) {
         return;
     }
-    md::for_each_moldudp64_message(datagram, *header, [&](std::uint64_t sequence, auto message) {
-        if (broken_ || (next_sequence_ != 0 && sequence < next_sequence_)) {
-            return; // broken (below), or applied already
-        }
-        if (next_sequence_ != 0 && sequence > next_sequence_) {
-            broken_ = true; // the ring lost packets: this book would be wrong from here on
-            ++counts_.sequence_breaks;
-            SPDLOG_ERROR("glimpse service: published messages {} to {} never reached the "
-                         "snapshot book (the hand-off ring overflowed); logins are rejected "
-                         "from now on",
-                         next_sequence_, sequence - 1);
-            return;
-        }
-        parser_.on_message(message);
-        state_.on_message(message);
-        next_sequence_ = sequence + 1;
-        ++counts_.applied_messages;
-    });
+    md::nasdaq::for_each_moldudp64_message(
+        datagram, *header, [&](std::uint64_t sequence, auto message) {
+            if (broken_ || (next_sequence_ != 0 && sequence < next_sequence_)) {
+                return; // broken (below), or applied already
+            }
+            if (next_sequence_ != 0 && sequence > next_sequence_) {
+                broken_ = true; // the ring lost packets: this book would be wrong from here on
+                ++counts_.sequence_breaks;
+                SPDLOG_ERROR("glimpse service: published messages {} to {} never reached the "
+                             "snapshot book (the hand-off ring overflowed); logins are rejected "
+                             "from now on",
+                             next_sequence_, sequence - 1);
+                return;
+            }
+            parser_.on_message(message);
+            state_.on_message(message);
+            next_sequence_ = sequence + 1;
+            ++counts_.applied_messages;
+        });
     counts_.next_sequence = next_sequence_;
 }
 
@@ -328,20 +330,20 @@ bool glimpse_service::serve(connection& c, short revents) noexcept {
 }
 
 void glimpse_service::build_snapshot(connection& c) {
-    md::order_book const& book = parser_.book();
+    md::nasdaq::itch_order_book const& book = parser_.book();
     constexpr std::size_t packet_overhead = soup::length_prefix + 1;
     c.snapshot.clear();
     // An add is 36 bytes, a directory 39: room for every order and a few thousand stocks.
     c.snapshot.reserve((book.size() + 4096) * (packet_overhead + 39) + packet_overhead +
-                       md::glimpse::end_of_snapshot_length);
+                       md::nasdaq::glimpse::end_of_snapshot_length);
     std::size_t messages = 0;
     std::size_t const orders =
-        md::write_itch_snapshot(book, &state_, [&](std::span<std::byte const> m) {
+        md::nasdaq::write_itch_snapshot(book, &state_, [&](std::span<std::byte const> m) {
             append_sequenced(c.snapshot, m);
             ++messages;
         });
-    std::array<std::byte, md::glimpse::end_of_snapshot_length> end{};
-    (void)md::glimpse::write_end_of_snapshot(end, next_sequence_ == 0 ? 1 : next_sequence_);
+    std::array<std::byte, md::nasdaq::glimpse::end_of_snapshot_length> end{};
+    (void)md::nasdaq::glimpse::write_end_of_snapshot(end, next_sequence_ == 0 ? 1 : next_sequence_);
     append_sequenced(c.snapshot, end);
     c.snapshot_sent = 0;
     c.last_progress_ns = now_ns();

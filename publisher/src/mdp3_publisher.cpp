@@ -7,7 +7,8 @@
 
 namespace signet::publisher {
 
-mdp3_publisher::mdp3_publisher(mdp3_publisher_options options, md::mdp3_generator& generator,
+mdp3_publisher::mdp3_publisher(mdp3_publisher_options options,
+                               signet::publisher::cme::mdp3_generator& generator,
                                line_output& incremental, line_output& snapshots,
                                line_output& definitions, pacing_clock& clock)
     : options_(std::move(options))
@@ -17,8 +18,8 @@ mdp3_publisher::mdp3_publisher(mdp3_publisher_options options, md::mdp3_generato
     , definitions_(definitions)
     , clock_(clock)
     , faults_(options_.faults)
-    , buffer_(md::mdp3_generator::max_packet)
-    , loop_buffer_(md::mdp3_generator::max_packet) {
+    , buffer_(signet::publisher::cme::mdp3_generator::max_packet)
+    , loop_buffer_(signet::publisher::cme::mdp3_generator::max_packet) {
     if (incremental.lines() < 1 || incremental.lines() > 2 || snapshots.lines() != 1 ||
         definitions.lines() != 1) {
         throw std::invalid_argument("mdp3_publisher: 1 or 2 incremental lines, 1 snapshot line, "

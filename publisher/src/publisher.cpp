@@ -4,7 +4,7 @@
 #include <utility>
 
 #include <signet/md/big_endian.hpp>
-#include <signet/md/itch50.hpp>
+#include <signet/md/nasdaq/itch50.hpp>
 #include <signet/publisher/publisher.hpp>
 
 namespace signet::publisher {
@@ -30,12 +30,14 @@ clock_duration seconds(double s) {
 /// datagram is not a well-formed data packet (it still counts as a packet).
 std::uint64_t add_packet(message_counts& counts, std::span<std::byte const> datagram) noexcept {
     ++counts.packets;
-    std::optional<md::moldudp64_header> const header = md::moldudp64_peek_header(datagram);
-    if (!header || header->count == 0 || header->count == md::moldudp64_end_of_session_count ||
-        !md::moldudp64_blocks_fill(datagram, header->count)) {
+    std::optional<md::nasdaq::moldudp64_header> const header =
+        md::nasdaq::moldudp64_peek_header(datagram);
+    if (!header || header->count == 0 ||
+        header->count == md::nasdaq::moldudp64_end_of_session_count ||
+        !md::nasdaq::moldudp64_blocks_fill(datagram, header->count)) {
         return 0;
     }
-    std::size_t offset = md::moldudp64_header_size;
+    std::size_t offset = md::nasdaq::moldudp64_header_size;
     for (std::uint32_t i = 0; i < header->count; ++i) {
         std::size_t const length = md::load_be16(datagram.data() + offset);
         if (length != 0) {
@@ -48,7 +50,7 @@ std::uint64_t add_packet(message_counts& counts, std::span<std::byte const> data
 }
 
 std::size_t checked_payload(publisher_options const& o) {
-    if (o.batch == 0 || o.batch > md::moldudp64_max_messages) {
+    if (o.batch == 0 || o.batch > md::nasdaq::moldudp64_max_messages) {
         throw std::invalid_argument("publisher: batch must be 1 to 65534 messages");
     }
     if (!(o.rate >= 0) || o.heartbeat <= std::chrono::nanoseconds::zero() ||
@@ -72,7 +74,7 @@ struct publisher::message_source {
 };
 
 struct publisher::generator_source final : message_source {
-    explicit generator_source(md::itch_generator& g)
+    explicit generator_source(signet::publisher::nasdaq::itch_generator& g)
         : generator(g) {}
     status next(std::span<std::byte const>& message, bool) noexcept override {
         std::size_t const n = generator.next(scratch);
@@ -81,12 +83,12 @@ struct publisher::generator_source final : message_source {
     }
     void close() noexcept override { generator.close(); }
 
-    md::itch_generator& generator;
-    std::array<std::byte, md::itch50::max_message_length> scratch{};
+    signet::publisher::nasdaq::itch_generator& generator;
+    std::array<std::byte, md::nasdaq::itch50::max_message_length> scratch{};
 };
 
 struct publisher::file_source final : message_source {
-    file_source(md::binary_file_reader& r, publisher_counts& c)
+    file_source(md::nasdaq::binary_file_reader& r, publisher_counts& c)
         : reader(r)
         , counts(c) {}
     status next(std::span<std::byte const>& message, bool closing) noexcept override {
@@ -113,7 +115,7 @@ struct publisher::file_source final : message_source {
     }
     void close() noexcept override {}
 
-    md::binary_file_reader& reader;
+    md::nasdaq::binary_file_reader& reader;
     publisher_counts& counts;
 };
 
@@ -144,12 +146,12 @@ bool publisher::stop_requested() const noexcept {
            (options_.stop_flag != nullptr && options_.stop_flag->load(std::memory_order_relaxed));
 }
 
-run_result publisher::run(md::itch_generator& source) {
+run_result publisher::run(signet::publisher::nasdaq::itch_generator& source) {
     generator_source adapter(source);
     return run_messages(adapter);
 }
 
-run_result publisher::run(md::binary_file_reader& source) {
+run_result publisher::run(md::nasdaq::binary_file_reader& source) {
     file_source adapter(source, counts_);
     return run_messages(adapter);
 }

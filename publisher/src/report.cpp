@@ -59,7 +59,7 @@ nlohmann::ordered_json report::to_json() const {
         };
     }
     if (rerequests) {
-        md::rerequest_stats const& r = rerequests->stats;
+        md::nasdaq::rerequest_stats const& r = rerequests->stats;
         request_store_counts const& store = rerequests->store;
         j["rerequests"] = {
             {"port", rerequests->port},
@@ -106,7 +106,7 @@ nlohmann::ordered_json report::to_json() const {
     return j;
 }
 
-void report::add(md::binary_file_reader const& reader, std::string name) {
+void report::add(md::nasdaq::binary_file_reader const& reader, std::string name) {
     replay_truncated = reader.truncated();
     replay_file = std::move(name);
 }
@@ -145,7 +145,7 @@ std::string report::summary(std::string_view program) const {
            ", reordered " + n(counts.reordered_packets) + ", heartbeats " + n(counts.heartbeats) +
            ")\n";
     if (rerequests) {
-        md::rerequest_stats const& r = rerequests->stats;
+        md::nasdaq::rerequest_stats const& r = rerequests->stats;
         out += p + ": re-requests: " + n(r.requests) + " received, " + n(r.answered) +
                " answered (" + n(r.messages_resent) + " messages in " + n(r.packets_resent) +
                " packets), " + n(r.requests - r.answered) + " ignored\n";

@@ -12,8 +12,8 @@
 #include <sys/socket.h>
 
 #include <signet/md/big_endian.hpp>
-#include <signet/md/binary_file_reader.hpp>
-#include <signet/md/itch50.hpp>
+#include <signet/md/nasdaq/binary_file_reader.hpp>
+#include <signet/md/nasdaq/itch50.hpp>
 #include <signet/net/udp_endpoint.hpp>
 #include <signet/publisher/pacing_clock.hpp>
 #include <signet/publisher/request_service.hpp>
@@ -79,12 +79,12 @@ std::size_t handoff_size(request_service_options const& o) {
 } // namespace
 
 store_size store_for_messages(std::size_t messages) noexcept {
-    return {messages,
-            messages * md::itch50::max_message_length + md::message_store::max_message_size};
+    return {messages, messages * md::nasdaq::itch50::max_message_length +
+                          md::message_store::max_message_size};
 }
 
 store_size store_for_file(std::string const& path) {
-    md::binary_file_reader reader(path);
+    md::nasdaq::binary_file_reader reader(path);
     store_size size;
     while (auto const record = reader.next()) {
         if (!record->empty()) {
@@ -130,8 +130,10 @@ void request_service::linger(std::chrono::nanoseconds how_long,
 }
 
 void request_service::record(std::span<std::byte const> datagram) noexcept {
-    std::optional<md::moldudp64_header> const header = md::moldudp64_peek_header(datagram);
-    if (!header || header->count == 0 || header->count == md::moldudp64_end_of_session_count) {
+    std::optional<md::nasdaq::moldudp64_header> const header =
+        md::nasdaq::moldudp64_peek_header(datagram);
+    if (!header || header->count == 0 ||
+        header->count == md::nasdaq::moldudp64_end_of_session_count) {
         return; // heartbeats, ends of session, not MoldUDP64: nothing to store
     }
     (void)ring_.push(datagram); // false only beyond 65535 bytes: not a UDP payload
@@ -160,7 +162,8 @@ void request_service::drain() noexcept {
 }
 
 void request_service::store_datagram(std::span<std::byte const> datagram) noexcept {
-    std::optional<md::moldudp64_header> const header = md::moldudp64_data_header(datagram);
+    std::optional<md::nasdaq::moldudp64_header> const header =
+        md::nasdaq::moldudp64_data_header(datagram);
     if (!header) {
         return;
     }
@@ -170,20 +173,21 @@ void request_service::store_datagram(std::span<std::byte const> datagram) noexce
     } else if (header->session != server_.session()) {
         return;
     }
-    md::for_each_moldudp64_message(datagram, *header, [&](std::uint64_t sequence, auto message) {
-        if (!store_.empty()) {
-            if (sequence < store_.next_sequence()) {
-                return; // stored already (a duplicate, or a line's copy)
+    md::nasdaq::for_each_moldudp64_message(
+        datagram, *header, [&](std::uint64_t sequence, auto message) {
+            if (!store_.empty()) {
+                if (sequence < store_.next_sequence()) {
+                    return; // stored already (a duplicate, or a line's copy)
+                }
+                if (sequence > store_.next_sequence()) {
+                    ++counts_.restarts; // the store holds consecutive sequences only
+                    store_.clear();
+                }
             }
-            if (sequence > store_.next_sequence()) {
-                ++counts_.restarts; // the store holds consecutive sequences only
-                store_.clear();
+            if (store_.append(sequence, message)) {
+                ++counts_.stored;
             }
-        }
-        if (store_.append(sequence, message)) {
-            ++counts_.stored;
-        }
-    });
+        });
 }
 
 void request_service::answer() noexcept {
@@ -204,7 +208,7 @@ void request_service::answer() noexcept {
         drain(); // the answer includes everything recorded so far
         std::size_t const size = std::min(static_cast<std::size_t>(received), request.size());
         auto const now = std::chrono::steady_clock::now().time_since_epoch();
-        md::rerequest_answer const answer =
+        md::nasdaq::rerequest_answer const answer =
             server_.handle({request.data(), size}, requester_key(from),
                            static_cast<std::uint64_t>(
                                std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
@@ -235,7 +239,7 @@ void request_service::publish() noexcept {
     snapshot_.session_known = session_known_;
 }
 
-md::rerequest_stats request_service::stats() const {
+md::nasdaq::rerequest_stats request_service::stats() const {
     std::lock_guard const lock(snapshot_mutex_);
     return snapshot_.stats;
 }

@@ -9,9 +9,9 @@
 
 #include <toml++/toml.h>
 
-#include <signet/md/moldudp64.hpp>
-#include <signet/md/moldudp64_recovery.hpp>
-#include <signet/md/soupbintcp.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
+#include <signet/md/nasdaq/moldudp64_recovery.hpp>
+#include <signet/md/nasdaq/soupbintcp.hpp>
 #include <signet/receiver/config.hpp>
 
 namespace signet::receiver {
@@ -286,7 +286,7 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
         get_size(file, t, "buffer_size", f.buffer_size, min_buffer_size, max_buffer_size);
     f.ring_buffers = get_size(file, t, "ring_buffers", f.ring_buffers, 0, 32'032);
     f.session = get_string(file, t, "session");
-    if (f.session.size() > md::moldudp64_session_size ||
+    if (f.session.size() > md::nasdaq::moldudp64_session_size ||
         !std::all_of(f.session.begin(), f.session.end(),
                      [](char c) { return c >= 0x20 && c <= 0x7e; })) {
         fail(file, *t.get("session"), "session",
@@ -303,10 +303,10 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
     f.rerequest_timeout_ms =
         get_size(file, t, "rerequest_timeout_ms", f.rerequest_timeout_ms, 1, 60'000);
     f.rerequest_max_messages = get_size(file, t, "rerequest_max_messages", f.rerequest_max_messages,
-                                        1, md::moldudp64_max_messages);
+                                        1, md::nasdaq::moldudp64_max_messages);
     f.rerequest_max_in_flight =
         get_size(file, t, "rerequest_max_in_flight", f.rerequest_max_in_flight, 1,
-                 md::moldudp64_recovery::max_chunks);
+                 md::nasdaq::moldudp64_recovery::max_chunks);
     f.rerequest_tries =
         static_cast<unsigned>(get_size(file, t, "rerequest_tries", f.rerequest_tries, 1, 100));
     f.recovery_buffer = get_size(file, t, "recovery_buffer", f.recovery_buffer, 16, 65'536);
@@ -318,9 +318,10 @@ feed_config parse_feed(std::string const& file, toml::table const& t, std::size_
     }
     f.snapshot_username = get_string(file, t, "snapshot_username");
     f.snapshot_password = get_string(file, t, "snapshot_password");
-    for (auto [key, value, limit] :
-         {std::tuple{"snapshot_username", &f.snapshot_username, md::soupbintcp::username_length},
-          std::tuple{"snapshot_password", &f.snapshot_password, md::soupbintcp::password_length}}) {
+    for (auto [key, value, limit] : {std::tuple{"snapshot_username", &f.snapshot_username,
+                                                md::nasdaq::soupbintcp::username_length},
+                                     std::tuple{"snapshot_password", &f.snapshot_password,
+                                                md::nasdaq::soupbintcp::password_length}}) {
         if (value->size() > limit || !std::all_of(value->begin(), value->end(),
                                                   [](char c) { return c > 0x20 && c <= 0x7e; })) {
             fail(file, *t.get(key), key,

@@ -6,7 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <signet/core/realtime_clock.hpp>
-#include <signet/md/moldudp64_request.hpp>
+#include <signet/md/nasdaq/moldudp64_request.hpp>
 #include <signet/receiver/feed_parser.hpp>
 
 namespace signet::receiver {
@@ -29,16 +29,18 @@ feed_parser::feed_parser(feed_config const& config)
         // Late join: the session adopts the first packet's sequence, the book comes from a
         // snapshot (attach_snapshot) and the live messages wait in the sync's buffer until then.
         session_.emplace(session_options());
-        sync_.emplace(md::snapshot_sync_options{.book = {.max_orders = config.max_orders},
-                                                .buffer_messages = config.snapshot_buffer_messages,
-                                                .buffer_bytes = config.snapshot_buffer_messages *
-                                                                md::itch50::max_message_length});
+        sync_.emplace(md::nasdaq::itch_snapshot_sync_options{
+            .book = {.max_orders = config.max_orders},
+            .buffer_messages = config.snapshot_buffer_messages,
+            .buffer_bytes =
+                config.snapshot_buffer_messages * md::nasdaq::itch50::max_message_length});
         sync_->start_buffering();
     } else if (config.parser == parser_kind::itch50) {
         // Pipelined: service() flushes before anything reads the book or the stats.
-        itch_.emplace(md::itch_feed_handler_options{.session = session_options(),
-                                                    .book = {.max_orders = config.max_orders},
-                                                    .pipeline = true});
+        itch_.emplace(
+            md::nasdaq::itch_feed_handler_options{.session = session_options(),
+                                                  .book = {.max_orders = config.max_orders},
+                                                  .pipeline = true});
     } else {
         session_.emplace(session_options());
     }
@@ -54,14 +56,14 @@ feed_parser::feed_parser(feed_config const& config)
         arbiter_.emplace(1, std::max<std::size_t>(depth, 64));
     }
     if (config.rerequest) {
-        recovery_.emplace(md::moldudp64_recovery_options{
+        recovery_.emplace(md::nasdaq::moldudp64_recovery_options{
             .timeout_ns = config.rerequest_timeout_ms * 1'000'000,
             .max_messages = static_cast<std::uint16_t>(config.rerequest_max_messages),
             .max_in_flight = config.rerequest_max_in_flight,
             .max_tries = config.rerequest_tries});
-        recovery_->on_state_change([this](md::recovery_state state) {
+        recovery_->on_state_change([this](md::nasdaq::recovery_state state) {
             // release: pairs with the acquire load in live().
-            live_.recovering.store(state == md::recovery_state::recovering,
+            live_.recovering.store(state == md::nasdaq::recovery_state::recovering,
                                    std::memory_order_release);
         });
         arbiter_->set_recovery(&*recovery_);
@@ -73,7 +75,7 @@ void feed_parser::attach_request_line(net::udp_socket const& socket, std::uint16
     request_line_ = line;
 }
 
-void feed_parser::attach_recorder(md::binary_file_writer& writer) {
+void feed_parser::attach_recorder(md::nasdaq::binary_file_writer& writer) {
     recorder_ = &writer;
 }
 
@@ -91,15 +93,15 @@ void feed_parser::attach_snapshot(std::unique_ptr<net::tcp_client> connection, n
 
 bool feed_parser::send_request(std::uint64_t first, std::uint16_t count) noexcept {
     std::string_view const session = itch_ ? itch_->session().session() : session_->session();
-    if (request_socket_ == nullptr || session.size() != md::moldudp64_session_size) {
+    if (request_socket_ == nullptr || session.size() != md::nasdaq::moldudp64_session_size) {
         return false; // no session yet: nothing to name in a request
     }
-    md::moldudp64_request request;
+    md::nasdaq::moldudp64_request request;
     std::copy(session.begin(), session.end(), request.session.begin());
     request.sequence = first;
     request.count = count;
-    std::array<std::byte, md::moldudp64_request_size> datagram{};
-    md::write_moldudp64_request(request, datagram);
+    std::array<std::byte, md::nasdaq::moldudp64_request_size> datagram{};
+    md::nasdaq::write_moldudp64_request(request, datagram);
     if (request_socket_->send_to(datagram, *config_.rerequest)) {
         ++request_send_errors_;
         return false;
@@ -128,8 +130,8 @@ std::uint64_t feed_parser::next_sequence() const noexcept {
     return itch_ ? itch_->session().next_sequence() : session_->next_sequence();
 }
 
-md::moldudp64_session_options feed_parser::session_options() const noexcept {
-    return {.first_sequence = config_.snapshot ? md::moldudp64_session::late_join : 1,
+md::nasdaq::moldudp64_session_options feed_parser::session_options() const noexcept {
+    return {.first_sequence = config_.snapshot ? md::nasdaq::moldudp64_session::late_join : 1,
             .max_sequence_jump = config_.max_sequence_jump,
             .session = config_.session};
 }
@@ -183,10 +185,10 @@ void feed_parser::record(std::span<std::byte const> message) {
 
 std::uint64_t feed_parser::sequence_of(std::span<std::byte const> datagram) const noexcept {
     if (mdp3_) {
-        auto const header = md::mdp3::read_packet_header(datagram);
+        auto const header = md::cme::read_packet_header(datagram);
         return header ? header->sequence : 0;
     }
-    return md::moldudp64_sequence(datagram);
+    return md::nasdaq::moldudp64_sequence(datagram);
 }
 
 void feed_parser::operator()(net::packet const& p) {
@@ -297,12 +299,12 @@ void feed_parser::arm_timer() noexcept {
 }
 
 bool feed_parser::publish_books() {
-    md::order_book const* const current = book();
+    md::nasdaq::itch_order_book const* const current = book();
     if (current == nullptr) {
         return true;
     }
     books_scratch_.clear();
-    current->for_each_stock([&](md::stock_view const& stock) {
+    current->for_each_stock([&](md::nasdaq::stock_view const& stock) {
         if (stock.orders == 0) {
             return;
         }
@@ -350,7 +352,7 @@ void feed_parser::finish() {
 void feed_parser::publish() noexcept {
     // relaxed stores: single writer; readers take a snapshot.
     auto const s = session_stats();
-    md::itch50_stats const* const itch = itch_stats();
+    md::nasdaq::itch50_stats const* const itch = itch_stats();
     std::uint64_t const book_full = itch != nullptr ? itch->book_full_drops : 0;
     if (book_full != 0 && !book_full_logged_) {
         book_full_logged_ = true; // once per feed: never per packet
@@ -385,7 +387,7 @@ void feed_parser::publish() noexcept {
     live_.malformed_packets.store(s.malformed_packets, std::memory_order_relaxed);
 }
 
-void feed_parser::log_untrusted(md::moldudp64_stats const& s) noexcept {
+void feed_parser::log_untrusted(md::nasdaq::moldudp64_stats const& s) noexcept {
     // The packet's (or wake-up's) time: no clock read of its own while the limit holds.
     if (untrusted_logged_ != 0 && now_ < untrusted_log_ns_ + untrusted_log_interval_ns) {
         return; // rate-limited: the counts are in the stats line and the summary
@@ -421,10 +423,10 @@ live_counters feed_parser::live() const noexcept {
             live_.recovering.load(std::memory_order_acquire)};
 }
 
-md::moldudp64_stats feed_parser::session_stats() const noexcept {
+md::nasdaq::moldudp64_stats feed_parser::session_stats() const noexcept {
     if (mdp3_) { // the channel's counters, in the session's terms (the stats line, the summary)
-        md::mdp3::channel_stats const& c = mdp3_->stats();
-        md::moldudp64_stats s;
+        md::cme::mdp3_channel_stats const& c = mdp3_->stats();
+        md::nasdaq::moldudp64_stats s;
         s.packets = c.packets;
         s.messages = c.book_entries;
         s.gaps = c.gaps;
@@ -442,14 +444,14 @@ md::moldudp64_stats feed_parser::session_stats() const noexcept {
     return {};
 }
 
-md::itch50_stats const* feed_parser::itch_stats() const noexcept {
+md::nasdaq::itch50_stats const* feed_parser::itch_stats() const noexcept {
     if (sync_) {
         return &sync_->parser().stats();
     }
     return itch_ ? &itch_->itch_stats() : nullptr;
 }
 
-md::order_book const* feed_parser::book() const noexcept {
+md::nasdaq::itch_order_book const* feed_parser::book() const noexcept {
     if (sync_) {
         return &sync_->parser().book();
     }

@@ -117,7 +117,7 @@ void itch_receiver::add_feed(feed_config const& config) {
         static_cast<std::uint64_t>(config_.stats_interval_s * 1e9)); // bounded by the config
     log_feed_lines(config, f.id);
     if (!options_.record_path.empty() && config.protocol == protocol_kind::moldudp64) {
-        f.recording = std::make_unique<md::binary_file_writer>(
+        f.recording = std::make_unique<md::nasdaq::binary_file_writer>(
             config_.feeds.size() == 1 ? options_.record_path
                                       : options_.record_path + "." + config.name);
         f.recording->attach(runtime_->group());

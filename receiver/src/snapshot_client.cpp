@@ -1,14 +1,14 @@
 #include <spdlog/spdlog.h>
 
-#include <signet/md/glimpse.hpp>
+#include <signet/md/nasdaq/glimpse.hpp>
 #include <signet/receiver/snapshot_client.hpp>
 
 namespace signet::receiver {
 
 namespace {
 
-char const* describe(md::soupbintcp::client_failure why) noexcept {
-    using md::soupbintcp::client_failure;
+char const* describe(md::nasdaq::soupbintcp::client_failure why) noexcept {
+    using md::nasdaq::soupbintcp::client_failure;
     switch (why) {
     case client_failure::none:
         return "no failure";
@@ -50,7 +50,7 @@ char const* to_string(snapshot_phase phase) noexcept {
 
 snapshot_client::snapshot_client(snapshot_client_options options,
                                  std::unique_ptr<net::tcp_client> tcp, net::timer timer,
-                                 md::snapshot_sync& sync)
+                                 md::nasdaq::itch_snapshot_sync& sync)
     : options_(std::move(options))
     , tcp_(std::move(tcp))
     , timer_(timer)
@@ -64,7 +64,7 @@ void snapshot_client::request(clock::time_point now) {
     if (!wanted_) {
         wanted_ = true;
         requested_at_ = now;
-        if (sync_.phase() == md::sync_phase::live) {
+        if (sync_.phase() == md::nasdaq::sync_phase::live) {
             sync_.start_buffering();
         }
     }
@@ -89,18 +89,18 @@ void snapshot_client::service(clock::time_point now) {
     });
     switch (event) {
     case net::tcp_event::connected:
-        soup_.emplace(
-            md::soupbintcp::client_options{.username = options_.username,
-                                           .password = options_.password,
-                                           .first_sequence = 1,
-                                           .login_timeout_ns = options_.login_timeout.count(),
-                                           .server_timeout_ns = options_.server_timeout.count(),
-                                           .max_length = options_.max_packet_length});
+        soup_.emplace(md::nasdaq::soupbintcp::client_options{
+            .username = options_.username,
+            .password = options_.password,
+            .first_sequence = 1,
+            .login_timeout_ns = options_.login_timeout.count(),
+            .server_timeout_ns = options_.server_timeout.count(),
+            .max_length = options_.max_packet_length});
         (void)soup_->start(now_ns);
         connected_at_ = now;
         break;
     case net::tcp_event::disconnected: // counted by the tcp_client, by cause
-        if (sync_.phase() == md::sync_phase::loading) {
+        if (sync_.phase() == md::nasdaq::sync_phase::loading) {
             sync_.abort(); // nothing half-applied
         }
         soup_.reset(); // the tcp_client reconnects when its backoff ends
@@ -112,15 +112,15 @@ void snapshot_client::service(clock::time_point now) {
     if (soup_ && pending_ == outcome::none) {
         soup_->on_time(now_ns);
         switch (soup_->state()) {
-        case md::soupbintcp::client_state::failed:
-            if (soup_->failure() == md::soupbintcp::client_failure::not_authorized ||
-                soup_->failure() == md::soupbintcp::client_failure::session_not_available) {
+        case md::nasdaq::soupbintcp::client_state::failed:
+            if (soup_->failure() == md::nasdaq::soupbintcp::client_failure::not_authorized ||
+                soup_->failure() == md::nasdaq::soupbintcp::client_failure::session_not_available) {
                 pending_ = outcome::rejected;
             } else {
                 fail(describe(soup_->failure()));
             }
             break;
-        case md::soupbintcp::client_state::ended:
+        case md::nasdaq::soupbintcp::client_state::ended:
             fail("End of Session before End of Snapshot");
             break;
         default:
@@ -161,25 +161,26 @@ void snapshot_client::on_message(std::span<std::byte const> message) {
     if (pending_ != outcome::none) {
         return; // an outcome is decided: the rest of this read is ignored
     }
-    if (sync_.phase() == md::sync_phase::buffering) {
+    if (sync_.phase() == md::nasdaq::sync_phase::buffering) {
         sync_.start_snapshot();
     }
-    std::optional<md::snapshot_sync::end_result> const end = sync_.on_snapshot(message);
+    std::optional<md::nasdaq::itch_snapshot_sync::end_result> const end =
+        sync_.on_snapshot(message);
     if (!end) {
         return;
     }
     switch (*end) {
-    case md::snapshot_sync::end_result::synchronized:
+    case md::nasdaq::itch_snapshot_sync::end_result::synchronized:
         pending_ = outcome::synchronized;
         break;
-    case md::snapshot_sync::end_result::too_old:
+    case md::nasdaq::itch_snapshot_sync::end_result::too_old:
         SPDLOG_WARN("{}: the snapshot resumes before the buffered live messages (sequence {} "
                     "and later are buffered); asking for a newer one",
                     options_.name, sync_.buffer_first());
         pending_ = outcome::retry;
         break;
-    case md::snapshot_sync::end_result::malformed:
-    case md::snapshot_sync::end_result::not_loading:
+    case md::nasdaq::itch_snapshot_sync::end_result::malformed:
+    case md::nasdaq::itch_snapshot_sync::end_result::not_loading:
         fail("an End of Snapshot whose sequence does not parse");
         break;
     }
@@ -192,12 +193,12 @@ void snapshot_client::fail(char const* why) {
 }
 
 void snapshot_client::finish(outcome what, clock::time_point now) {
-    if (soup_ && soup_->state() == md::soupbintcp::client_state::logged_in) {
+    if (soup_ && soup_->state() == md::nasdaq::soupbintcp::client_state::logged_in) {
         soup_->logout();
         (void)tcp_->send(soup_->output(), now); // best effort: we close next
     }
     soup_.reset();
-    if (sync_.phase() == md::sync_phase::loading) {
+    if (sync_.phase() == md::nasdaq::sync_phase::loading) {
         sync_.abort();
     }
     switch (what) {
@@ -238,11 +239,11 @@ snapshot_phase snapshot_client::phase() const noexcept {
         return snapshot_phase::rejected;
     }
     switch (sync_.phase()) {
-    case md::sync_phase::live:
+    case md::nasdaq::sync_phase::live:
         return snapshot_phase::live;
-    case md::sync_phase::buffering:
+    case md::nasdaq::sync_phase::buffering:
         return snapshot_phase::buffering;
-    case md::sync_phase::loading:
+    case md::nasdaq::sync_phase::loading:
         return snapshot_phase::loading;
     }
     return snapshot_phase::buffering;

@@ -17,9 +17,9 @@ using json = nlohmann::ordered_json;
 struct feed_view {
     feed_parser const& parser;
     net::feed_stats net;
-    md::moldudp64_stats session;
-    md::itch50_stats const* itch;
-    md::binary_file_writer const* recording;
+    md::nasdaq::moldudp64_stats session;
+    md::nasdaq::itch50_stats const* itch;
+    md::nasdaq::binary_file_writer const* recording;
 };
 
 /// Percentiles, and the exact cumulative buckets (upper bound ns, samples at or below) that
@@ -37,7 +37,7 @@ json distribution(metrics::histogram::snapshot const& h) {
                 {"buckets", std::move(buckets)}};
 }
 
-std::uint64_t itch_count(feed_view const& f, std::uint64_t md::itch50_stats::*member) {
+std::uint64_t itch_count(feed_view const& f, std::uint64_t md::nasdaq::itch50_stats::*member) {
     return f.itch != nullptr ? f.itch->*member : 0;
 }
 
@@ -109,11 +109,11 @@ std::vector<feed_field> const& feed_fields() {
          }},
         {{"malformed_messages", "ITCH messages too short for their type"},
          [](feed_view const& f) {
-             return json(itch_count(f, &md::itch50_stats::malformed_messages));
+             return json(itch_count(f, &md::nasdaq::itch50_stats::malformed_messages));
          }},
         {{"unknown_messages", "ITCH messages of an unknown type (skipped by length)"},
          [](feed_view const& f) {
-             return json(itch_count(f, &md::itch50_stats::unknown_messages));
+             return json(itch_count(f, &md::nasdaq::itch50_stats::unknown_messages));
          }},
         {{"heartbeats", "MoldUDP64 heartbeats"},
          [](feed_view const& f) {
@@ -158,7 +158,7 @@ std::vector<feed_field> const& feed_fields() {
          [](feed_view const& f) {
              json books = json::object();
              if (auto const* book = f.parser.book()) {
-                 book->for_each_stock([&](md::stock_view const& s) {
+                 book->for_each_stock([&](md::nasdaq::stock_view const& s) {
                      books[md::wire_text(s.symbol)] = {
                          {"bid_price", std::uint64_t{s.top.bid_price}},
                          {"bid_shares", s.top.bid_shares},
@@ -177,15 +177,15 @@ std::vector<feed_field> const& feed_fields() {
         {{"unknown_order_refs", "executes, cancels, deletes, replaces of orders never added (a "
                                 "gap lost the add): 0 means the books are complete"},
          [](feed_view const& f) {
-             return json(itch_count(f, &md::itch50_stats::unknown_order_refs));
+             return json(itch_count(f, &md::nasdaq::itch50_stats::unknown_order_refs));
          }},
         {{"duplicate_order_refs", "adds of an order reference that was live already"},
          [](feed_view const& f) {
-             return json(itch_count(f, &md::itch50_stats::duplicate_order_refs));
+             return json(itch_count(f, &md::nasdaq::itch50_stats::duplicate_order_refs));
          }},
         {{"book_full_drops", "adds dropped because the book held [book] max_orders orders"},
          [](feed_view const& f) {
-             return json(itch_count(f, &md::itch50_stats::book_full_drops));
+             return json(itch_count(f, &md::nasdaq::itch50_stats::book_full_drops));
          }},
         {{"book_max_orders", "[book] max_orders"},
          [](feed_view const& f) {
@@ -210,7 +210,7 @@ std::vector<feed_field> const& feed_fields() {
                  return nullptr;
              }
              auto const took = f.parser.recovery_latency().take();
-             return {{"state", md::to_string(f.parser.recovery_state())},
+             return {{"state", md::nasdaq::to_string(f.parser.recovery_state())},
                      {"gaps", r->gaps},
                      {"gaps_recovered", r->gaps_recovered},
                      {"gaps_lost", r->gaps_lost},
@@ -271,14 +271,14 @@ std::vector<feed_field> const& feed_fields() {
              if (channel == nullptr) {
                  return nullptr;
              }
-             auto const levels = [](std::span<md::mdp3::price_level const> side) {
+             auto const levels = [](std::span<md::cme::mdp3_price_level const> side) {
                  json out = json::array();
                  for (auto const& l : side) {
                      out.push_back({l.price, l.size, l.orders});
                  }
                  return out;
              };
-             auto const orders = [](md::mdp3::order_book const& book) {
+             auto const orders = [](md::cme::mdp3_order_book const& book) {
                  json out = json::array();
                  for (auto const& [id, o] : book.sorted()) {
                      out.push_back({id, std::string(1, o.side), o.price, o.quantity, o.priority});
@@ -286,8 +286,8 @@ std::vector<feed_field> const& feed_fields() {
                  return out;
              };
              json instruments = json::object();
-             channel->for_each_instrument([&](md::mdp3::instrument const& i) {
-                 instruments[md::wire_text(md::mdp3::text(i.symbol))] = {
+             channel->for_each_instrument([&](md::cme::mdp3_instrument const& i) {
+                 instruments[md::wire_text(md::cme::text(i.symbol))] = {
                      {"security_id", i.security_id},
                      {"rpt_seq", i.rpt_seq},
                      {"stale", i.stale},
@@ -297,7 +297,7 @@ std::vector<feed_field> const& feed_fields() {
                      {"orders_stale", i.orders_stale},
                      {"orders", orders(i.orders)}};
              });
-             md::mdp3::channel_stats const& c = channel->stats();
+             md::cme::mdp3_channel_stats const& c = channel->stats();
              return {{"instruments", instruments},
                      {"channel",
                       {{"packets", c.packets},
@@ -464,7 +464,7 @@ std::string summary_text(itch_receiver const& receiver, std::size_t books) {
         }
         if (auto const* book = f.parser.book()) {
             std::size_t shown = 0;
-            book->for_each_stock([&](md::stock_view const& stock) {
+            book->for_each_stock([&](md::nasdaq::stock_view const& stock) {
                 if (shown++ >= books) {
                     return;
                 }

@@ -19,7 +19,7 @@ std::string printable(std::string_view bytes) {
     return out;
 }
 
-std::string format_book_line(std::string_view symbol, md::top_of_book const& top,
+std::string format_book_line(std::string_view symbol, md::nasdaq::top_of_book const& top,
                              std::uint64_t orders) {
     char line[200];
     std::snprintf(

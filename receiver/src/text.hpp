@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include <signet/md/order_book.hpp>
+#include <signet/md/nasdaq/itch_order_book.hpp>
 
 namespace signet::receiver {
 
@@ -14,7 +14,7 @@ namespace signet::receiver {
 std::string printable(std::string_view bytes);
 
 /// "    SYMBOL   bid 12.3400 x 100     ask 12.3500 x 200     orders 4\n" (summary text).
-std::string format_book_line(std::string_view symbol, md::top_of_book const& top,
+std::string format_book_line(std::string_view symbol, md::nasdaq::top_of_book const& top,
                              std::uint64_t orders);
 
 /// Nanoseconds as microseconds with one decimal: "12.3".

@@ -35,7 +35,7 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
 
 #include "publisher/publisher_test_support.hpp"
 #include <nlohmann/json.hpp>
@@ -466,7 +466,7 @@ TEST(MdFeed, ServesReRequestsUntilASignalEndsTheLinger) {
     client.request("SIGNET0001", 9, 8);
     std::vector<bytes> const answer = client.receive(1);
     ASSERT_EQ(answer.size(), 1U);
-    EXPECT_EQ(signet::md::moldudp64_sequence(view(answer[0])), 9U);
+    EXPECT_EQ(signet::md::nasdaq::moldudp64_sequence(view(answer[0])), 9U);
     feed.interrupt(); // ends the linger
     ASSERT_EQ(feed.wait(), 0) << feed.err();
     nlohmann::json const r = feed.report()["rerequests"];

@@ -18,15 +18,16 @@
 #include <span>
 #include <vector>
 
-#include <signet/md/itch50.hpp>
+#include <signet/md/nasdaq/itch50.hpp>
 
 #include "fuzz_check.hpp"
 
 namespace {
 
 using namespace signet::md;
+using namespace signet::md::nasdaq;
 
-void check_top(order_book const& book, std::uint16_t locate) {
+void check_top(itch_order_book const& book, std::uint16_t locate) {
     top_of_book const top = book.top(locate);
     book_side const bids = book.bids(locate);
     book_side const asks = book.asks(locate);
@@ -45,11 +46,11 @@ void check_top(order_book const& book, std::uint16_t locate) {
         SIGNET_FUZZ_CHECK(asks.front().price >= asks.back().price);
     }
     std::uint64_t level_orders = 0;
-    for (price_level const l : bids) {
+    for (itch_price_level const l : bids) {
         SIGNET_FUZZ_CHECK(l.orders > 0);
         level_orders += l.orders;
     }
-    for (price_level const l : asks) {
+    for (itch_price_level const l : asks) {
         SIGNET_FUZZ_CHECK(l.orders > 0);
         level_orders += l.orders;
     }
@@ -63,11 +64,11 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         return 0;
     }
     std::size_t const capacity = 1 + data[0] % 64;
-    order_book_options const options{.max_orders = capacity,
-                                     .index_pages = 2,
-                                     .level_reserve = 2,
-                                     .level_pool_reserve = 64,
-                                     .stock_reserve = 16};
+    itch_order_book_options const options{.max_orders = capacity,
+                                          .index_pages = 2,
+                                          .level_reserve = 2,
+                                          .level_pool_reserve = 64,
+                                          .stock_reserve = 16};
     itch50_parser parser(options);
     itch50_parser pipelined(options); // the same messages through push(): the same end state
     std::vector<std::uint16_t> locates;

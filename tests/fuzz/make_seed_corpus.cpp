@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include <signet/md/itch50.hpp>
-#include <signet/md/itch_generator.hpp>
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/itch50.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
+#include <signet/publisher/nasdaq/itch_generator.hpp>
 
 #include "../md/md_test_support.hpp"
 
@@ -28,6 +28,9 @@ namespace {
 
 namespace t = signet::md::test;
 using namespace signet::md;
+using namespace signet::md::nasdaq;
+using signet::publisher::nasdaq::itch_generator;
+using signet::publisher::nasdaq::itch_generator_options;
 using t::bytes;
 
 void write(std::filesystem::path const& path, bytes const& b) {
@@ -89,7 +92,7 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(root / "moldudp64");
     std::filesystem::create_directories(root / "itch50");
     std::filesystem::create_directories(root / "rerequest_server");
-    std::filesystem::create_directories(root / "snapshot_sync");
+    std::filesystem::create_directories(root / "itch_snapshot_sync");
     std::filesystem::create_directories(root / "mdp3");
     std::filesystem::create_directories(root / "xdp_frame");
 
@@ -170,8 +173,8 @@ int main(int argc, char** argv) {
             record(end, 0);
             return in;
         };
-        write(root / "snapshot_sync" / "synchronizes", snapshot_input(50, 150, 151));
-        write(root / "snapshot_sync" / "too_old", snapshot_input(120, 100, 101));
+        write(root / "itch_snapshot_sync" / "synchronizes", snapshot_input(50, 150, 151));
+        write(root / "itch_snapshot_sync" / "too_old", snapshot_input(120, 100, 101));
     }
 
     // ---- mdp3: little-endian by shifting; MsgSize counts itself ----

@@ -13,15 +13,15 @@
 #include <cstdint>
 #include <span>
 
-#include <signet/md/mdp3.hpp>
-#include <signet/md/mdp3_book.hpp>
-#include <signet/md/mdp3_channel.hpp>
+#include <signet/md/cme/mdp3.hpp>
+#include <signet/md/cme/mdp3_channel.hpp>
+#include <signet/md/cme/mdp3_price_book.hpp>
 
 #include "fuzz_check.hpp"
 
 namespace {
 
-namespace m3 = signet::md::mdp3;
+namespace m3 = signet::md::cme;
 
 template <typename Group>
 void touch(Group const& g) {
@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
     if (size < 1) {
         return 0;
     }
-    m3::price_book book(1 + data[0] % 16);
+    m3::mdp3_price_book book(1 + data[0] % 16);
     std::span<std::byte const> const packet(reinterpret_cast<std::byte const*>(data + 1), size - 1);
     (void)m3::read_packet_header(packet);
     m3::packet_walk const walk = m3::for_each_message(packet, [&](m3::message const& m) {
@@ -90,13 +90,13 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         SIGNET_FUZZ_CHECK(book.bids().size() <= book.depth());
         SIGNET_FUZZ_CHECK(book.offers().size() <= book.depth());
     });
-    m3::channel channel({.held_packets = 64, .held_bytes = 1 << 16});
+    m3::mdp3_channel channel({.held_packets = 64, .held_bytes = 1 << 16});
     channel.on_definition(packet, 1);
     channel.on_incremental(packet, 2);
     channel.on_snapshot(packet, 3);
     channel.on_incremental(packet, 4);
     channel.on_time(5'000'000'000);
-    channel.for_each_instrument([](m3::instrument const& i) {
+    channel.for_each_instrument([](m3::mdp3_instrument const& i) {
         SIGNET_FUZZ_CHECK(i.book.bids().size() <= i.book.depth());
         SIGNET_FUZZ_CHECK(i.book.offers().size() <= i.book.depth());
     });

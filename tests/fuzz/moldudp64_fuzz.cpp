@@ -19,13 +19,14 @@
 #include <vector>
 
 #include <signet/core/saturating.hpp>
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
 
 #include "fuzz_check.hpp"
 
 namespace {
 
 using namespace signet::md;
+using namespace signet::md::nasdaq;
 
 struct delivered_message {
     std::uint64_t sequence;

@@ -27,15 +27,16 @@
 #include <vector>
 
 #include <signet/md/message_store.hpp>
-#include <signet/md/moldudp64.hpp>
-#include <signet/md/moldudp64_request.hpp>
-#include <signet/md/rerequest_server.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
+#include <signet/md/nasdaq/moldudp64_request.hpp>
+#include <signet/md/nasdaq/rerequest_server.hpp>
 
 #include "fuzz_check.hpp"
 
 namespace {
 
 using namespace signet::md;
+using namespace signet::md::nasdaq;
 
 class input {
 public:

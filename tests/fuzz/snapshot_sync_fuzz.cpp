@@ -1,5 +1,5 @@
-// libFuzzer target: the snapshot loader (md::snapshot_sync) fed an arbitrary snapshot while a
-// generated live stream is buffered and keeps arriving.
+// libFuzzer target: the snapshot loader (md::nasdaq::itch_snapshot_sync) fed an arbitrary snapshot
+// while a generated live stream is buffered and keeps arriving.
 //
 // Input: byte 0 picks the join point (the first live sequence, 1 to 256); then records
 // (u8 header, bytes): the header's low 6 bits are the record's length, bit 6 sends one more
@@ -15,16 +15,19 @@
 #include <span>
 #include <vector>
 
-#include <signet/md/itch_generator.hpp>
-#include <signet/md/snapshot_sync.hpp>
+#include <signet/md/nasdaq/itch_snapshot_sync.hpp>
+#include <signet/publisher/nasdaq/itch_generator.hpp>
 
 #include "fuzz_check.hpp"
 
 namespace {
 
 using namespace signet::md;
+using namespace signet::md::nasdaq;
+using signet::publisher::nasdaq::itch_generator;
+using signet::publisher::nasdaq::itch_generator_options;
 
-constexpr order_book_options book{.max_orders = 1 << 12, .index_pages = 16};
+constexpr itch_order_book_options book{.max_orders = 1 << 12, .index_pages = 16};
 
 std::vector<std::vector<std::byte>> const& live_stream() {
     static std::vector<std::vector<std::byte>> const stream = [] {
@@ -48,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
     }
     auto const& stream = live_stream();
     std::size_t next = data[0]; // 0-based index of the next live message
-    snapshot_sync sync({.book = book, .buffer_messages = 1024, .buffer_bytes = 1 << 16});
+    itch_snapshot_sync sync({.book = book, .buffer_messages = 1024, .buffer_bytes = 1 << 16});
     sync.start_buffering();
     auto const live = [&](std::size_t n) {
         for (; n > 0 && next < stream.size(); --n, ++next) {
@@ -76,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         }
         std::size_t const before = sync.parser().book().size();
         auto const end = sync.on_snapshot(record);
-        if (end && *end == snapshot_sync::end_result::synchronized) {
+        if (end && *end == itch_snapshot_sync::end_result::synchronized) {
             synchronized = true;
             SIGNET_FUZZ_CHECK(sync.phase() == sync_phase::live);
         } else {
@@ -90,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
     SIGNET_FUZZ_CHECK(sync.parser().book().check_invariants());
     SIGNET_FUZZ_CHECK(synchronized || sync.parser().book().size() == 0 ||
                       sync.phase() == sync_phase::live);
-    snapshot_sync_stats const& s = sync.stats();
+    itch_snapshot_sync_stats const& s = sync.stats();
     SIGNET_FUZZ_CHECK(s.snapshots_completed + s.too_old + s.aborted <= s.snapshots_started);
     return 0;
 }

@@ -16,15 +16,15 @@
 #include <span>
 #include <vector>
 
-#include <signet/md/soupbintcp.hpp>
-#include <signet/md/soupbintcp_client.hpp>
-#include <signet/md/soupbintcp_server.hpp>
+#include <signet/md/nasdaq/soupbintcp.hpp>
+#include <signet/md/nasdaq/soupbintcp_client.hpp>
+#include <signet/md/nasdaq/soupbintcp_server.hpp>
 
 #include "fuzz_check.hpp"
 
 namespace {
 
-using namespace signet::md::soupbintcp;
+using namespace signet::md::nasdaq::soupbintcp;
 
 // The output holds whole packets only (what a peer would frame).
 void check_output(std::span<std::byte const> out) {

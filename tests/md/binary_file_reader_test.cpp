@@ -13,11 +13,11 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/binary_file_reader.hpp>
+#include <signet/md/nasdaq/binary_file_reader.hpp>
 
 namespace {
 
-using signet::md::binary_file_reader;
+using signet::md::nasdaq::binary_file_reader;
 
 std::string framed(std::vector<std::string> const& messages) {
     std::string out;

@@ -7,15 +7,18 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/feed_handler.hpp>
-#include <signet/md/itch_generator.hpp>
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/itch_feed_handler.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
+#include <signet/publisher/nasdaq/itch_generator.hpp>
 
 #include "md_test_support.hpp"
 
 namespace {
 
 using namespace signet::md;
+using namespace signet::md::nasdaq;
+using signet::publisher::nasdaq::itch_generator;
+using signet::publisher::nasdaq::itch_generator_options;
 namespace t = signet::md::test;
 using t::view;
 

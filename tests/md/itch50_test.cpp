@@ -8,13 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <signet/md/big_endian.hpp>
-#include <signet/md/itch50.hpp>
+#include <signet/md/nasdaq/itch50.hpp>
 
 #include "md_test_support.hpp"
 
 namespace {
 
 using namespace signet::md;
+using namespace signet::md::nasdaq;
 using signet::md::test::bytes;
 using signet::md::test::itch_message;
 using signet::md::test::view;

@@ -8,15 +8,18 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/feed_handler.hpp>
-#include <signet/md/itch_generator.hpp>
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/itch_feed_handler.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
+#include <signet/publisher/nasdaq/itch_generator.hpp>
 
 #include "support/allocation_counter.hpp"
 
 namespace {
 
 using namespace signet::md;
+using namespace signet::md::nasdaq;
+using signet::publisher::nasdaq::itch_generator;
+using signet::publisher::nasdaq::itch_generator_options;
 
 TEST(MdAllocation, SteadyStateFeedDoesNotAllocate) {
     // Levels: quotes sit within 46 ticks of a drifting mid, so 256 per side is never exceeded.

@@ -14,11 +14,15 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/itch50.hpp>
-#include <signet/md/itch_generator.hpp>
-#include <signet/md/itch_snapshot.hpp>
+#include <signet/md/nasdaq/itch50.hpp>
+#include <signet/md/nasdaq/itch_snapshot.hpp>
+#include <signet/publisher/nasdaq/itch_generator.hpp>
 
 namespace signet::md::test {
+
+using namespace signet::md::nasdaq; // the ITCH 5.0 side of md these helpers build for
+using publisher::nasdaq::itch_generator;
+using publisher::nasdaq::itch_generator_options;
 
 using bytes = std::vector<std::byte>;
 
@@ -180,15 +184,16 @@ inline std::vector<bytes> generated_stream(std::uint64_t seed, std::uint64_t mes
 }
 
 /// The same levels, symbols, order counts and live orders for locates 0 to `symbols`.
-inline void expect_same_books(order_book const& got, order_book const& want, std::size_t symbols) {
+inline void expect_same_books(itch_order_book const& got, itch_order_book const& want,
+                              std::size_t symbols) {
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t s = 0; s <= symbols; ++s) {
         auto const locate = static_cast<std::uint16_t>(s);
-        ASSERT_EQ(std::vector<price_level>(got.bids(locate).begin(), got.bids(locate).end()),
-                  std::vector<price_level>(want.bids(locate).begin(), want.bids(locate).end()))
+        ASSERT_EQ(std::vector<itch_price_level>(got.bids(locate).begin(), got.bids(locate).end()),
+                  std::vector<itch_price_level>(want.bids(locate).begin(), want.bids(locate).end()))
             << "bids of " << locate;
-        ASSERT_EQ(std::vector<price_level>(got.asks(locate).begin(), got.asks(locate).end()),
-                  std::vector<price_level>(want.asks(locate).begin(), want.asks(locate).end()))
+        ASSERT_EQ(std::vector<itch_price_level>(got.asks(locate).begin(), got.asks(locate).end()),
+                  std::vector<itch_price_level>(want.asks(locate).begin(), want.asks(locate).end()))
             << "asks of " << locate;
         EXPECT_EQ(got.symbol(locate), want.symbol(locate));
         EXPECT_EQ(got.order_count(locate), want.order_count(locate));
@@ -197,7 +202,7 @@ inline void expect_same_books(order_book const& got, order_book const& want, std
 
 /// The publisher's book after the first `count` messages of `all`, as snapshot messages.
 inline std::vector<bytes> snapshot_after(std::vector<bytes> const& all, std::size_t count,
-                                         order_book_options const& book) {
+                                         itch_order_book_options const& book) {
     itch50_parser publisher(book);
     for (std::size_t i = 0; i < count; ++i) {
         publisher.on_message(view(all[i]));

@@ -1,4 +1,4 @@
-// mdp3::price_book: the MBP update rules level by level, refusals that mark a book for
+// cme::mdp3_price_book: the MBP update rules level by level, refusals that mark a book for
 // recovery, and a snapshot load.
 #include <cstddef>
 #include <cstdint>
@@ -8,14 +8,14 @@
 
 #include <gtest/gtest.h>
 
+#include <signet/md/cme/mdp3_price_book.hpp>
 #include <signet/md/little_endian.hpp>
-#include <signet/md/mdp3_book.hpp>
 
 namespace {
 
-namespace m3 = signet::md::mdp3;
+namespace m3 = signet::md::cme;
 using m3::book_update;
-using m3::price_level;
+using m3::mdp3_price_level;
 using m3::update_action;
 
 m3::book_entry entry(update_action action, std::uint8_t level, std::int64_t price,
@@ -30,32 +30,32 @@ m3::book_entry entry(update_action action, std::uint8_t level, std::int64_t pric
     return e;
 }
 
-std::vector<price_level> levels(std::span<price_level const> side) {
+std::vector<mdp3_price_level> levels(std::span<mdp3_price_level const> side) {
     return {side.begin(), side.end()};
 }
 
 TEST(Mdp3Book, NewLevelsShiftWorseOnesDownAndDropBeyondTheDepth) {
-    m3::price_book book(3);
+    m3::mdp3_price_book book(3);
     EXPECT_EQ(book.apply(entry(update_action::new_level, 1, 100, 5)), book_update::applied);
     EXPECT_EQ(book.apply(entry(update_action::new_level, 1, 101, 6)), book_update::applied);
     EXPECT_EQ(book.apply(entry(update_action::new_level, 3, 99, 7)), book_update::applied);
     EXPECT_EQ(levels(book.bids()),
-              (std::vector<price_level>{{101, 6, 1}, {100, 5, 1}, {99, 7, 1}}));
+              (std::vector<mdp3_price_level>{{101, 6, 1}, {100, 5, 1}, {99, 7, 1}}));
     EXPECT_EQ(book.apply(entry(update_action::new_level, 2, 102, 8)), book_update::applied);
     EXPECT_EQ(levels(book.bids()),
-              (std::vector<price_level>{{101, 6, 1}, {102, 8, 1}, {100, 5, 1}})); // 99 dropped
+              (std::vector<mdp3_price_level>{{101, 6, 1}, {102, 8, 1}, {100, 5, 1}})); // 99 dropped
     EXPECT_TRUE(book.offers().empty());
 }
 
 TEST(Mdp3Book, ChangeDeleteOverlayAndTheirRefusals) {
-    m3::price_book book(5);
+    m3::mdp3_price_book book(5);
     for (std::int64_t p : {103, 102, 101}) {
         ASSERT_EQ(book.apply(entry(update_action::new_level, 1, p, 1, m3::entry_type::offer)),
                   book_update::applied);
     }
     EXPECT_EQ(book.apply(entry(update_action::change, 2, 102, 9, m3::entry_type::offer, 4)),
               book_update::applied);
-    EXPECT_EQ(book.offers()[1], (price_level{102, 9, 4}));
+    EXPECT_EQ(book.offers()[1], (mdp3_price_level{102, 9, 4}));
     // A change may not move the price; a level the side lacks cannot change or go.
     EXPECT_EQ(book.apply(entry(update_action::change, 2, 105, 9, m3::entry_type::offer)),
               book_update::inconsistent);
@@ -65,7 +65,7 @@ TEST(Mdp3Book, ChangeDeleteOverlayAndTheirRefusals) {
               book_update::applied);
     EXPECT_EQ(book.apply(entry(update_action::remove, 1, 101, 0, m3::entry_type::offer)),
               book_update::applied);
-    EXPECT_EQ(levels(book.offers()), (std::vector<price_level>{{102, 9, 4}, {110, 2, 1}}));
+    EXPECT_EQ(levels(book.offers()), (std::vector<mdp3_price_level>{{102, 9, 4}, {110, 2, 1}}));
     // Levels 0 and beyond the depth, and a new level below a hole.
     EXPECT_EQ(book.apply(entry(update_action::new_level, 0, 1, 1)), book_update::inconsistent);
     EXPECT_EQ(book.apply(entry(update_action::new_level, 6, 1, 1)), book_update::inconsistent);
@@ -74,14 +74,14 @@ TEST(Mdp3Book, ChangeDeleteOverlayAndTheirRefusals) {
 }
 
 TEST(Mdp3Book, DeleteThruDeleteFromAndBookReset) {
-    m3::price_book book(10);
+    m3::mdp3_price_book book(10);
     for (std::int64_t p : {10, 11, 12, 13}) {
         ASSERT_EQ(book.apply(entry(update_action::new_level, 1, p, 1)), book_update::applied);
         ASSERT_EQ(book.apply(entry(update_action::new_level, 1, p + 100, 1, m3::entry_type::offer)),
                   book_update::applied);
     }
     EXPECT_EQ(book.apply(entry(update_action::delete_from, 2, 0, 0)), book_update::applied);
-    EXPECT_EQ(levels(book.bids()), (std::vector<price_level>{{11, 1, 1}, {10, 1, 1}}));
+    EXPECT_EQ(levels(book.bids()), (std::vector<mdp3_price_level>{{11, 1, 1}, {10, 1, 1}}));
     EXPECT_EQ(book.apply(entry(update_action::delete_thru, 1, 0, 0, m3::entry_type::offer)),
               book_update::applied);
     EXPECT_TRUE(book.offers().empty());
@@ -108,10 +108,10 @@ TEST(Mdp3Book, LoadsASnapshotAndRefusesOneWithAHole) {
         return bytes;
     };
     auto const good = snapshot({{100, 1, '0'}, {99, 2, '0'}, {101, 1, '1'}, {7, 0, '6'}});
-    m3::price_book book(5);
+    m3::mdp3_price_book book(5);
     ASSERT_TRUE(book.assign_snapshot(m3::group<m3::snapshot_entry>(good, 22, 4, 13)));
-    EXPECT_EQ(levels(book.bids()), (std::vector<price_level>{{100, 3, 2}, {99, 3, 2}}));
-    EXPECT_EQ(levels(book.offers()), (std::vector<price_level>{{101, 3, 2}}));
+    EXPECT_EQ(levels(book.bids()), (std::vector<mdp3_price_level>{{100, 3, 2}, {99, 3, 2}}));
+    EXPECT_EQ(levels(book.offers()), (std::vector<mdp3_price_level>{{101, 3, 2}}));
     auto const hole = snapshot({{100, 1, '0'}, {98, 3, '0'}});
     EXPECT_FALSE(book.assign_snapshot(m3::group<m3::snapshot_entry>(hole, 22, 2, 13)));
     EXPECT_TRUE(book.bids().empty());

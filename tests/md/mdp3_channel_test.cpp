@@ -1,4 +1,4 @@
-// mdp3::channel: books kept right through late joins, lost packets, old snapshots and channel
+// cme::mdp3_channel: books kept right through late joins, lost packets, old snapshots and channel
 // resets — each case against a reference channel that saw every packet from sequence 1. The
 // packets come from a seeded generator of MBP updates (new, change, delete at random levels of
 // three instruments, depth 3), built byte by byte (mdp3_test_support.hpp).
@@ -11,13 +11,13 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/mdp3_channel.hpp>
+#include <signet/md/cme/mdp3_channel.hpp>
 
 #include "mdp3_test_support.hpp"
 
 namespace {
 
-namespace m3 = signet::md::mdp3;
+namespace m3 = signet::md::cme;
 using namespace signet::md::test::mdp3;
 
 constexpr std::size_t depth = 3;
@@ -35,12 +35,12 @@ bytes definitions() {
 // packets[k] carries MsgSeqNum k + 1: one book entry each, valid for the model book.
 std::vector<bytes> stream(std::uint64_t seed, std::size_t count) {
     std::mt19937_64 random(seed);
-    std::map<std::int32_t, m3::price_book> model;
+    std::map<std::int32_t, m3::mdp3_price_book> model;
     std::map<std::int32_t, std::uint32_t> rpt;
     std::vector<bytes> packets;
     for (std::size_t k = 0; k < count; ++k) {
         std::int32_t const id = ids[random() % ids.size()];
-        m3::price_book& book = model.try_emplace(id, depth).first->second;
+        m3::mdp3_price_book& book = model.try_emplace(id, depth).first->second;
         bool const bid = random() % 2 == 0;
         std::size_t const levels = bid ? book.bids().size() : book.offers().size();
         m3::book_entry e;
@@ -73,8 +73,8 @@ std::vector<bytes> stream(std::uint64_t seed, std::size_t count) {
 }
 
 // A channel fed the definitions and packets [0, end).
-std::unique_ptr<m3::channel> reference(std::vector<bytes> const& packets, std::size_t end) {
-    auto c = std::make_unique<m3::channel>();
+std::unique_ptr<m3::mdp3_channel> reference(std::vector<bytes> const& packets, std::size_t end) {
+    auto c = std::make_unique<m3::mdp3_channel>();
     c->on_definition(definitions(), 0);
     for (std::size_t k = 0; k < end; ++k) {
         c->on_incremental(packets[k], 0);
@@ -84,12 +84,13 @@ std::unique_ptr<m3::channel> reference(std::vector<bytes> const& packets, std::s
 
 // One loop of the market recovery feed: SnapshotFullRefresh52 of every instrument of `at`,
 // valid as of incremental packet `last`.
-bytes snapshot_loop(m3::channel const& at, std::uint32_t last, std::uint32_t loop_sequence = 1) {
+bytes snapshot_loop(m3::mdp3_channel const& at, std::uint32_t last,
+                    std::uint32_t loop_sequence = 1) {
     sbe p;
     p.u32(loop_sequence).u64(0);
-    at.for_each_instrument([&](m3::instrument const& i) {
+    at.for_each_instrument([&](m3::mdp3_instrument const& i) {
         std::vector<bytes> entries;
-        auto add = [&](std::span<m3::price_level const> side, char type) {
+        auto add = [&](std::span<m3::mdp3_price_level const> side, char type) {
             for (std::size_t l = 0; l < side.size(); ++l) {
                 entries.push_back(sbe{}
                                       .i64(side[l].price)
@@ -111,24 +112,25 @@ bytes snapshot_loop(m3::channel const& at, std::uint32_t last, std::uint32_t loo
     return p.b;
 }
 
-void expect_same_books(m3::channel const& got, m3::channel const& want) {
-    want.for_each_instrument([&](m3::instrument const& w) {
-        m3::instrument const* g = got.find(w.security_id);
+void expect_same_books(m3::mdp3_channel const& got, m3::mdp3_channel const& want) {
+    want.for_each_instrument([&](m3::mdp3_instrument const& w) {
+        m3::mdp3_instrument const* g = got.find(w.security_id);
         ASSERT_NE(g, nullptr) << w.security_id;
         EXPECT_FALSE(g->stale) << w.security_id;
         EXPECT_EQ(g->rpt_seq, w.rpt_seq) << w.security_id;
-        EXPECT_EQ(std::vector<m3::price_level>(g->book.bids().begin(), g->book.bids().end()),
-                  std::vector<m3::price_level>(w.book.bids().begin(), w.book.bids().end()))
+        EXPECT_EQ(std::vector<m3::mdp3_price_level>(g->book.bids().begin(), g->book.bids().end()),
+                  std::vector<m3::mdp3_price_level>(w.book.bids().begin(), w.book.bids().end()))
             << "bids of " << w.security_id;
-        EXPECT_EQ(std::vector<m3::price_level>(g->book.offers().begin(), g->book.offers().end()),
-                  std::vector<m3::price_level>(w.book.offers().begin(), w.book.offers().end()))
+        EXPECT_EQ(
+            std::vector<m3::mdp3_price_level>(g->book.offers().begin(), g->book.offers().end()),
+            std::vector<m3::mdp3_price_level>(w.book.offers().begin(), w.book.offers().end()))
             << "offers of " << w.security_id;
     });
 }
 
 TEST(Mdp3Channel, FromTheStartDuplicatesAreDroppedAndBooksBuilt) {
     std::vector<bytes> const packets = stream(1, 300);
-    m3::channel c;
+    m3::mdp3_channel c;
     c.on_definition(definitions(), 0);
     ASSERT_EQ(c.instrument_count(), ids.size());
     EXPECT_EQ(c.find(101)->book.depth(), depth);
@@ -149,7 +151,7 @@ TEST(Mdp3Channel, ALateJoinerRecoversFromTheSnapshotLoopAndReplaysWhatItHeld) {
     std::vector<bytes> const packets = stream(2, 400);
     for (std::size_t const join : {1U, 40U, 150U, 290U}) {
         SCOPED_TRACE(join);
-        m3::channel late;
+        m3::mdp3_channel late;
         late.on_definition(definitions(), 0);
         std::size_t const snapshot_at = join + 60; // the loop comes round a little later
         for (std::size_t k = join; k < snapshot_at + 30; ++k) {
@@ -170,7 +172,7 @@ TEST(Mdp3Channel, ALateJoinerRecoversFromTheSnapshotLoopAndReplaysWhatItHeld) {
 
 TEST(Mdp3Channel, ALostPacketRecoversTheInstrumentItHeldWhileTheOthersGoOn) {
     std::vector<bytes> const packets = stream(3, 400);
-    m3::channel c;
+    m3::mdp3_channel c;
     c.on_definition(definitions(), 0);
     std::size_t const lost = 100;
     for (std::size_t k = 0; k < 200; ++k) {
@@ -184,7 +186,7 @@ TEST(Mdp3Channel, ALostPacketRecoversTheInstrumentItHeldWhileTheOthersGoOn) {
     // The instruments the lost packet did not touch kept up.
     auto const at_200 = reference(packets, 200);
     std::size_t stale = 0;
-    c.for_each_instrument([&](m3::instrument const& i) {
+    c.for_each_instrument([&](m3::mdp3_instrument const& i) {
         if (i.stale) {
             ++stale;
         } else {
@@ -204,7 +206,7 @@ TEST(Mdp3Channel, ALostPacketRecoversTheInstrumentItHeldWhileTheOthersGoOn) {
 
 TEST(Mdp3Channel, ASnapshotOlderThanTheHeldPacketsWaitsForTheNextLoop) {
     std::vector<bytes> const packets = stream(4, 300);
-    m3::channel late;
+    m3::mdp3_channel late;
     late.on_definition(definitions(), 0);
     for (std::size_t k = 100; k < 200; ++k) {
         late.on_incremental(packets[k], 0);
@@ -223,13 +225,13 @@ TEST(Mdp3Channel, ASnapshotOlderThanTheHeldPacketsWaitsForTheNextLoop) {
 TEST(Mdp3Channel, AChannelResetEmptiesEveryBookAndRestartsRptSeq) {
     std::vector<bytes> const packets = stream(5, 100);
     auto const owner = reference(packets, 100);
-    m3::channel& c = *owner;
+    m3::mdp3_channel& c = *owner;
     ASSERT_FALSE(c.find(101)->book.bids().empty() && c.find(101)->book.offers().empty());
     c.on_incremental(
         packet(101, {message(4, 13, 9, sbe{}.u64(1).u8(0x80).b, {group(2, {sbe{}.u16(310).b})})}),
         0);
     EXPECT_EQ(c.stats().channel_resets, 1U);
-    c.for_each_instrument([](m3::instrument const& i) {
+    c.for_each_instrument([](m3::mdp3_instrument const& i) {
         EXPECT_TRUE(i.book.bids().empty());
         EXPECT_TRUE(i.book.offers().empty());
         EXPECT_EQ(i.rpt_seq, 0U);
@@ -244,7 +246,7 @@ TEST(Mdp3Channel, AChannelResetEmptiesEveryBookAndRestartsRptSeq) {
 
 TEST(Mdp3Channel, AChannelResetMidRecoveryEndsItWithEmptyBooks) {
     std::vector<bytes> const packets = stream(7, 200);
-    m3::channel late;
+    m3::mdp3_channel late;
     late.on_definition(definitions(), 0);
     for (std::size_t k = 50; k < 100; ++k) { // a late start: recovering, every book stale
         late.on_incremental(packets[k], 0);
@@ -254,7 +256,7 @@ TEST(Mdp3Channel, AChannelResetMidRecoveryEndsItWithEmptyBooks) {
         packet(101, {message(4, 13, 9, sbe{}.u64(1).u8(0x80).b, {group(2, {sbe{}.u16(310).b})})}),
         0);
     EXPECT_FALSE(late.recovering());
-    late.for_each_instrument([](m3::instrument const& i) {
+    late.for_each_instrument([](m3::mdp3_instrument const& i) {
         EXPECT_FALSE(i.stale);
         EXPECT_TRUE(i.book.bids().empty() && i.book.offers().empty());
     });
@@ -272,7 +274,7 @@ TEST(Mdp3Channel, AChannelResetMidRecoveryEndsItWithEmptyBooks) {
 TEST(Mdp3Channel, EveryTemplateThatCarriesRptSeqAdvancesIt) {
     // One RptSeq per instrument runs across the book (46), trades (48), volume (37) and the
     // statistics (49, 50, 51): skipping any of them would make the next book entry a gap.
-    m3::channel c;
+    m3::mdp3_channel c;
     c.on_definition(definitions(), 0);
     auto const root = incremental_book_root();
     std::uint32_t rpt = 0;
@@ -315,7 +317,7 @@ TEST(Mdp3Channel, EveryTemplateThatCarriesRptSeqAdvancesIt) {
     for (bytes const& p : packets) {
         c.on_incremental(p, 0);
     }
-    m3::instrument const* i = c.find(101);
+    m3::mdp3_instrument const* i = c.find(101);
     ASSERT_NE(i, nullptr);
     EXPECT_EQ(c.stats().rpt_seq_gaps, 0U);
     EXPECT_FALSE(i->stale);
@@ -333,7 +335,7 @@ TEST(Mdp3Channel, EveryTemplateThatCarriesRptSeqAdvancesIt) {
 
 TEST(Mdp3Channel, ASilentLoopAndMalformedInputAreCounted) {
     std::vector<bytes> const packets = stream(6, 20);
-    m3::channel c;
+    m3::mdp3_channel c;
     c.on_definition(definitions(), 0);
     c.on_incremental(packets[10], 1'000); // a late start
     ASSERT_TRUE(c.recovering());

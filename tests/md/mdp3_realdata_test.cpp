@@ -19,14 +19,14 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/mdp3_channel.hpp>
+#include <signet/md/cme/mdp3_channel.hpp>
 
 #include "mdp3_test_support.hpp"
 #include "support/realdata.hpp"
 
 namespace {
 
-namespace m3 = signet::md::mdp3;
+namespace m3 = signet::md::cme;
 using namespace signet::md::test::mdp3;
 using signet::test::captured_datagram;
 
@@ -233,7 +233,7 @@ TEST(Mdp3RealData, CertificationChannelsReplayWithoutRptSeqGap) {
         SCOPED_TRACE("channel " + std::to_string(id));
         channel_capture const c = merge_and_infer(lines);
         auto const first = m3::read_packet_header(view(c.packets.front()))->sequence;
-        m3::channel channel;
+        m3::mdp3_channel channel;
         sbe definitions;
         definitions.u32(1).u64(0);
         for (auto const& [security_id, i] : c.instruments) {
@@ -279,7 +279,7 @@ TEST(Mdp3RealData, CertificationChannelsReplayWithoutRptSeqGap) {
         for (std::size_t k = 1; k < c.packets.size(); ++k) {
             channel.on_incremental(view(c.packets[k]), 4);
         }
-        m3::channel_stats const& s = channel.stats();
+        m3::mdp3_channel_stats const& s = channel.stats();
         EXPECT_EQ(s.rpt_seq_gaps, 0U);
         EXPECT_EQ(s.gaps, 0U);
         EXPECT_EQ(s.inconsistent_updates, 0U);
@@ -288,7 +288,7 @@ TEST(Mdp3RealData, CertificationChannelsReplayWithoutRptSeqGap) {
         EXPECT_EQ(s.recoveries_completed, 1U);
         EXPECT_FALSE(channel.recovering());
         for (auto const& [security_id, i] : c.instruments) {
-            m3::instrument const* got = channel.find(security_id);
+            m3::mdp3_instrument const* got = channel.find(security_id);
             ASSERT_NE(got, nullptr);
             EXPECT_FALSE(got->stale) << security_id;
             EXPECT_FALSE(got->orders_stale) << security_id;

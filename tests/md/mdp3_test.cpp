@@ -13,13 +13,13 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/mdp3.hpp>
+#include <signet/md/cme/mdp3.hpp>
 
 #include "mdp3_test_support.hpp"
 
 namespace {
 
-namespace m3 = signet::md::mdp3;
+namespace m3 = signet::md::cme;
 using namespace signet::md::test::mdp3;
 
 // A packet walked: it owns the packet's bytes, which its messages view (moving it keeps them

@@ -20,6 +20,7 @@
 namespace {
 
 using namespace signet::md;
+using namespace signet::md::nasdaq;
 using test::bytes;
 using test::view;
 

@@ -6,11 +6,12 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/moldudp64_recovery.hpp>
+#include <signet/md/nasdaq/moldudp64_recovery.hpp>
 
 namespace {
 
 using namespace signet::md;
+using namespace signet::md::nasdaq;
 
 using request = std::pair<std::uint64_t, std::uint16_t>;
 

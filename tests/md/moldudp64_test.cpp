@@ -14,13 +14,14 @@
 #include <gtest/gtest.h>
 
 #include <signet/core/saturating.hpp>
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
 
 #include "md_test_support.hpp"
 
 namespace {
 
 using namespace signet::md;
+using namespace signet::md::nasdaq;
 using signet::md::test::bytes;
 using signet::md::test::mold_header;
 using signet::md::test::mold_packet;

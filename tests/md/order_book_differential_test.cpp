@@ -18,15 +18,18 @@
 #include <gtest/gtest.h>
 
 #include <signet/md/big_endian.hpp>
-#include <signet/md/itch50.hpp>
-#include <signet/md/itch_generator.hpp>
-#include <signet/md/order_book.hpp>
+#include <signet/md/nasdaq/itch50.hpp>
+#include <signet/md/nasdaq/itch_order_book.hpp>
+#include <signet/publisher/nasdaq/itch_generator.hpp>
 
 #include "md_test_support.hpp"
 
 namespace {
 
 using namespace signet::md;
+using namespace signet::md::nasdaq;
+using signet::publisher::nasdaq::itch_generator;
+using signet::publisher::nasdaq::itch_generator_options;
 namespace t = signet::md::test;
 namespace f = itch50::field;
 
@@ -82,8 +85,8 @@ public:
     }
 
     /// Worst first, best last, as order_book::bids/asks.
-    [[nodiscard]] std::vector<price_level> side(std::uint16_t locate, char side) const {
-        std::vector<price_level> out;
+    [[nodiscard]] std::vector<itch_price_level> side(std::uint16_t locate, char side) const {
+        std::vector<itch_price_level> out;
         auto const it = levels_.find({locate, side});
         if (it != levels_.end()) {
             for (auto const& [price, level] : it->second) {
@@ -103,7 +106,7 @@ public:
     std::uint64_t full = 0;
 
 private:
-    using levels = std::map<std::uint32_t, price_level>; // ascending price
+    using levels = std::map<std::uint32_t, itch_price_level>; // ascending price
 
     void add(std::uint16_t locate, std::uint64_t ref, char side, std::uint32_t shares,
              std::uint32_t price) {
@@ -116,7 +119,7 @@ private:
             return;
         }
         orders_[ref] = order{ref, locate, static_cast<order_side>(side), shares, price};
-        price_level& level = levels_[{locate, side}][price];
+        itch_price_level& level = levels_[{locate, side}][price];
         level.price = price;
         ++level.orders;
         level.shares += shares;
@@ -138,14 +141,14 @@ private:
     void erase(std::map<std::uint64_t, order>::iterator it) {
         order const& o = it->second;
         levels& side = levels_[{o.locate, static_cast<char>(o.side)}];
-        price_level& level = side[o.price];
+        itch_price_level& level = side[o.price];
         level.shares -= o.shares;
         if (--level.orders == 0) {
             side.erase(o.price);
         }
         orders_.erase(it);
     }
-    price_level& level_of(order const& o) {
+    itch_price_level& level_of(order const& o) {
         return levels_[{o.locate, static_cast<char>(o.side)}][o.price];
     }
 
@@ -159,7 +162,7 @@ struct scenario {
     std::size_t symbols;
     std::size_t live_orders;
     std::uint64_t messages;
-    order_book_options book;
+    itch_order_book_options book;
     /// How the parser gets the messages: one on_message() each; on_messages() in batches of
     /// 1 to 64; or push() (both prefetch ahead).
     enum class path : std::uint8_t { single, batches, pipeline } feed = path::single;
@@ -256,7 +259,7 @@ private:
 void expect_same(itch50_parser const& parser, reference_book const& reference, std::size_t symbols,
                  std::uint64_t at) {
     SCOPED_TRACE("after " + std::to_string(at) + " messages");
-    order_book const& book = parser.book();
+    itch_order_book const& book = parser.book();
     ASSERT_TRUE(book.check_invariants());
     ASSERT_EQ(book.size(), reference.size());
     EXPECT_EQ(parser.stats().unknown_order_refs, reference.unknown);
@@ -264,19 +267,19 @@ void expect_same(itch50_parser const& parser, reference_book const& reference, s
     EXPECT_EQ(parser.stats().book_full_drops, reference.full);
     for (std::size_t s = 0; s <= symbols; ++s) {
         auto const locate = static_cast<std::uint16_t>(s);
-        std::vector<price_level> const bids = reference.side(locate, 'B');
-        std::vector<price_level> const asks = reference.side(locate, 'S');
-        ASSERT_EQ(std::vector<price_level>(book.bids(locate).begin(), book.bids(locate).end()),
+        std::vector<itch_price_level> const bids = reference.side(locate, 'B');
+        std::vector<itch_price_level> const asks = reference.side(locate, 'S');
+        ASSERT_EQ(std::vector<itch_price_level>(book.bids(locate).begin(), book.bids(locate).end()),
                   bids)
             << "bids of locate " << locate;
-        ASSERT_EQ(std::vector<price_level>(book.asks(locate).begin(), book.asks(locate).end()),
+        ASSERT_EQ(std::vector<itch_price_level>(book.asks(locate).begin(), book.asks(locate).end()),
                   asks)
             << "asks of locate " << locate;
         std::uint32_t orders = 0;
-        for (price_level const& l : bids) {
+        for (itch_price_level const& l : bids) {
             orders += l.orders;
         }
-        for (price_level const& l : asks) {
+        for (itch_price_level const& l : asks) {
             orders += l.orders;
         }
         EXPECT_EQ(book.order_count(locate), orders) << "locate " << locate;

@@ -8,14 +8,15 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/itch50.hpp>
-#include <signet/md/order_book.hpp>
+#include <signet/md/nasdaq/itch50.hpp>
+#include <signet/md/nasdaq/itch_order_book.hpp>
 
 #include "md_test_support.hpp"
 
 namespace {
 
 using namespace signet::md;
+using namespace signet::md::nasdaq;
 namespace t = signet::md::test;
 using t::view;
 
@@ -25,11 +26,11 @@ protected:
     [[nodiscard]] top_of_book top(std::uint16_t locate = 1) const {
         return parser_.book().top(locate);
     }
-    [[nodiscard]] order_book const& book() const { return parser_.book(); }
+    [[nodiscard]] itch_order_book const& book() const { return parser_.book(); }
     [[nodiscard]] itch50_stats const& stats() const { return parser_.stats(); }
     void TearDown() override { EXPECT_TRUE(book().check_invariants()); }
 
-    itch50_parser parser_{order_book_options{.max_orders = 64, .level_reserve = 4}};
+    itch50_parser parser_{itch_order_book_options{.max_orders = 64, .level_reserve = 4}};
 };
 
 TEST_F(OrderBookTest, DirectoryNamesStocksWithTrailingSpacesTrimmed) {
@@ -235,8 +236,9 @@ TEST(OrderBook, FullBookDropsAndCounts) {
 }
 
 TEST(OrderBook, RejectsBadCapacity) {
-    EXPECT_THROW(order_book({.max_orders = 0}), std::invalid_argument);
-    EXPECT_THROW(order_book({.max_orders = (std::size_t{1} << 31) + 1}), std::invalid_argument);
+    EXPECT_THROW(itch_order_book({.max_orders = 0}), std::invalid_argument);
+    EXPECT_THROW(itch_order_book({.max_orders = (std::size_t{1} << 31) + 1}),
+                 std::invalid_argument);
 }
 
 // The hash table's backward-shift deletion and the levels under churn, against std::map.
@@ -244,7 +246,7 @@ TEST(OrderBook, ChurnMatchesReferenceModel) {
     std::uint64_t const seed = std::random_device{}();
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937_64 rng(seed);
-    order_book book({.max_orders = 512, .level_reserve = 2});
+    itch_order_book book({.max_orders = 512, .level_reserve = 2});
     std::map<std::uint64_t, order> model;
     std::uint64_t next_ref = 1;
     for (int step = 0; step < 20'000; ++step) {

@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <signet/md/message_store.hpp>
-#include <signet/md/moldudp64.hpp>
-#include <signet/md/rerequest_server.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
+#include <signet/md/nasdaq/rerequest_server.hpp>
 
 #include "md/md_test_support.hpp"
 #include "support/allocation_counter.hpp"
@@ -20,6 +20,7 @@
 namespace {
 
 using namespace signet::md;
+using namespace signet::md::nasdaq;
 using test::bytes;
 using test::view;
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
 #include <signet/md/sequence_arbiter.hpp>
 
 namespace {
@@ -17,7 +17,7 @@ struct fake_session {
     std::vector<std::uint64_t> delivered;
     std::uint64_t gaps = 0;
     void deliver(std::span<std::byte const> d) {
-        std::uint64_t const seq = signet::md::moldudp64_sequence(d);
+        std::uint64_t const seq = signet::md::nasdaq::moldudp64_sequence(d);
         delivered.push_back(seq);
         if (seq > next) {
             ++gaps;
@@ -30,7 +30,7 @@ struct fake_session {
 
 std::vector<std::byte> packet(std::uint64_t sequence) {
     std::vector<std::byte> bytes(64);
-    signet::md::moldudp64_packer packer(bytes, "TEST", sequence);
+    signet::md::nasdaq::moldudp64_packer packer(bytes, "TEST", sequence);
     std::array<std::byte, 4> message{};
     EXPECT_TRUE(packer.append(message));
     auto out = packer.finish();
@@ -43,8 +43,8 @@ struct harness {
     void arrive(std::uint64_t seq, std::uint16_t line, std::uint64_t now) {
         auto p = packet(seq);
         arbiter.on_packet(
-            p, signet::md::moldudp64_sequence(p), line, now, [&](auto d) { session.deliver(d); },
-            [&] { return session.next; });
+            p, signet::md::nasdaq::moldudp64_sequence(p), line, now,
+            [&](auto d) { session.deliver(d); }, [&] { return session.next; });
     }
     sequence_arbiter arbiter;
     fake_session session;

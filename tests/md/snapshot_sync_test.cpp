@@ -1,4 +1,4 @@
-// snapshot_sync and write_itch_snapshot: receivers that join a generated stream at arbitrary
+// itch_snapshot_sync and write_itch_snapshot: receivers that join a generated stream at arbitrary
 // points, from a snapshot of the publisher's book, end with the book of a receiver that saw
 // the whole stream; snapshots that are too old, aborted, or newer than what was buffered; live
 // gaps while buffering.
@@ -16,27 +16,28 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/glimpse.hpp>
-#include <signet/md/itch_generator.hpp>
-#include <signet/md/itch_snapshot.hpp>
-#include <signet/md/snapshot_sync.hpp>
+#include <signet/md/nasdaq/glimpse.hpp>
+#include <signet/md/nasdaq/itch_snapshot.hpp>
+#include <signet/md/nasdaq/itch_snapshot_sync.hpp>
+#include <signet/publisher/nasdaq/itch_generator.hpp>
 
 #include "md_test_support.hpp"
 
 namespace {
 
 using namespace signet::md;
+using namespace signet::md::nasdaq;
 namespace t = signet::md::test;
 
 constexpr std::size_t symbols = 30;
 // Books sized for the streams here (at most 4000 live orders): quick to construct.
-constexpr order_book_options book{.max_orders = 1 << 14, .index_pages = 64};
+constexpr itch_order_book_options book{.max_orders = 1 << 14, .index_pages = 64};
 
 std::vector<t::bytes> stream(std::uint64_t seed, std::uint64_t messages) {
     return t::generated_stream(seed, messages, symbols);
 }
 
-void expect_same_books(order_book const& got, order_book const& want) {
+void expect_same_books(itch_order_book const& got, itch_order_book const& want) {
     t::expect_same_books(got, want, symbols);
 }
 
@@ -105,7 +106,7 @@ TEST(ItchSnapshot, CarriesTheSystemEventDirectoryTradingActionAndRegShoAsReceive
 void late_join(std::vector<t::bytes> const& all, std::size_t join, std::size_t snapshot_at,
                itch50_parser const& reference) {
     SCOPED_TRACE("join " + std::to_string(join) + ", snapshot at " + std::to_string(snapshot_at));
-    snapshot_sync sync({.book = book});
+    itch_snapshot_sync sync({.book = book});
     sync.start_buffering();
     std::size_t next = join;
     auto const live = [&](std::size_t n) {
@@ -125,7 +126,7 @@ void late_join(std::vector<t::bytes> const& all, std::size_t join, std::size_t s
     // GLIMPSE closes the snapshot with End of Snapshot: the sequence to resume from.
     std::array<std::byte, glimpse::end_of_snapshot_length> end{};
     ASSERT_EQ(glimpse::write_end_of_snapshot(end, snapshot_at + 1), end.size());
-    ASSERT_EQ(sync.on_snapshot(end), snapshot_sync::end_result::synchronized);
+    ASSERT_EQ(sync.on_snapshot(end), itch_snapshot_sync::end_result::synchronized);
     EXPECT_EQ(sync.phase(), sync_phase::live);
     live(all.size());
     expect_same_books(sync.parser().book(), reference.book());
@@ -154,7 +155,7 @@ TEST(SnapshotSync, ASnapshotOlderThanTheBufferIsRefusedAndANewerOneTaken) {
     for (t::bytes const& m : all) {
         reference.on_message(t::view(m));
     }
-    snapshot_sync sync({.book = book, .buffer_messages = 100, .buffer_bytes = 100 * 64});
+    itch_snapshot_sync sync({.book = book, .buffer_messages = 100, .buffer_bytes = 100 * 64});
     sync.start_buffering();
     for (std::size_t i = 5000; i < 5500; ++i) { // 500 messages into a 100-message buffer
         sync.on_live(i + 1, t::view(all[i]));
@@ -164,14 +165,14 @@ TEST(SnapshotSync, ASnapshotOlderThanTheBufferIsRefusedAndANewerOneTaken) {
     for (t::bytes const& m : snapshot_after(all, 5000)) {
         sync.on_snapshot(t::view(m));
     }
-    EXPECT_EQ(sync.end(5001), snapshot_sync::end_result::too_old);
+    EXPECT_EQ(sync.end(5001), itch_snapshot_sync::end_result::too_old);
     EXPECT_EQ(sync.phase(), sync_phase::buffering);
     EXPECT_EQ(sync.stats().too_old, 1U);
     sync.start_snapshot(); // a newer snapshot: within what the buffer holds
     for (t::bytes const& m : snapshot_after(all, 5450)) {
         sync.on_snapshot(t::view(m));
     }
-    ASSERT_EQ(sync.end(5451), snapshot_sync::end_result::synchronized);
+    ASSERT_EQ(sync.end(5451), itch_snapshot_sync::end_result::synchronized);
     for (std::size_t i = 5500; i < all.size(); ++i) {
         sync.on_live(i + 1, t::view(all[i]));
     }
@@ -182,7 +183,7 @@ TEST(SnapshotSync, ASnapshotOlderThanTheBufferIsRefusedAndANewerOneTaken) {
 
 TEST(SnapshotSync, AnAbortedSnapshotChangesNothing) {
     std::vector<t::bytes> const all = stream(9, 10'000);
-    snapshot_sync sync({.book = book});
+    itch_snapshot_sync sync({.book = book});
     for (std::size_t i = 0; i < 3000; ++i) {
         sync.on_live(i + 1, t::view(all[i]));
     }
@@ -196,7 +197,7 @@ TEST(SnapshotSync, AnAbortedSnapshotChangesNothing) {
     EXPECT_EQ(sync.phase(), sync_phase::buffering);
     EXPECT_EQ(sync.parser().book().size(), orders) << "nothing half-applied";
     EXPECT_EQ(sync.stats().aborted, 1U);
-    EXPECT_EQ(sync.end(3001), snapshot_sync::end_result::not_loading);
+    EXPECT_EQ(sync.end(3001), itch_snapshot_sync::end_result::not_loading);
 }
 
 TEST(SnapshotSync, ASnapshotNewerThanTheBufferSkipsWhatItHolds) {
@@ -205,7 +206,7 @@ TEST(SnapshotSync, ASnapshotNewerThanTheBufferSkipsWhatItHolds) {
     for (t::bytes const& m : all) {
         reference.on_message(t::view(m));
     }
-    snapshot_sync sync({.book = book});
+    itch_snapshot_sync sync({.book = book});
     sync.start_buffering();
     for (std::size_t i = 2000; i < 2100; ++i) {
         sync.on_live(i + 1, t::view(all[i]));
@@ -214,7 +215,7 @@ TEST(SnapshotSync, ASnapshotNewerThanTheBufferSkipsWhatItHolds) {
     for (t::bytes const& m : snapshot_after(all, 2500)) { // ahead of the live stream
         sync.on_snapshot(t::view(m));
     }
-    ASSERT_EQ(sync.end(2501), snapshot_sync::end_result::synchronized);
+    ASSERT_EQ(sync.end(2501), itch_snapshot_sync::end_result::synchronized);
     for (std::size_t i = 2100; i < all.size(); ++i) { // 2101..2500 are in the snapshot
         sync.on_live(i + 1, t::view(all[i]));
     }
@@ -238,11 +239,11 @@ TEST(Glimpse, EndOfSnapshotCarriesTwentyDigitsRightAligned) {
 }
 
 TEST(SnapshotSync, AMalformedEndOfSnapshotAbortsTheAttempt) {
-    snapshot_sync sync({.book = book});
+    itch_snapshot_sync sync({.book = book});
     sync.start_snapshot();
     sync.on_snapshot(t::view(t::directory(1, "AAPL")));
     t::bytes const bad = t::text_bytes("G       not a number");
-    EXPECT_EQ(sync.on_snapshot(t::view(bad)), snapshot_sync::end_result::malformed);
+    EXPECT_EQ(sync.on_snapshot(t::view(bad)), itch_snapshot_sync::end_result::malformed);
     EXPECT_EQ(sync.phase(), sync_phase::buffering);
     EXPECT_EQ(sync.stats().malformed_end, 1U);
     EXPECT_EQ(sync.stats().aborted, 1U);
@@ -250,7 +251,7 @@ TEST(SnapshotSync, AMalformedEndOfSnapshotAbortsTheAttempt) {
 }
 
 TEST(SnapshotSync, ALiveGapWhileBufferingRestartsTheBuffer) {
-    snapshot_sync sync({.book = book});
+    itch_snapshot_sync sync({.book = book});
     sync.start_buffering();
     t::bytes const m = t::delete_order(1);
     sync.on_live(10, t::view(m));
@@ -259,7 +260,7 @@ TEST(SnapshotSync, ALiveGapWhileBufferingRestartsTheBuffer) {
     EXPECT_EQ(sync.stats().buffer_restarts, 1U);
     EXPECT_EQ(sync.buffer_first(), 15U);
     sync.start_snapshot();
-    EXPECT_EQ(sync.end(12), snapshot_sync::end_result::too_old) << "12 to 14 were never seen";
+    EXPECT_EQ(sync.end(12), itch_snapshot_sync::end_result::too_old) << "12 to 14 were never seen";
 }
 
 } // namespace

@@ -8,13 +8,13 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/soupbintcp.hpp>
-#include <signet/md/soupbintcp_client.hpp>
-#include <signet/md/soupbintcp_server.hpp>
+#include <signet/md/nasdaq/soupbintcp.hpp>
+#include <signet/md/nasdaq/soupbintcp_client.hpp>
+#include <signet/md/nasdaq/soupbintcp_server.hpp>
 
 namespace {
 
-using namespace signet::md::soupbintcp;
+using namespace signet::md::nasdaq::soupbintcp;
 using bytes = std::vector<std::byte>;
 
 constexpr std::int64_t ms = 1'000'000;

@@ -15,9 +15,9 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/glimpse.hpp>
-#include <signet/md/moldudp64.hpp>
-#include <signet/md/soupbintcp_client.hpp>
+#include <signet/md/nasdaq/glimpse.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
+#include <signet/md/nasdaq/soupbintcp_client.hpp>
 #include <signet/net/unique_fd.hpp>
 #include <signet/publisher/glimpse_service.hpp>
 
@@ -30,11 +30,11 @@ namespace {
 namespace pub = signet::publisher;
 namespace md = signet::md;
 namespace t = signet::md::test;
-namespace soup = signet::md::soupbintcp;
+namespace soup = signet::md::nasdaq::soupbintcp;
 using namespace std::chrono_literals;
 
 constexpr std::size_t symbols = 12;
-constexpr md::order_book_options book{.max_orders = 1 << 14, .index_pages = 64};
+constexpr md::nasdaq::itch_order_book_options book{.max_orders = 1 << 14, .index_pages = 64};
 
 // Records messages [from, to) of `all` as MoldUDP64 packets of 8 (sequence = index + 1).
 void record(pub::glimpse_service& service, std::vector<t::bytes> const& all, std::size_t from,
@@ -84,7 +84,7 @@ snapshot_result fetch(std::uint16_t port, std::string_view username = "",
             client.on_bytes(std::span<std::byte const>(buffer.data(), filled), 0,
                             [&](std::uint64_t, std::span<std::byte const> message) {
                                 result.messages.emplace_back(message.begin(), message.end());
-                                done = done || md::glimpse::is_end_of_snapshot(message);
+                                done = done || md::nasdaq::glimpse::is_end_of_snapshot(message);
                             });
         std::memmove(buffer.data(), buffer.data() + used, filled - used);
         filled -= used;
@@ -103,14 +103,14 @@ TEST(GlimpseService, ASnapshotRebuildsThePublishedBookAndResumesAtTheNextSequenc
     snapshot_result const got = fetch(service.port());
     ASSERT_EQ(got.state, soup::client_state::logged_in);
     ASSERT_FALSE(got.messages.empty());
-    auto const resume = md::glimpse::parse_end_of_snapshot(t::view(got.messages.back()));
+    auto const resume = md::nasdaq::glimpse::parse_end_of_snapshot(t::view(got.messages.back()));
     ASSERT_TRUE(resume.has_value());
     EXPECT_EQ(*resume, 3001U); // everything recorded before the login is in it
-    md::itch50_parser rebuilt(book);
+    md::nasdaq::itch50_parser rebuilt(book);
     for (std::size_t i = 0; i + 1 < got.messages.size(); ++i) {
         rebuilt.on_message(t::view(got.messages[i]));
     }
-    md::itch50_parser reference(book);
+    md::nasdaq::itch50_parser reference(book);
     for (std::size_t i = 0; i < 3000; ++i) {
         reference.on_message(t::view(all[i]));
     }
@@ -125,7 +125,7 @@ TEST(GlimpseService, ASnapshotRebuildsThePublishedBookAndResumesAtTheNextSequenc
     record(service, all, 3000, 4000);
     snapshot_result const second = fetch(service.port());
     ASSERT_FALSE(second.messages.empty());
-    EXPECT_EQ(md::glimpse::parse_end_of_snapshot(t::view(second.messages.back())), 4001U);
+    EXPECT_EQ(md::nasdaq::glimpse::parse_end_of_snapshot(t::view(second.messages.back())), 4001U);
 }
 
 TEST(GlimpseService, WrongCredentialsAreRejected) {

@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
 #include <signet/publisher/pcap_source.hpp>
 #include <signet/publisher/publisher.hpp>
 
@@ -129,7 +129,8 @@ void write_feed(std::filesystem::path const& path, std::vector<bytes> const& pac
 std::uint64_t next_sequence_of(std::vector<bytes> const& packets) {
     std::uint64_t next = 0;
     for (bytes const& p : packets) {
-        next = std::max<std::uint64_t>(next, md::moldudp64_sequence(view(p)) + mold_count(p));
+        next =
+            std::max<std::uint64_t>(next, md::nasdaq::moldudp64_sequence(view(p)) + mold_count(p));
     }
     return next;
 }

@@ -17,10 +17,10 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/binary_file_reader.hpp>
-#include <signet/md/itch_generator.hpp>
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/binary_file_reader.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
 #include <signet/net/udp_socket.hpp>
+#include <signet/publisher/nasdaq/itch_generator.hpp>
 #include <signet/publisher/publisher.hpp>
 #include <signet/publisher/udp_lines.hpp>
 
@@ -56,7 +56,7 @@ std::vector<bytes> adds(std::size_t n) {
 }
 
 std::uint64_t sequence_of(bytes const& datagram) {
-    return md::moldudp64_sequence(view(datagram));
+    return md::nasdaq::moldudp64_sequence(view(datagram));
 }
 
 std::vector<std::uint64_t> sequences(std::vector<bytes> const& datagrams) {
@@ -95,7 +95,7 @@ TEST(Publisher, NoLineIsSilentLongerThanTheHeartbeat) {
         pub::publisher p(
             {.rate = 10, .heartbeat = milliseconds(30), .duration = milliseconds(2000)}, out,
             clock);
-        md::itch_generator generator({.symbols = 2});
+        signet::publisher::nasdaq::itch_generator generator({.symbols = 2});
         ASSERT_TRUE(p.run(generator).ok());
         EXPECT_GT(p.counts().heartbeats, 0U) << "an idle line carries heartbeats";
         for (std::size_t line = 0; line < lines; ++line) {
@@ -125,7 +125,7 @@ TEST(Publisher, DroppedAndHeldPacketsDoNotSilenceALine) {
                           .duration = milliseconds(3000),
                           .faults = {.drop_every = 2, .drop_line = drop, .reorder_every = 3}},
                          out, clock);
-        md::itch_generator generator({.symbols = 2});
+        signet::publisher::nasdaq::itch_generator generator({.symbols = 2});
         ASSERT_TRUE(p.run(generator).ok());
         EXPECT_GT(p.counts().reordered_packets, 0U);
         for (std::size_t line = 0; line < 2; ++line) {
@@ -140,7 +140,7 @@ TEST(Publisher, AMessageBuiltAsTheHeartbeatFallsDueLeavesWithinTheInterval) {
     recording_lines out(clock, 1);
     pub::publisher p({.rate = 10, .heartbeat = milliseconds(30), .duration = milliseconds(250)},
                      out, clock);
-    md::itch_generator generator({.symbols = 1});
+    signet::publisher::nasdaq::itch_generator generator({.symbols = 1});
     ASSERT_TRUE(p.run(generator).ok());
     // 0 ms: message 1 built; 30: its packet; 60, 90: heartbeats; 100: message 2 built;
     // 120: its packet (due 30 ms after the heartbeat at 90); 150, 180: heartbeats; 200: message
@@ -168,7 +168,7 @@ TEST(Publisher, PacesMessagesToTheRateInFullBatches) {
     recording_lines out(clock, 1);
     pub::publisher p({.rate = 1000, .heartbeat = milliseconds(1000), .batch = 8}, out, clock);
     std::string const file = binary_file(adds(400));
-    md::binary_file_reader reader(std::as_bytes(std::span(file)));
+    md::nasdaq::binary_file_reader reader(std::as_bytes(std::span(file)));
     ASSERT_TRUE(p.run(reader).ok());
     std::size_t data = 0;
     for (sent_datagram const& d : out.sent()) {
@@ -192,7 +192,7 @@ TEST(Publisher, AsFastAsPossibleNeverWaits) {
     fake_clock clock;
     recording_lines out(clock, 1);
     pub::publisher p({.rate = 0, .batch = 16, .end_of_session_packets = 1}, out, clock);
-    md::itch_generator generator({.symbols = 4, .messages = 1000});
+    signet::publisher::nasdaq::itch_generator generator({.symbols = 4, .messages = 1000});
     ASSERT_TRUE(p.run(generator).ok());
     EXPECT_EQ(clock.sleeps(), 0U);
     EXPECT_EQ(p.counts().sent.messages, 1000U + 3 + 4 + 3);
@@ -203,7 +203,7 @@ TEST(Publisher, EndsTheSessionWithSpacedEndOfSessionPackets) {
     fake_clock clock;
     recording_lines out(clock, 2);
     pub::publisher p({.rate = 0, .end_of_session_spacing = milliseconds(5)}, out, clock);
-    md::itch_generator generator({.symbols = 2, .messages = 20});
+    signet::publisher::nasdaq::itch_generator generator({.symbols = 2, .messages = 20});
     ASSERT_TRUE(p.run(generator).ok());
     std::vector<sent_datagram> ends;
     for (sent_datagram const& d : out.sent()) {
@@ -226,7 +226,7 @@ TEST(Publisher, TheDurationClosesTheGeneratorWithItsClosingEvents) {
     recording_lines out(clock, 1);
     pub::publisher p({.rate = 100, .heartbeat = milliseconds(50), .duration = milliseconds(1000)},
                      out, clock);
-    md::itch_generator generator({.symbols = 2});
+    signet::publisher::nasdaq::itch_generator generator({.symbols = 2});
     ASSERT_TRUE(p.run(generator).ok());
     // 100 messages in the second (0 to 990 ms), then the three closing system events.
     EXPECT_EQ(p.counts().sent.messages, 100U + 3);
@@ -283,7 +283,7 @@ TEST(Publisher, FaultInjectionPerLineIsExactAndCounted) {
                               }},
                          out, clock);
         std::string const file = binary_file(adds(12));
-        md::binary_file_reader reader(std::as_bytes(std::span(file)));
+        md::nasdaq::binary_file_reader reader(std::as_bytes(std::span(file)));
         ASSERT_TRUE(p.run(reader).ok());
         auto const label = static_cast<int>(c.drop_line);
         EXPECT_EQ(sequences(out.on(0)), c.line_a) << label;
@@ -318,7 +318,7 @@ TEST(Publisher, DroppedPacketsOnTheOnlyLineAreCountedAsDropped) {
                           }},
                      out, clock);
     std::string const file = binary_file(adds(20));
-    md::binary_file_reader reader(std::as_bytes(std::span(file)));
+    md::nasdaq::binary_file_reader reader(std::as_bytes(std::span(file)));
     ASSERT_TRUE(p.run(reader).ok());
     ASSERT_EQ(hooked.size(), 10U);
     std::vector<bytes> want;
@@ -344,7 +344,7 @@ TEST(Publisher, ZeroLengthRecordsAreSkippedAndCounted) {
     messages.insert(messages.begin() + 1, bytes{});
     messages.push_back(bytes{});
     std::string const file = binary_file(messages);
-    md::binary_file_reader reader(std::as_bytes(std::span(file)));
+    md::nasdaq::binary_file_reader reader(std::as_bytes(std::span(file)));
     ASSERT_TRUE(p.run(reader).ok());
     EXPECT_EQ(p.counts().sent.messages, 3U);
     EXPECT_EQ(p.counts().malformed_records, 2U);
@@ -357,7 +357,7 @@ TEST(Publisher, AMessageTooLongForAPacketEndsTheRunWithAnError) {
     recording_lines out(clock, 1);
     pub::publisher p({.rate = 0}, out, clock);
     std::string const file = binary_file({adds(1)[0], bytes(2000, std::byte{'A'})});
-    md::binary_file_reader reader(std::as_bytes(std::span(file)));
+    md::nasdaq::binary_file_reader reader(std::as_bytes(std::span(file)));
     pub::run_result const result = p.run(reader);
     EXPECT_FALSE(result.ok());
     EXPECT_NE(result.error.find("a 2000-byte message does not fit a packet"), std::string::npos)
@@ -371,7 +371,7 @@ TEST(Publisher, ASendErrorEndsTheRunNamingTheLine) {
     recording_lines out(clock, 2);
     out.fail_at(4); // the second packet's line B
     pub::publisher p({.rate = 0, .batch = 1}, out, clock);
-    md::itch_generator generator({.symbols = 2, .messages = 10});
+    signet::publisher::nasdaq::itch_generator generator({.symbols = 2, .messages = 10});
     pub::run_result const result = p.run(generator);
     EXPECT_FALSE(result.ok());
     EXPECT_NE(result.error.find("sendto line B: "), std::string::npos) << result.error;
@@ -401,7 +401,7 @@ void expect_closed_session(std::vector<bytes> const& line) {
         if (!is_data(d)) {
             continue;
         }
-        md::moldudp64_session session(md::moldudp64_sequence(view(d)));
+        md::nasdaq::moldudp64_session session(md::nasdaq::moldudp64_sequence(view(d)));
         (void)session.on_packet(view(d), [&](std::uint64_t, std::span<std::byte const> m) {
             if (std::to_integer<char>(m[0]) == 'S') {
                 codes.push_back(std::to_integer<char>(m[11]));
@@ -425,7 +425,8 @@ TEST(Publisher, StopFromAnotherThreadClosesTheSession) {
                               packets.fetch_add(1, std::memory_order_relaxed);
                           }},
                      out, clock);
-    md::itch_generator generator({.symbols = 2}); // no message limit: only stop() ends it
+    signet::publisher::nasdaq::itch_generator generator(
+        {.symbols = 2}); // no message limit: only stop() ends it
     std::thread stopper([&] {
         // relaxed: see above.
         while (packets.load(std::memory_order_relaxed) < 100) {
@@ -446,7 +447,7 @@ TEST(Publisher, AStopFlagSetBeforeTheRunSendsOnlyTheOpeningAndClosing) {
     recording_lines out(clock, 1);
     std::atomic<bool> flag{true};
     pub::publisher p({.rate = 0, .stop_flag = &flag}, out, clock);
-    md::itch_generator generator({.symbols = 2});
+    signet::publisher::nasdaq::itch_generator generator({.symbols = 2});
     ASSERT_TRUE(p.run(generator).ok());
     // The opening events and the directory are still due before the closing ones.
     EXPECT_EQ(p.counts().sent.messages, 3U + 2 + 3);
@@ -486,7 +487,7 @@ TEST(Publisher, SendsBothLinesOverUdp) {
                               built.emplace_back(d.begin(), d.end());
                           }},
                      lines);
-    md::itch_generator generator({.symbols = 2, .messages = 50});
+    signet::publisher::nasdaq::itch_generator generator({.symbols = 2, .messages = 50});
     ASSERT_TRUE(p.run(generator).ok());
     std::vector<bytes> want = built;
     want.push_back(md::test::mold_header("SIGNET0001", p.counts().next_sequence, 0xFFFF));

@@ -20,9 +20,9 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/itch_generator.hpp>
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
 #include <signet/publisher/line_output.hpp>
+#include <signet/publisher/nasdaq/itch_generator.hpp>
 #include <signet/publisher/pacing_clock.hpp>
 
 #include "md/md_test_support.hpp"
@@ -108,7 +108,7 @@ inline bool is_heartbeat(bytes const& d) {
     return d.size() == 20 && mold_count(d) == 0;
 }
 inline bool is_end_of_session(bytes const& d) {
-    return d.size() == 20 && mold_count(d) == md::moldudp64_end_of_session_count;
+    return d.size() == 20 && mold_count(d) == md::nasdaq::moldudp64_end_of_session_count;
 }
 inline bool is_data(bytes const& d) {
     return !is_heartbeat(d) && !is_end_of_session(d);
@@ -117,9 +117,10 @@ inline bool is_data(bytes const& d) {
 /// MoldUDP64 packets of generated ITCH (8 messages each).
 inline std::vector<bytes> mold_traffic(std::size_t messages,
                                        std::string_view session = "CAPTURE1") {
-    md::itch_generator generator({.seed = 7, .symbols = 4, .messages = messages});
+    signet::publisher::nasdaq::itch_generator generator(
+        {.seed = 7, .symbols = 4, .messages = messages});
     std::array<std::byte, 1400> buffer{};
-    md::moldudp64_packer packer(buffer, session, 1, {.max_messages = 8});
+    md::nasdaq::moldudp64_packer packer(buffer, session, 1, {.max_messages = 8});
     std::vector<bytes> packets;
     auto flush = [&] {
         auto const p = packer.finish();

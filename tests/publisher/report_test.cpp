@@ -125,7 +125,7 @@ TEST(Report, ValuesComeFromTheCounts) {
     r.replay_truncated = false;
     r.pcap =
         pub::report::capture{"feed\xff.pcap", "EN10MB", {.frames = 12, .datagrams = 10}, "damaged"};
-    md::rerequest_stats stats{};
+    md::nasdaq::rerequest_stats stats{};
     stats.requests = 7;
     stats.answered = 5;
     stats.rate_limited = 2;
@@ -180,7 +180,7 @@ TEST(Report, SummaryLinesForStderr) {
     r.counts.malformed_records = 3;
     r.counts.first_malformed_record = 7;
     r.replay_file = "day.itch";
-    md::rerequest_stats stats{};
+    md::nasdaq::rerequest_stats stats{};
     stats.requests = 9;
     stats.answered = 5;
     stats.messages_resent = 40;

@@ -20,10 +20,10 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/itch_generator.hpp>
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
 #include <signet/net/udp_sender.hpp>
 #include <signet/net/udp_socket.hpp>
+#include <signet/publisher/nasdaq/itch_generator.hpp>
 #include <signet/publisher/publisher.hpp>
 #include <signet/publisher/request_service.hpp>
 
@@ -99,7 +99,7 @@ pub::request_service_options options(std::string session = "SIGNET0001") {
 std::map<std::uint64_t, bytes> messages_of(std::vector<bytes> const& datagrams) {
     std::map<std::uint64_t, bytes> out;
     for (bytes const& d : datagrams) {
-        md::moldudp64_session session(md::moldudp64_sequence(view(d)));
+        md::nasdaq::moldudp64_session session(md::nasdaq::moldudp64_sequence(view(d)));
         (void)session.on_packet(view(d), [&](std::uint64_t s, std::span<std::byte const> m) {
             out[s] = bytes(m.begin(), m.end());
         });
@@ -122,7 +122,7 @@ std::vector<bytes> publish(pub::request_service& service, std::uint64_t messages
                               built.emplace_back(d.begin(), d.end());
                           }},
                      out, clock);
-    md::itch_generator generator({.symbols = 4, .messages = messages});
+    signet::publisher::nasdaq::itch_generator generator({.symbols = 4, .messages = messages});
     EXPECT_TRUE(p.run(generator).ok());
     if (dropped != nullptr) {
         for (std::size_t i = 3; i < built.size(); i += 4) {
@@ -140,12 +140,12 @@ TEST(RequestService, AnswersDroppedPacketsFromTheStore) {
     ASSERT_GT(dropped.size(), 20U);
     client c(service.port());
     for (bytes const& packet : dropped) {
-        c.request("SIGNET0001", md::moldudp64_sequence(view(packet)), mold_count(packet));
+        c.request("SIGNET0001", md::nasdaq::moldudp64_sequence(view(packet)), mold_count(packet));
         // The same messages in one packet: the very bytes that were dropped.
         EXPECT_EQ(c.receive(1), std::vector<bytes>{packet});
     }
     service.stop();
-    md::rerequest_stats const r = service.stats();
+    md::nasdaq::rerequest_stats const r = service.stats();
     EXPECT_EQ(r.requests, dropped.size());
     EXPECT_EQ(r.answered, dropped.size());
     EXPECT_EQ(r.packets_resent, dropped.size());
@@ -165,7 +165,7 @@ TEST(RequestService, IgnoredRequestsAreCountedByReason) {
     pub::request_service service(o);
     std::vector<bytes> const built = publish(service, 1000);
     std::uint64_t const next =
-        md::moldudp64_sequence(view(built.back())) + mold_count(built.back());
+        md::nasdaq::moldudp64_sequence(view(built.back())) + mold_count(built.back());
     client c(service.port());
     c.send(md::test::text_bytes("too short"));
     c.request("ELSEWHERE", next - 10, 1);
@@ -180,7 +180,7 @@ TEST(RequestService, IgnoredRequestsAreCountedByReason) {
     wait_for_requests(service, 7);
     EXPECT_EQ(c.pending(), 0U) << "ignored requests get no answer";
     service.stop();
-    md::rerequest_stats const r = service.stats();
+    md::nasdaq::rerequest_stats const r = service.stats();
     EXPECT_EQ(r.malformed, 1U);
     EXPECT_EQ(r.wrong_session, 1U);
     EXPECT_EQ(r.zero_sequence, 1U);
@@ -244,7 +244,7 @@ TEST(RequestService, ServesTheFirstRecordedSessionWhenNoneIsGiven) {
     service.record(view(md::test::mold_header("CAPTURE1", 500, 0)));
     service.record(view(md::test::text_bytes("not moldudp64")));
     client c(service.port());
-    c.request("CAPTURE1", md::moldudp64_sequence(view(capture[1])), mold_count(capture[1]));
+    c.request("CAPTURE1", md::nasdaq::moldudp64_sequence(view(capture[1])), mold_count(capture[1]));
     EXPECT_EQ(c.receive(1), std::vector<bytes>{capture[1]});
     c.request("SIGNET0001", 1, 1);
     wait_for_requests(service, 2);

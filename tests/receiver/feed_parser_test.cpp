@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/moldudp64_request.hpp>
+#include <signet/md/nasdaq/moldudp64_request.hpp>
 #include <signet/net/packet.hpp>
 #include <signet/net/udp_socket.hpp>
 #include <signet/receiver/feed_parser.hpp>
@@ -121,7 +121,7 @@ TEST(FeedParser, AGapIsReRequestedAndFilledInSequence) {
     std::array<std::byte, 64> got{};
     ssize_t const n = ::recv(rig.server.native_handle(), got.data(), got.size(), 0);
     ASSERT_EQ(n, 20);
-    auto const request = signet::md::parse_moldudp64_request({got.data(), 20});
+    auto const request = signet::md::nasdaq::parse_moldudp64_request({got.data(), 20});
     ASSERT_TRUE(request.has_value());
     EXPECT_EQ(request->sequence, 2U);
     EXPECT_EQ(request->count, 1U);

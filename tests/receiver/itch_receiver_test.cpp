@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/moldudp64_request.hpp>
+#include <signet/md/nasdaq/moldudp64_request.hpp>
 #include <signet/net/udp_socket.hpp>
 #include <signet/receiver/itch_receiver.hpp>
 #include <signet/receiver/summary.hpp>
@@ -99,7 +99,7 @@ TEST(ItchReceiver, ReRequestsAreResentOnTimersAndTheAnswerFillsTheGap) {
                              reinterpret_cast<sockaddr*>(&from), &from_size);
             return got == 20;
         }));
-        auto const parsed = signet::md::parse_moldudp64_request({request.data(), 20});
+        auto const parsed = signet::md::nasdaq::parse_moldudp64_request({request.data(), 20});
         ASSERT_TRUE(parsed.has_value());
         EXPECT_EQ(parsed->sequence, 2U);
     }

@@ -16,9 +16,9 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/glimpse.hpp>
-#include <signet/md/snapshot_sync.hpp>
-#include <signet/md/soupbintcp_server.hpp>
+#include <signet/md/nasdaq/glimpse.hpp>
+#include <signet/md/nasdaq/itch_snapshot_sync.hpp>
+#include <signet/md/nasdaq/soupbintcp_server.hpp>
 #include <signet/net/runtime.hpp>
 #include <signet/receiver/snapshot_client.hpp>
 
@@ -30,7 +30,7 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace t = signet::md::test;
-namespace soup = signet::md::soupbintcp;
+namespace soup = signet::md::nasdaq::soupbintcp;
 using signet::receiver::snapshot_client;
 using signet::receiver::snapshot_client_options;
 using signet::receiver::snapshot_counters;
@@ -38,7 +38,8 @@ using signet::receiver::snapshot_phase;
 using signet::test::eventually;
 
 constexpr std::size_t symbols = 20;
-constexpr signet::md::order_book_options book{.max_orders = 1 << 14, .index_pages = 64};
+constexpr signet::md::nasdaq::itch_order_book_options book{.max_orders = 1 << 14,
+                                                           .index_pages = 64};
 constexpr std::uint64_t messages = 6000;
 constexpr std::size_t join = 2500; // live messages from sequence join + 1 on
 
@@ -48,8 +49,9 @@ struct feed {
     explicit feed(std::size_t buffer_messages)
         : sync({.book = book,
                 .buffer_messages = buffer_messages,
-                .buffer_bytes = buffer_messages * signet::md::itch50::max_message_length}) {}
-    signet::md::snapshot_sync sync;
+                .buffer_bytes = buffer_messages * signet::md::nasdaq::itch50::max_message_length}) {
+    }
+    signet::md::nasdaq::itch_snapshot_sync sync;
     std::unique_ptr<snapshot_client> client;
     std::mutex mutex; // guards the copies below (the test reads them)
     snapshot_phase phase = snapshot_phase::buffering;
@@ -116,8 +118,8 @@ public:
         for (auto const& m : t::snapshot_after(all, count, book)) {
             append(t::view(m));
         }
-        std::array<std::byte, signet::md::glimpse::end_of_snapshot_length> end{};
-        (void)signet::md::glimpse::write_end_of_snapshot(end, count + 1);
+        std::array<std::byte, signet::md::nasdaq::glimpse::end_of_snapshot_length> end{};
+        (void)signet::md::nasdaq::glimpse::write_end_of_snapshot(end, count + 1);
         append(end);
         return out;
     }
@@ -181,7 +183,7 @@ protected:
     /// The whole stream's book, and the sync's after the runtime stopped.
     void expect_full_books() {
         rt_->stop();
-        signet::md::itch50_parser reference(book);
+        signet::md::nasdaq::itch50_parser reference(book);
         for (auto const& m : all_) {
             reference.on_message(t::view(m));
         }

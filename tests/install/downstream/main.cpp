@@ -31,7 +31,7 @@ int main() {
     rt.start();
     signet::publisher::udp_lines lines({rt.local_endpoint(id)}, {});
     signet::publisher::publisher feed_out({.rate = 0, .end_of_session_packets = 1}, lines);
-    signet::md::itch_generator generator({.symbols = 1, .messages = 0});
+    signet::publisher::nasdaq::itch_generator generator({.symbols = 1, .messages = 0});
     generator.close(); // the opening, the directory and the closing: 7 messages, one packet
     bool const sent = feed_out.run(generator).ok();
     for (int i = 0; i < 5000 && packets.load(std::memory_order_relaxed) < 2; ++i) {

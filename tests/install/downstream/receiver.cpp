@@ -6,7 +6,7 @@
 #include <string>
 #include <thread>
 
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
 #include <signet/receiver/itch_receiver.hpp>
 #include <signet/receiver/summary.hpp>
 
@@ -20,7 +20,7 @@ int main() {
     receiver::itch_receiver feeds(config, {.stats_lines = false});
     feeds.start();
     std::array<std::byte, 64> buffer{};
-    md::moldudp64_packer packer(buffer, "DOWNSTREAM");
+    md::nasdaq::moldudp64_packer packer(buffer, "DOWNSTREAM");
     std::array<std::byte, 12> system_event{std::byte{'S'}};
     (void)packer.append(system_event);
     auto const packet = packer.finish();

@@ -40,8 +40,8 @@
 
 #include <sys/socket.h>
 
-#include <signet/md/itch50.hpp>
-#include <signet/md/itch_snapshot.hpp>
+#include <signet/md/nasdaq/itch50.hpp>
+#include <signet/md/nasdaq/itch_snapshot.hpp>
 #include <signet/net/unique_fd.hpp>
 #include <signet/publisher/detail/record_ring.hpp>
 
@@ -52,7 +52,7 @@ struct glimpse_service_options {
     std::uint16_t port = 0; ///< 0: any free port (port() tells which)
     std::string username{}; ///< logins must carry these; empty: any login is accepted
     std::string password{};
-    md::order_book_options book{};
+    md::nasdaq::itch_order_book_options book{};
     std::size_t max_clients = 64;
     std::chrono::nanoseconds heartbeat = std::chrono::seconds(1);
     std::chrono::nanoseconds client_timeout = std::chrono::seconds(15);
@@ -107,9 +107,9 @@ private:
     detail::record_ring ring_;
     std::uint64_t ring_position_ = 0;
     std::unique_ptr<std::byte[]> record_buffer_;
-    md::itch50_parser parser_;
-    md::itch_snapshot_state state_;   // system event, directory, trading action, Reg SHO
-    std::uint64_t next_sequence_ = 0; // 0: nothing applied yet
+    md::nasdaq::itch50_parser parser_;
+    md::nasdaq::itch_snapshot_state state_; // system event, directory, trading action, Reg SHO
+    std::uint64_t next_sequence_ = 0;       // 0: nothing applied yet
     bool broken_ = false;
     std::vector<std::unique_ptr<connection>> connections_;
     glimpse_counts counts_{}; // the thread's

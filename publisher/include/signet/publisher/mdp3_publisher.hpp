@@ -1,7 +1,7 @@
 #pragma once
 
-// mdp3_publisher: sends a CME MDP 3.0 channel from an md::mdp3_generator — the incremental
-// feed on one or two lines (A/B: every packet to both), the market recovery feed (the
+// mdp3_publisher: sends a CME MDP 3.0 channel from an signet::publisher::cme::mdp3_generator — the
+// incremental feed on one or two lines (A/B: every packet to both), the market recovery feed (the
 // snapshot loop) on a line of its own and the instrument definition feed on another (md_feed
 // --protocol mdp3).
 //
@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include <signet/md/mdp3_generator.hpp>
+#include <signet/publisher/cme/mdp3_generator.hpp>
 #include <signet/publisher/fault_injector.hpp>
 #include <signet/publisher/line_output.hpp>
 #include <signet/publisher/pacing_clock.hpp>
@@ -64,8 +64,9 @@ class mdp3_publisher {
 public:
     /// `incremental` has 1 or 2 lines; `snapshots` and `definitions` 1 each. All must outlive
     /// it. Throws std::invalid_argument on bad options or lines.
-    mdp3_publisher(mdp3_publisher_options options, md::mdp3_generator& generator,
-                   line_output& incremental, line_output& snapshots, line_output& definitions,
+    mdp3_publisher(mdp3_publisher_options options,
+                   signet::publisher::cme::mdp3_generator& generator, line_output& incremental,
+                   line_output& snapshots, line_output& definitions,
                    pacing_clock& clock = pacing_clock::steady());
 
     run_result run();
@@ -83,7 +84,7 @@ private:
     [[nodiscard]] bool send(line_output& out, std::size_t line, std::span<std::byte const> packet);
 
     mdp3_publisher_options options_;
-    md::mdp3_generator& generator_;
+    signet::publisher::cme::mdp3_generator& generator_;
     line_output& incremental_;
     line_output& snapshots_;
     line_output& definitions_;

@@ -1,7 +1,7 @@
 #pragma once
 
 // publisher: sends MoldUDP64 on one or two lines (A/B: every datagram on both) from a source of
-// messages — the ITCH generator (md::itch_generator), a Nasdaq BinaryFILE
+// messages — the ITCH generator (signet::publisher::nasdaq::itch_generator), a Nasdaq BinaryFILE
 // (md::binary_file_reader) — or re-sends the datagrams of a capture (pcap_source).
 //
 // Messages (run): packed into packets of at most `batch` messages and `max_payload` bytes,
@@ -45,11 +45,11 @@
 #include <system_error>
 #include <vector>
 
-#include <signet/md/binary_file_reader.hpp>
-#include <signet/md/itch_generator.hpp>
-#include <signet/md/moldudp64.hpp>
+#include <signet/md/nasdaq/binary_file_reader.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
 #include <signet/publisher/fault_injector.hpp>
 #include <signet/publisher/line_output.hpp>
+#include <signet/publisher/nasdaq/itch_generator.hpp>
 #include <signet/publisher/pacing_clock.hpp>
 #include <signet/publisher/pcap_source.hpp>
 
@@ -127,10 +127,10 @@ public:
 
     /// Sends the generator's messages until it finishes; the duration or stop() closes it (its
     /// closing events still go out).
-    run_result run(md::itch_generator& source);
+    run_result run(signet::publisher::nasdaq::itch_generator& source);
     /// Sends the file's messages until its end, the duration or stop(). Zero-length records
     /// are skipped and counted (malformed_records).
-    run_result run(md::binary_file_reader& source);
+    run_result run(md::nasdaq::binary_file_reader& source);
     /// Re-sends the capture's datagrams until its end, the duration or stop().
     run_result replay(pcap_source& capture, replay_timing const& timing);
 
@@ -169,7 +169,7 @@ private:
     line_output& out_;
     pacing_clock& clock_;
     std::vector<std::byte> packet_buffer_;
-    md::moldudp64_packer packer_;
+    md::nasdaq::moldudp64_packer packer_;
     fault_injector faults_;
     std::array<time_point, 2> last_send_{};
     std::error_code send_error_;

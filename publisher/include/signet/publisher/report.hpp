@@ -26,8 +26,8 @@
 #include <string_view>
 #include <vector>
 
-#include <signet/md/binary_file_reader.hpp>
-#include <signet/md/rerequest_server.hpp>
+#include <signet/md/nasdaq/binary_file_reader.hpp>
+#include <signet/md/nasdaq/rerequest_server.hpp>
 #include <signet/publisher/glimpse_service.hpp>
 #include <signet/publisher/pcap_source.hpp>
 #include <signet/publisher/publisher.hpp>
@@ -49,7 +49,7 @@ struct report {
     struct requests {
         std::uint16_t port = 0;
         std::string session; ///< request_service::session()
-        md::rerequest_stats stats{};
+        md::nasdaq::rerequest_stats stats{};
         request_store_counts store{};
     };
 
@@ -72,7 +72,7 @@ struct report {
     /// The optional parts, from their sources: a BinaryFILE run (`name` for summary()); a
     /// replay of the capture in `file` (`error`: the replay's run_result::error); a request
     /// service (its counters as of now: final after its stop()).
-    void add(md::binary_file_reader const& reader, std::string name);
+    void add(md::nasdaq::binary_file_reader const& reader, std::string name);
     void add(pcap_source const& source, std::string file, std::string error);
     void add(request_service const& service);
     void add(glimpse_service const& service);

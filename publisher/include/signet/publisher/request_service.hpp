@@ -49,8 +49,8 @@
 #include <sys/socket.h>
 
 #include <signet/md/message_store.hpp>
-#include <signet/md/moldudp64.hpp>
-#include <signet/md/rerequest_server.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
+#include <signet/md/nasdaq/rerequest_server.hpp>
 #include <signet/net/udp_sender.hpp>
 #include <signet/publisher/detail/record_ring.hpp>
 
@@ -116,7 +116,7 @@ public:
                 std::atomic<bool> const* interrupt = nullptr) noexcept;
 
     /// Any thread: the counters as of the service thread's last round (final after stop()).
-    [[nodiscard]] md::rerequest_stats stats() const;
+    [[nodiscard]] md::nasdaq::rerequest_stats stats() const;
     [[nodiscard]] request_store_counts store_counts() const;
     /// The session served (space padded), empty while still unknown.
     [[nodiscard]] std::string session() const;
@@ -126,9 +126,9 @@ public:
 
 private:
     struct snapshot {
-        md::rerequest_stats stats{};
+        md::nasdaq::rerequest_stats stats{};
         request_store_counts store{};
-        md::moldudp64_session_id session{};
+        md::nasdaq::moldudp64_session_id session{};
         bool session_known = false;
     };
 
@@ -145,7 +145,7 @@ private:
     std::uint64_t ring_position_ = 0;
     std::unique_ptr<std::byte[]> record_buffer_; // record_ring::max_record_size bytes
     md::message_store store_;
-    md::rerequest_server server_;
+    md::nasdaq::rerequest_server server_;
     request_store_counts counts_{};
     bool session_known_ = false;
     // The service thread writes it after each round; readers copy it out.

@@ -5,13 +5,13 @@
 // decoding into the order book, counting, and the latency from the kernel's receive timestamp
 // to the end of parsing, with its stages (net::stage_latency: one clock read per packet, one
 // more per parser run). protocol "raw" only counts packets. protocol "mdp3": CME MDP 3.0 — the
-// incremental lines (A, B) through the arbiter into an md::mdp3::channel, the snapshot loop's
+// incremental lines (A, B) through the arbiter into an md::cme::mdp3_channel, the snapshot loop's
 // and the definitions' lines straight to it; the channel's counters stand in for the session's.
 //
 // Late join (config snapshot): the session adopts the first packet's sequence and the
-// delivered messages go through an md::snapshot_sync — buffered until a GLIMPSE snapshot
-// (snapshot_client) has loaded a fresh book, then applied to it. A gap the session declares
-// lost (no re-request server, or its tries ran out) asks for a new snapshot. The snapshot
+// delivered messages go through an md::nasdaq::itch_snapshot_sync — buffered until a GLIMPSE
+// snapshot (snapshot_client) has loaded a fresh book, then applied to it. A gap the session
+// declares lost (no re-request server, or its tries ran out) asks for a new snapshot. The snapshot
 // connection is read in service(), one chunk per run, so another feed's packets wait for at
 // most one chunk.
 //
@@ -35,12 +35,12 @@
 #include <vector>
 
 #include <signet/core/metrics/histogram.hpp>
-#include <signet/md/binary_file_writer.hpp>
-#include <signet/md/feed_handler.hpp>
-#include <signet/md/mdp3_channel.hpp>
-#include <signet/md/moldudp64_recovery.hpp>
+#include <signet/md/cme/mdp3_channel.hpp>
+#include <signet/md/nasdaq/binary_file_writer.hpp>
+#include <signet/md/nasdaq/itch_feed_handler.hpp>
+#include <signet/md/nasdaq/itch_snapshot_sync.hpp>
+#include <signet/md/nasdaq/moldudp64_recovery.hpp>
 #include <signet/md/sequence_arbiter.hpp>
-#include <signet/md/snapshot_sync.hpp>
 #include <signet/net/packet.hpp>
 #include <signet/net/stage_latency.hpp>
 #include <signet/net/tcp_client.hpp>
@@ -54,7 +54,7 @@ namespace signet::receiver {
 /// One stock's top of book in a published snapshot (books()).
 struct book_row {
     std::array<char, 8> symbol{};
-    md::top_of_book top{};
+    md::nasdaq::top_of_book top{};
     std::uint32_t orders = 0;
 };
 
@@ -84,7 +84,7 @@ public:
     /// whose packets are the answers.
     void attach_request_line(net::udp_socket const& socket, std::uint16_t line);
     /// Record what the session delivers (md_receiver --record); `writer` outlives this.
-    void attach_recorder(md::binary_file_writer& writer);
+    void attach_recorder(md::nasdaq::binary_file_writer& writer);
     /// Config snapshot: the connection to the GLIMPSE server (net::runtime::make_tcp_client
     /// for this feed) and a second parser timer for it (snapshot_client.hpp). Requests the
     /// first snapshot: the feed is unsynchronized until it is applied.
@@ -125,18 +125,18 @@ public:
     /// Releases packets still held by the arbiter and publishes the final counters.
     void finish();
     [[nodiscard]] feed_config const& config() const noexcept { return config_; }
-    [[nodiscard]] md::moldudp64_stats session_stats() const noexcept;
-    [[nodiscard]] md::itch50_stats const* itch_stats() const noexcept;
-    [[nodiscard]] md::order_book const* book() const noexcept;
+    [[nodiscard]] md::nasdaq::moldudp64_stats session_stats() const noexcept;
+    [[nodiscard]] md::nasdaq::itch50_stats const* itch_stats() const noexcept;
+    [[nodiscard]] md::nasdaq::itch_order_book const* book() const noexcept;
     /// The re-request client's counters (nullptr without config rerequest).
-    [[nodiscard]] md::moldudp64_recovery_stats const* recovery_stats() const noexcept {
+    [[nodiscard]] md::nasdaq::moldudp64_recovery_stats const* recovery_stats() const noexcept {
         return recovery_ ? &recovery_->stats() : nullptr;
     }
-    [[nodiscard]] md::recovery_state recovery_state() const noexcept {
-        return recovery_ ? recovery_->state() : md::recovery_state::synchronized;
+    [[nodiscard]] md::nasdaq::recovery_state recovery_state() const noexcept {
+        return recovery_ ? recovery_->state() : md::nasdaq::recovery_state::synchronized;
     }
     /// protocol mdp3: the channel (instruments, books, counters); nullptr otherwise.
-    [[nodiscard]] md::mdp3::channel const* mdp3() const noexcept {
+    [[nodiscard]] md::cme::mdp3_channel const* mdp3() const noexcept {
         return mdp3_ ? &*mdp3_ : nullptr;
     }
     /// The snapshot path (nullptr without config snapshot). live() from any thread.
@@ -158,9 +158,9 @@ private:
     void publish() noexcept;
     bool publish_books(); // false: a reader holds the snapshot's lock (nothing waited)
     void arm_timer() noexcept;
-    [[nodiscard]] md::moldudp64_session_options session_options() const noexcept;
+    [[nodiscard]] md::nasdaq::moldudp64_session_options session_options() const noexcept;
     bool send_request(std::uint64_t first, std::uint16_t count) noexcept;
-    void log_untrusted(md::moldudp64_stats const& s) noexcept;
+    void log_untrusted(md::nasdaq::moldudp64_stats const& s) noexcept;
 
     static constexpr std::uint64_t untrusted_log_interval_ns = 1'000'000'000;
     /// A partly filled recording chunk goes to the disk at most this long after its first
@@ -171,17 +171,17 @@ private:
     static constexpr std::uint64_t retry_ns = 1'000'000;
 
     feed_config config_;
-    std::optional<md::itch_feed_handler> itch_;      // moldudp64 + itch50
-    std::optional<md::moldudp64_session> session_;   // moldudp64 + count
-    std::optional<md::sequence_arbiter> arbiter_;    // moldudp64
-    std::optional<md::moldudp64_recovery> recovery_; // moldudp64 + rerequest
-    std::optional<md::snapshot_sync> sync_;          // moldudp64 + itch50 + snapshot
-    std::optional<md::mdp3::channel> mdp3_;          // mdp3
-    std::uint16_t snapshot_line_ = 0xFFFF;           // mdp3: the snapshot loop's line
-    std::uint16_t definitions_line_ = 0xFFFF;        // mdp3: the definitions' line
-    std::unique_ptr<snapshot_client> snapshot_;      // attach_snapshot()
-    std::uint64_t snapshot_gaps_ = 0;                // session gaps seen: a new one is lost
-    md::binary_file_writer* recorder_ = nullptr;
+    std::optional<md::nasdaq::itch_feed_handler> itch_;      // moldudp64 + itch50
+    std::optional<md::nasdaq::moldudp64_session> session_;   // moldudp64 + count
+    std::optional<md::sequence_arbiter> arbiter_;            // moldudp64
+    std::optional<md::nasdaq::moldudp64_recovery> recovery_; // moldudp64 + rerequest
+    std::optional<md::nasdaq::itch_snapshot_sync> sync_;     // moldudp64 + itch50 + snapshot
+    std::optional<md::cme::mdp3_channel> mdp3_;              // mdp3
+    std::uint16_t snapshot_line_ = 0xFFFF;                   // mdp3: the snapshot loop's line
+    std::uint16_t definitions_line_ = 0xFFFF;                // mdp3: the definitions' line
+    std::unique_ptr<snapshot_client> snapshot_;              // attach_snapshot()
+    std::uint64_t snapshot_gaps_ = 0;                        // session gaps seen: a new one is lost
+    md::nasdaq::binary_file_writer* recorder_ = nullptr;
     net::udp_socket const* request_socket_ = nullptr;
     std::uint16_t request_line_ = 0;
     net::timer timer_;

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include <signet/md/binary_file_writer.hpp>
+#include <signet/md/nasdaq/binary_file_writer.hpp>
 #include <signet/net/runtime.hpp>
 #include <signet/receiver/config.hpp>
 #include <signet/receiver/feed_parser.hpp>
@@ -75,7 +75,7 @@ public:
         return runtime_->stats(feeds_.at(i).id);
     }
     /// Feed `i`'s recording (nullptr without record_path, or for a raw feed).
-    [[nodiscard]] md::binary_file_writer const* recording(std::size_t i) const {
+    [[nodiscard]] md::nasdaq::binary_file_writer const* recording(std::size_t i) const {
         return feeds_.at(i).recording.get();
     }
     /// Seconds since start() (until stop(): frozen there).
@@ -87,7 +87,7 @@ private:
     struct feed_entry {
         std::size_t id = 0; // the runtime's feed index
         std::unique_ptr<feed_parser> parser;
-        std::unique_ptr<md::binary_file_writer> recording;
+        std::unique_ptr<md::nasdaq::binary_file_writer> recording;
     };
     void add_feed(feed_config const& config);
     void log_feed_lines(feed_config const& config, std::size_t id) const;

@@ -1,11 +1,11 @@
 #pragma once
 
 // snapshot_client: the late-join and gap-loss path of one ITCH feed — a GLIMPSE 5.0 snapshot
-// over SoupBinTCP, loaded into an md::snapshot_sync while the feed's live messages are
+// over SoupBinTCP, loaded into an md::nasdaq::itch_snapshot_sync while the feed's live messages are
 // buffered. It joins three pieces that know nothing of each other: a net::tcp_client (the
 // connection, run by the feed's parser contract), an md::soupbintcp::client (the login,
 // heartbeats and sequenced data; a fresh one per connection, since each snapshot starts at
-// sequence 1) and the feed's md::snapshot_sync (buffer, fresh book, replay, swap).
+// sequence 1) and the feed's md::nasdaq::itch_snapshot_sync (buffer, fresh book, replay, swap).
 //
 //   request(now)   the feed needs a snapshot (at start; a gap declared lost): live messages
 //                  are buffered from here on and the connection is made (now, or when the
@@ -34,8 +34,8 @@
 #include <span>
 #include <string>
 
-#include <signet/md/snapshot_sync.hpp>
-#include <signet/md/soupbintcp_client.hpp>
+#include <signet/md/nasdaq/itch_snapshot_sync.hpp>
+#include <signet/md/nasdaq/soupbintcp_client.hpp>
 #include <signet/net/tcp_client.hpp>
 #include <signet/net/timer.hpp>
 
@@ -108,7 +108,7 @@ public:
     /// `tcp` from runtime::make_tcp_client(feed), `timer` a parser_timer of the same feed,
     /// `sync` the feed's; all used from the feed's parser contract only.
     snapshot_client(snapshot_client_options options, std::unique_ptr<net::tcp_client> tcp,
-                    net::timer timer, md::snapshot_sync& sync);
+                    net::timer timer, md::nasdaq::itch_snapshot_sync& sync);
 
     void request(clock::time_point now);
     void service(clock::time_point now);
@@ -132,8 +132,8 @@ private:
     snapshot_client_options options_;
     std::unique_ptr<net::tcp_client> tcp_;
     net::timer timer_;
-    md::snapshot_sync& sync_;
-    std::optional<md::soupbintcp::client> soup_; // one per connection
+    md::nasdaq::itch_snapshot_sync& sync_;
+    std::optional<md::nasdaq::soupbintcp::client> soup_; // one per connection
     bool wanted_ = false;
     bool rejected_ = false;
     outcome pending_ = outcome::none; // decided inside a read, acted on after it

@@ -1,0 +1,189 @@
+#pragma once
+
+/// cme::mdp3_channel: one CME MDP 3.0 channel's market-by-price books, kept right through loss —
+/// the incremental feed (packets in MsgSeqNum order: put a sequence_arbiter in front for A/B
+/// lines), the market recovery feed (the snapshot loop) and the instrument definition feed.
+///
+///   definitions   MDInstrumentDefinitionFuture54 creates an instrument (security id, symbol,
+///                 tick, display factor, book depth from MarketDepth of "GBX"), or deletes it.
+///                 One created after incrementals began starts stale (its book missed them).
+///   incrementals  MDIncrementalRefreshBook46 entries update their instrument's book; 46, 48
+///                 (trades), 37 (volume), 49, 50, 51 (statistics, limits) all carry the
+///                 instrument's one RptSeq and advance it, book change or not. A RptSeq gap, or an
+///                 update that does not fit the book, makes that instrument stale: its later
+///                 entries wait (the packets are held, bounded) while the others go on.
+///                 A gap in MsgSeqNum may have lost any instrument's data: every instrument is
+///                 checked against the next snapshot loop.
+///   snapshots     SnapshotFullRefresh52, while recovering: an instrument that is stale, or
+///                 whose snapshot RptSeq is ahead of its own, loads the snapshot and replays
+///                 its held entries newer than the snapshot's RptSeq; a snapshot that is not
+///                 ahead confirms the book. Recovery ends once a whole loop (TotNumReports
+///                 instruments) has been seen since it began and no instrument is stale; the
+///                 held packets are then dropped. A snapshot older than the held packets
+///                 (LastMsgSeqNumProcessed before the first held one) cannot be completed by
+///                 them: it is skipped (counted) and the next loop is awaited.
+///   ChannelReset4 empties every book, resets every RptSeq and ends any recovery.
+///
+/// recovering() tells the caller to listen to the snapshot loop; on_time() counts a silent
+/// loop. Threading: none (the channel's parser contract). Costs: per entry a lookup of the
+/// instrument (a hash map) and a book update; nothing allocates in steady state (instruments
+/// are created by definitions; the held-packet store is allocated once).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <signet/md/cme/mdp3.hpp>
+#include <signet/md/cme/mdp3_order_book.hpp>
+#include <signet/md/cme/mdp3_price_book.hpp>
+#include <signet/md/message_store.hpp>
+
+namespace signet::md::cme {
+
+struct mdp3_channel_options {
+    std::size_t held_packets = 4096;               ///< incremental packets kept while recovering
+    std::size_t held_bytes = std::size_t{8} << 20; ///< and their bytes
+    std::uint64_t snapshot_silence_ns = 2'000'000'000; ///< a loop this quiet is counted
+};
+
+struct mdp3_channel_stats {
+    std::uint64_t packets = 0;
+    std::uint64_t duplicate_packets = 0; ///< MsgSeqNum at or below the last applied
+    std::uint64_t gaps = 0;              ///< MsgSeqNum jumps
+    std::uint64_t malformed_packets = 0; ///< framing lost
+    std::uint64_t malformed_messages = 0;
+    std::uint64_t unknown_messages = 0;   ///< other templates or schemas
+    std::uint64_t book_entries = 0;       ///< applied
+    std::uint64_t trade_entries = 0;      ///< 48 entries applied (their RptSeq)
+    std::uint64_t statistics_entries = 0; ///< 37, 49, 50, 51 entries applied
+    std::uint64_t unknown_instrument_entries = 0;
+    std::uint64_t rpt_seq_gaps = 0;
+    std::uint64_t inconsistent_updates = 0;
+    std::uint64_t recoveries = 0; ///< times the channel went to the snapshot loop
+    std::uint64_t recoveries_completed = 0;
+    std::uint64_t recovery_ns = 0;         ///< summed: recovery begun -> every instrument live
+    std::uint64_t last_recovery_ns = 0;    ///< the last completed one
+    std::uint64_t snapshots_applied = 0;   ///< instruments loaded from snapshots
+    std::uint64_t snapshots_confirmed = 0; ///< snapshots that found the book up to date
+    std::uint64_t snapshots_too_old = 0;
+    std::uint64_t replayed_entries = 0;
+    std::uint64_t held_evicted = 0;
+    std::uint64_t snapshot_silences = 0;
+    std::uint64_t channel_resets = 0;
+    std::uint64_t definitions = 0;
+    std::uint64_t order_entries = 0;           ///< MBO entries applied
+    std::uint64_t order_snapshots_applied = 0; ///< MBO books loaded from 53 chunks
+};
+
+/// An instrument's statistics: the latest value of each, null until sent (or deleted).
+struct mdp3_statistics {
+    std::int32_t volume = null_int32;              ///< 37: cumulative traded volume
+    std::int64_t settlement_price = null_price;    ///< 49 '6' (and the snapshot's)
+    std::int32_t cleared_volume = null_int32;      ///< 49 'B'
+    std::int32_t open_interest = null_int32;       ///< 49 'C'
+    std::int64_t fixing_price = null_price;        ///< 49 'W'
+    std::int64_t high_limit_price = null_price;    ///< 50 (and the snapshot's)
+    std::int64_t low_limit_price = null_price;     ///< 50
+    std::int64_t max_price_variation = null_price; ///< 50
+    std::int64_t open_price = null_price;          ///< 51 '4'
+    std::int64_t session_high_trade = null_price;  ///< 51 '7'
+    std::int64_t session_low_trade = null_price;   ///< 51 '8'
+    std::int64_t session_high_bid = null_price;    ///< 51 'N'
+    std::int64_t session_low_offer = null_price;   ///< 51 'O'
+
+    void apply(volume_entry const& e) noexcept;
+    void apply(daily_statistics_entry const& e) noexcept;
+    void apply(limits_banding_entry const& e) noexcept;
+    void apply(session_statistics_entry const& e) noexcept;
+    /// The statistics a SnapshotFullRefresh52 carries (its limits and statistic entries).
+    void assign(snapshot_full_refresh const& s) noexcept;
+};
+
+struct mdp3_instrument {
+    std::int32_t security_id = 0;
+    std::array<char, 20> symbol{};
+    std::int64_t tick = 0;           ///< MinPriceIncrement, PRICE9
+    std::int64_t display_factor = 0; ///< Decimal9
+    std::uint8_t trading_status = null_uint8;
+    std::uint32_t rpt_seq = 0; ///< the last applied (every template that carries one)
+    bool stale = false;        ///< waits for a snapshot
+    mdp3_statistics statistics{};
+    std::uint64_t seen_in_recovery = 0; ///< the recovery whose loop showed it
+    mdp3_price_book book;
+    // market by order (channels that send it: templates 47 and 53)
+    mdp3_order_book orders;
+    bool orders_stale = false;
+    std::uint64_t orders_seen_in_recovery = 0;
+    std::uint32_t next_chunk = 0;     ///< of the order snapshot being assembled; 0: none
+    std::uint32_t chunk_sequence = 0; ///< its LastMsgSeqNumProcessed
+    /// The incremental packet the MBO book was loaded as of: entries of packets up to it are
+    /// in it already (they may still arrive: another socket).
+    std::uint64_t orders_as_of = 0;
+};
+
+class mdp3_channel {
+public:
+    explicit mdp3_channel(mdp3_channel_options const& options = {});
+
+    void on_incremental(std::span<std::byte const> packet, std::uint64_t now_ns);
+    void on_snapshot(std::span<std::byte const> packet, std::uint64_t now_ns);
+    void on_definition(std::span<std::byte const> packet, std::uint64_t now_ns);
+    void on_time(std::uint64_t now_ns) noexcept;
+
+    /// Listen to the snapshot loop.
+    [[nodiscard]] bool recovering() const noexcept { return recovering_; }
+    [[nodiscard]] mdp3_instrument const* find(std::int32_t security_id) const noexcept;
+    template <typename F>
+    void for_each_instrument(F&& f) const {
+        for (mdp3_instrument const& i : instruments_) {
+            f(i);
+        }
+    }
+    [[nodiscard]] std::size_t instrument_count() const noexcept { return instruments_.size(); }
+    [[nodiscard]] mdp3_channel_stats const& stats() const noexcept { return stats_; }
+    /// The next expected incremental MsgSeqNum (0 before the first packet).
+    [[nodiscard]] std::uint64_t next_sequence() const noexcept { return next_sequence_; }
+
+private:
+    mdp3_instrument* lookup(std::int32_t security_id) noexcept;
+    enum class replay : std::uint8_t { none, mbp, mbo };
+    /// Applies a packet's messages; a replay: `only`'s MBP (46, 48) or MBO (47) entries alone.
+    void apply_packet(std::span<std::byte const> packet, std::uint64_t now_ns,
+                      mdp3_instrument* only, replay kind = replay::none);
+    void load_order_snapshot(snapshot_order_book const& s, std::uint64_t now_ns);
+    void replay_held(mdp3_instrument& i, std::uint64_t from, std::uint64_t now_ns, replay kind);
+    /// The RptSeq rule: true if the entry is the instrument's next (apply it); false if it is
+    /// old (skip) or after a gap (the instrument goes stale).
+    bool next_in_sequence(mdp3_instrument& i, std::uint32_t rpt_seq, std::uint64_t now_ns) noexcept;
+    void make_stale(mdp3_instrument& i, std::uint64_t now_ns) noexcept;
+    void load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns);
+    void start_recovery(std::uint64_t now_ns) noexcept;
+    void finish_recovery_if_done(std::uint64_t now_ns) noexcept;
+    void reset_channel() noexcept;
+
+    mdp3_channel_options options_;
+    std::vector<mdp3_instrument> instruments_;
+    std::unordered_map<std::int32_t, std::size_t> index_;
+    message_store held_;
+    std::uint64_t next_sequence_ = 0;
+    bool started_ = false; // an incremental packet was applied
+    bool recovering_ = false;
+    std::uint64_t last_snapshot_ns_ = 0;
+    std::uint64_t recovery_started_ns_ = 0;
+    std::uint64_t applying_sequence_ = 0; // the MsgSeqNum of the packet being applied
+    // The loop since the recovery began: instruments seen, and the loop's size.
+    std::uint64_t recovery_id_ = 0;
+    std::uint32_t seen_in_loop_ = 0;
+    std::uint32_t loop_size_ = 0;
+    std::vector<std::int32_t> seen_undefined_; // in the loop, without a definition
+    bool carries_orders_ = false;              // MBO seen on this channel (47 or 53)
+    std::uint32_t order_seen_in_loop_ = 0;
+    std::uint32_t order_loop_size_ = 0;
+    mdp3_channel_stats stats_{};
+};
+
+} // namespace signet::md::cme

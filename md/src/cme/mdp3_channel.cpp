@@ -1,0 +1,566 @@
+#include <algorithm>
+
+#include <signet/md/cme/mdp3_channel.hpp>
+
+namespace signet::md::cme {
+
+mdp3_channel::mdp3_channel(mdp3_channel_options const& options)
+    : options_(options)
+    , held_(options.held_packets, options.held_bytes) {}
+
+mdp3_instrument* mdp3_channel::lookup(std::int32_t security_id) noexcept {
+    auto const it = index_.find(security_id);
+    return it == index_.end() ? nullptr : &instruments_[it->second];
+}
+
+mdp3_instrument const* mdp3_channel::find(std::int32_t security_id) const noexcept {
+    auto const it = index_.find(security_id);
+    return it == index_.end() ? nullptr : &instruments_[it->second];
+}
+
+void mdp3_channel::on_definition(std::span<std::byte const> packet, std::uint64_t now_ns) {
+    packet_walk const walk = for_each_message(packet, [&](message const& m) {
+        if (m.schema_id != schema_id ||
+            m.template_id != template_id::instrument_definition_future) {
+            return; // other definition templates (options, spreads) are not books of this kind
+        }
+        auto const d = decode_instrument_definition_future(m);
+        if (!d) {
+            ++stats_.malformed_messages;
+            return;
+        }
+        ++stats_.definitions;
+        if (lookup(d->security_id) != nullptr || d->security_update_action == 'D') {
+            return; // known already (the loop repeats); deletions keep the book until a reset
+        }
+        int const depth = d->outright_depth();
+        mdp3_instrument i{.security_id = d->security_id,
+                          .symbol = d->symbol,
+                          .tick = d->min_price_increment,
+                          .display_factor = d->display_factor,
+                          .trading_status = d->trading_status,
+                          .book = mdp3_price_book(depth > 0 ? static_cast<std::size_t>(depth) : 10),
+                          .orders = {}};
+        index_.emplace(d->security_id, instruments_.size());
+        instruments_.push_back(i);
+        if (started_) {
+            make_stale(instruments_.back(), now_ns); // its book missed what came before
+        }
+    });
+    stats_.malformed_packets += walk.malformed ? 1 : 0;
+}
+
+void mdp3_channel::on_incremental(std::span<std::byte const> packet, std::uint64_t now_ns) {
+    ++stats_.packets;
+    std::optional<packet_header> const header = read_packet_header(packet);
+    if (!header) {
+        ++stats_.malformed_packets;
+        return;
+    }
+    std::uint64_t const sequence = header->sequence;
+    if (next_sequence_ != 0 && sequence < next_sequence_) {
+        ++stats_.duplicate_packets;
+        return;
+    }
+    if (next_sequence_ == 0 ? sequence != 1 : sequence > next_sequence_) {
+        // A late start, or packets lost: any instrument may have missed data.
+        if (next_sequence_ != 0) {
+            ++stats_.gaps;
+        } else {
+            for (mdp3_instrument& i : instruments_) {
+                make_stale(i, now_ns); // joined mid-session: every book needs its snapshot
+            }
+        }
+        for (mdp3_instrument& i : instruments_) {
+            i.orders_stale = true; // MBO entries carry no RptSeq: any book may have lost some
+        }
+        start_recovery(now_ns);
+        held_.clear(); // the store holds consecutive packets from here on
+    }
+    next_sequence_ = sequence + 1;
+    started_ = true;
+    if (recovering_) {
+        std::uint64_t const evicted = held_.evicted();
+        if (!held_.append(sequence, packet)) {
+            held_.clear();
+            (void)held_.append(sequence, packet);
+        }
+        stats_.held_evicted += held_.evicted() - evicted;
+    }
+    applying_sequence_ = sequence;
+    apply_packet(packet, now_ns, nullptr);
+}
+
+void mdp3_channel::apply_packet(std::span<std::byte const> packet, std::uint64_t now_ns,
+                                mdp3_instrument* only, replay kind) {
+    // Entries that carry their instrument's RptSeq and change no book: a decoded message
+    // (nullopt: malformed), the counter of applied entries, what an entry does.
+    auto const sequenced = [&](auto const& decoded, std::uint64_t& applied, auto&& apply) {
+        if (!decoded) {
+            ++stats_.malformed_messages;
+            return;
+        }
+        decoded->entries.for_each([&](auto const& e) {
+            mdp3_instrument* const i = lookup(e.security_id);
+            if (i == nullptr) {
+                stats_.unknown_instrument_entries += only == nullptr ? 1 : 0;
+                return;
+            }
+            if ((only != nullptr && i != only) || (only == nullptr && i->stale) ||
+                !next_in_sequence(*i, e.rpt_seq, now_ns)) {
+                return;
+            }
+            apply(*i, e);
+            ++(only != nullptr ? stats_.replayed_entries : applied);
+        });
+    };
+    packet_walk const walk = for_each_message(packet, [&](message const& m) {
+        if (m.schema_id != schema_id) {
+            ++stats_.unknown_messages;
+            return;
+        }
+        switch (m.template_id) {
+        case template_id::incremental_order_book: {
+            if (kind == replay::mbp) {
+                return;
+            }
+            carries_orders_ = true;
+            auto const b = decode_incremental_order_book(m);
+            if (!b) {
+                ++stats_.malformed_messages;
+                return;
+            }
+            b->entries.for_each([&](order_book_entry const& e) {
+                mdp3_instrument* const i = lookup(e.security_id);
+                if (i == nullptr) {
+                    stats_.unknown_instrument_entries += only == nullptr ? 1 : 0;
+                    return;
+                }
+                if ((only != nullptr && i != only) || (only == nullptr && i->orders_stale) ||
+                    applying_sequence_ <= i->orders_as_of) {
+                    return; // another's, waiting for a snapshot, or in the snapshot already
+                }
+                switch (i->orders.apply(e)) {
+                case book_update::applied:
+                    ++(only != nullptr ? stats_.replayed_entries : stats_.order_entries);
+                    break;
+                case book_update::inconsistent:
+                    ++stats_.inconsistent_updates;
+                    i->orders_stale = true;
+                    start_recovery(now_ns);
+                    break;
+                case book_update::ignored:
+                    break;
+                }
+            });
+            return;
+        }
+        case template_id::incremental_book: {
+            if (kind == replay::mbo) {
+                return;
+            }
+            auto const b = decode_incremental_book(m);
+            if (!b) {
+                ++stats_.malformed_messages;
+                return;
+            }
+            b->entries.for_each([&](book_entry const& e) {
+                mdp3_instrument* const i = lookup(e.security_id);
+                if (i == nullptr) {
+                    stats_.unknown_instrument_entries += only == nullptr ? 1 : 0;
+                    return;
+                }
+                if ((only != nullptr && i != only) || (only == nullptr && i->stale) ||
+                    !next_in_sequence(*i, e.rpt_seq, now_ns)) {
+                    return;
+                }
+                if (i->book.apply(e) == book_update::inconsistent) {
+                    ++stats_.inconsistent_updates;
+                    make_stale(*i, now_ns);
+                    return;
+                }
+                ++(only != nullptr ? stats_.replayed_entries : stats_.book_entries);
+            });
+            return;
+        }
+        case template_id::incremental_trade_summary:
+            if (kind != replay::mbo) {
+                sequenced(
+                    decode_incremental_trade_summary(m), stats_.trade_entries,
+                    [](mdp3_instrument&, trade_entry const&) {}); // RptSeq only: no book change
+            }
+            return;
+        case template_id::incremental_volume:
+            if (kind != replay::mbo) {
+                sequenced(decode_incremental_volume(m), stats_.statistics_entries,
+                          [](mdp3_instrument& i, auto const& e) { i.statistics.apply(e); });
+            }
+            return;
+        case template_id::incremental_daily_statistics:
+            if (kind != replay::mbo) {
+                sequenced(decode_incremental_daily_statistics(m), stats_.statistics_entries,
+                          [](mdp3_instrument& i, auto const& e) { i.statistics.apply(e); });
+            }
+            return;
+        case template_id::incremental_limits_banding:
+            if (kind != replay::mbo) {
+                sequenced(decode_incremental_limits_banding(m), stats_.statistics_entries,
+                          [](mdp3_instrument& i, auto const& e) { i.statistics.apply(e); });
+            }
+            return;
+        case template_id::incremental_session_statistics:
+            if (kind != replay::mbo) {
+                sequenced(decode_incremental_session_statistics(m), stats_.statistics_entries,
+                          [](mdp3_instrument& i, auto const& e) { i.statistics.apply(e); });
+            }
+            return;
+        case template_id::security_status:
+            if (only == nullptr) {
+                if (auto const s = decode_security_status(m); !s) {
+                    ++stats_.malformed_messages;
+                } else if (mdp3_instrument* const i = lookup(s->security_id)) {
+                    i->trading_status = s->trading_status;
+                }
+            }
+            return;
+        case template_id::channel_reset:
+            if (only == nullptr) {
+                if (decode_channel_reset(m)) {
+                    reset_channel();
+                } else {
+                    ++stats_.malformed_messages;
+                }
+            }
+            return;
+        case template_id::admin_heartbeat:
+            return;
+        default:
+            stats_.unknown_messages += only == nullptr ? 1 : 0;
+            return;
+        }
+    });
+    if (walk.malformed && only == nullptr) {
+        ++stats_.malformed_packets;
+    }
+}
+
+bool mdp3_channel::next_in_sequence(mdp3_instrument& i, std::uint32_t rpt_seq,
+                                    std::uint64_t now_ns) noexcept {
+    if (rpt_seq <= i.rpt_seq) {
+        return false; // in the book already (a snapshot, or a replay) or old
+    }
+    if (rpt_seq != i.rpt_seq + 1) {
+        ++stats_.rpt_seq_gaps;
+        make_stale(i, now_ns);
+        return false;
+    }
+    i.rpt_seq = rpt_seq;
+    return true;
+}
+
+void mdp3_channel::make_stale(mdp3_instrument& i, std::uint64_t now_ns) noexcept {
+    i.stale = true;
+    i.orders_stale = true;
+    start_recovery(now_ns);
+}
+
+void mdp3_channel::start_recovery(std::uint64_t now_ns) noexcept {
+    if (recovering_) {
+        return;
+    }
+    recovering_ = true;
+    ++stats_.recoveries;
+    ++recovery_id_;
+    seen_in_loop_ = 0;
+    loop_size_ = 0;
+    seen_undefined_.clear();
+    order_seen_in_loop_ = 0;
+    order_loop_size_ = 0;
+    last_snapshot_ns_ = now_ns;
+    recovery_started_ns_ = now_ns;
+}
+
+void mdp3_channel::on_snapshot(std::span<std::byte const> packet, std::uint64_t now_ns) {
+    if (!recovering_) {
+        return; // synchronized: the loop is not ours to read
+    }
+    last_snapshot_ns_ = now_ns;
+    packet_walk const walk = for_each_message(packet, [&](message const& m) {
+        if (m.schema_id == schema_id && m.template_id == template_id::snapshot_order_book) {
+            if (auto const o = decode_snapshot_order_book(m)) {
+                load_order_snapshot(*o, now_ns);
+            } else {
+                ++stats_.malformed_messages;
+            }
+            return;
+        }
+        if (m.schema_id != schema_id || m.template_id != template_id::snapshot_full_refresh) {
+            return;
+        }
+        auto const s = decode_snapshot_full_refresh(m);
+        if (!s) {
+            ++stats_.malformed_messages;
+            return;
+        }
+        load_snapshot(*s, now_ns);
+    });
+    stats_.malformed_packets += walk.malformed ? 1 : 0;
+    finish_recovery_if_done(now_ns);
+}
+
+void mdp3_channel::load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns) {
+    loop_size_ = s.tot_num_reports;
+    mdp3_instrument* const i = lookup(s.security_id);
+    if (i == nullptr) { // no definition yet: it still counts towards the loop
+        if (std::find(seen_undefined_.begin(), seen_undefined_.end(), s.security_id) ==
+            seen_undefined_.end()) {
+            seen_undefined_.push_back(s.security_id);
+            ++seen_in_loop_;
+        }
+        return;
+    }
+    if (i->seen_in_recovery != recovery_id_) {
+        i->seen_in_recovery = recovery_id_;
+        ++seen_in_loop_;
+    }
+    if (!i->stale && s.rpt_seq <= i->rpt_seq) {
+        ++stats_.snapshots_confirmed;
+        return;
+    }
+    // The snapshot is valid as of incremental packet L: the held packets must cover L + 1 on.
+    std::uint64_t const from = std::uint64_t{s.last_msg_seq_num_processed} + 1;
+    bool const covered =
+        from >= next_sequence_ || (!held_.empty() && from >= held_.first_sequence());
+    if (!covered) {
+        ++stats_.snapshots_too_old;
+        return;
+    }
+    if (!i->book.assign_snapshot(s.entries)) {
+        ++stats_.inconsistent_updates; // a snapshot that does not fit the depth: wait
+        return;
+    }
+    i->rpt_seq = s.rpt_seq;
+    i->statistics.assign(s);
+    i->stale = false;
+    ++stats_.snapshots_applied;
+    replay_held(*i, from, now_ns, replay::mbp);
+}
+
+void mdp3_channel::replay_held(mdp3_instrument& i, std::uint64_t from, std::uint64_t now_ns,
+                               replay kind) {
+    for (std::uint64_t seq = std::max(from, held_.first_sequence()); seq < held_.next_sequence();
+         ++seq) {
+        if (auto const p = held_.find(seq)) {
+            applying_sequence_ = seq;
+            apply_packet(*p, now_ns, &i, kind);
+        }
+    }
+}
+
+void mdp3_channel::load_order_snapshot(snapshot_order_book const& s, std::uint64_t now_ns) {
+    carries_orders_ = true;
+    order_loop_size_ = s.tot_num_reports;
+    mdp3_instrument* const i = lookup(s.security_id);
+    if (i == nullptr) {
+        return;
+    }
+    if (s.current_chunk == s.no_chunks && i->orders_seen_in_recovery != recovery_id_) {
+        i->orders_seen_in_recovery = recovery_id_; // its last chunk: the loop showed it
+        ++order_seen_in_loop_;
+    }
+    if (!i->orders_stale) {
+        return; // no RptSeq to compare: a book that is not stale is kept
+    }
+    if (s.current_chunk == 1) {
+        i->orders.begin_load();
+        i->next_chunk = 1;
+        i->chunk_sequence = s.last_msg_seq_num_processed;
+    }
+    if (i->next_chunk == 0 || s.current_chunk != i->next_chunk ||
+        s.last_msg_seq_num_processed != i->chunk_sequence) {
+        i->next_chunk = 0; // a chunk missed: the next loop
+        return;
+    }
+    s.entries.for_each([&](snapshot_order_entry const& e) { i->orders.add(e); });
+    ++i->next_chunk;
+    if (s.current_chunk < s.no_chunks) {
+        return;
+    }
+    i->next_chunk = 0;
+    std::uint64_t const from = std::uint64_t{s.last_msg_seq_num_processed} + 1;
+    if (from < next_sequence_ && (held_.empty() || from < held_.first_sequence())) {
+        ++stats_.snapshots_too_old;
+        return;
+    }
+    i->orders.commit_load();
+    i->orders_stale = false;
+    i->orders_as_of = s.last_msg_seq_num_processed;
+    ++stats_.order_snapshots_applied;
+    replay_held(*i, from, now_ns, replay::mbo);
+}
+
+void mdp3_channel::finish_recovery_if_done(std::uint64_t now_ns) noexcept {
+    if (loop_size_ == 0 || seen_in_loop_ < loop_size_) {
+        return;
+    }
+    for (mdp3_instrument& i : instruments_) {
+        if (i.stale && i.seen_in_recovery != recovery_id_) {
+            // A whole loop without it: no book activity this week, so an empty book is right.
+            i.book.clear();
+            i.rpt_seq = 0;
+            i.stale = false;
+        }
+        if (i.stale) {
+            return; // its snapshot was too old: the next loop
+        }
+    }
+    if (carries_orders_ && (order_loop_size_ == 0 || order_seen_in_loop_ < order_loop_size_)) {
+        return; // the MBO books wait for a whole loop of theirs too
+    }
+    for (mdp3_instrument& i : instruments_) {
+        if (i.orders_stale && (!carries_orders_ || i.orders_seen_in_recovery != recovery_id_)) {
+            i.orders.clear(); // no orders on the channel, or none for it in a whole loop
+            i.orders_stale = false;
+        }
+        if (i.orders_stale) {
+            return;
+        }
+    }
+    recovering_ = false;
+    held_.clear();
+    ++stats_.recoveries_completed;
+    stats_.last_recovery_ns = now_ns > recovery_started_ns_ ? now_ns - recovery_started_ns_ : 0;
+    stats_.recovery_ns += stats_.last_recovery_ns;
+}
+
+void mdp3_channel::on_time(std::uint64_t now_ns) noexcept {
+    if (recovering_ && now_ns > last_snapshot_ns_ + options_.snapshot_silence_ns) {
+        ++stats_.snapshot_silences;
+        last_snapshot_ns_ = now_ns;
+    }
+}
+
+void mdp3_channel::reset_channel() noexcept {
+    ++stats_.channel_resets;
+    for (mdp3_instrument& i : instruments_) {
+        i.book.clear();
+        i.rpt_seq = 0;
+        i.statistics = {};
+        i.stale = false;
+        i.orders.clear();
+        i.orders_stale = false;
+        i.next_chunk = 0;
+        i.orders_as_of = 0;
+    }
+    recovering_ = false;
+    held_.clear();
+}
+
+namespace {
+
+/// A statistic under MDUpdateAction: delete makes it null again, anything else sets it.
+template <typename T>
+void set(T& field, update_action action, T value, T null) noexcept {
+    field = action == update_action::remove ? null : value;
+}
+
+} // namespace
+
+void mdp3_statistics::apply(volume_entry const& e) noexcept {
+    set(volume, e.action, e.size, null_int32);
+}
+
+void mdp3_statistics::apply(daily_statistics_entry const& e) noexcept {
+    switch (e.type) {
+    case entry_type::settlement_price:
+        set(settlement_price, e.action, e.price, null_price);
+        break;
+    case entry_type::cleared_volume:
+        set(cleared_volume, e.action, e.size, null_int32);
+        break;
+    case entry_type::open_interest:
+        set(open_interest, e.action, e.size, null_int32);
+        break;
+    case entry_type::fixing_price:
+        set(fixing_price, e.action, e.price, null_price);
+        break;
+    default:
+        break;
+    }
+}
+
+void mdp3_statistics::apply(limits_banding_entry const& e) noexcept {
+    // A limit is deleted by sending it null (the schema's note on MDUpdateActionNew).
+    high_limit_price = e.high_limit_price;
+    low_limit_price = e.low_limit_price;
+    max_price_variation = e.max_price_variation;
+}
+
+void mdp3_statistics::apply(session_statistics_entry const& e) noexcept {
+    switch (e.type) {
+    case entry_type::open_price:
+        set(open_price, e.action, e.price, null_price);
+        break;
+    case entry_type::trading_session_high:
+        set(session_high_trade, e.action, e.price, null_price);
+        break;
+    case entry_type::trading_session_low:
+        set(session_low_trade, e.action, e.price, null_price);
+        break;
+    case entry_type::session_high_bid:
+        set(session_high_bid, e.action, e.price, null_price);
+        break;
+    case entry_type::session_low_offer:
+        set(session_low_offer, e.action, e.price, null_price);
+        break;
+    default:
+        break;
+    }
+}
+
+void mdp3_statistics::assign(snapshot_full_refresh const& s) noexcept {
+    mdp3_statistics fresh;
+    fresh.volume = volume; // not in the snapshot: the next 37 brings it
+    fresh.high_limit_price = s.high_limit_price;
+    fresh.low_limit_price = s.low_limit_price;
+    fresh.max_price_variation = s.max_price_variation;
+    s.entries.for_each([&](snapshot_entry const& e) {
+        switch (e.type) {
+        case entry_type::settlement_price:
+            fresh.settlement_price = e.price;
+            break;
+        case entry_type::open_price:
+            fresh.open_price = e.price;
+            break;
+        case entry_type::trading_session_high:
+            fresh.session_high_trade = e.price;
+            break;
+        case entry_type::trading_session_low:
+            fresh.session_low_trade = e.price;
+            break;
+        case entry_type::session_high_bid:
+            fresh.session_high_bid = e.price;
+            break;
+        case entry_type::session_low_offer:
+            fresh.session_low_offer = e.price;
+            break;
+        case entry_type::cleared_volume:
+            fresh.cleared_volume = e.size;
+            break;
+        case entry_type::open_interest:
+            fresh.open_interest = e.size;
+            break;
+        case entry_type::fixing_price:
+            fresh.fixing_price = e.price;
+            break;
+        case entry_type::electronic_volume:
+            fresh.volume = e.size;
+            break;
+        default:
+            break;
+        }
+    });
+    *this = fresh;
+}
+
+} // namespace signet::md::cme
