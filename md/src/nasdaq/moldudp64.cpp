@@ -4,10 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include <signet/core/saturating.hpp>
 #include <signet/md/ascii_field.hpp>
 #include <signet/md/nasdaq/moldudp64.hpp>
-#include <signet/md/sequence_tracker.hpp>
 
 namespace signet::md::nasdaq {
 
@@ -66,114 +64,70 @@ std::uint64_t moldudp64_sequence(std::span<std::byte const> datagram) noexcept {
     return load_be64(datagram.data() + 10);
 }
 
-moldudp64_session::moldudp64_session(std::uint64_t first_sequence) noexcept
-    : adopt_sequence_(first_sequence == late_join) {
-    stats_.next_sequence = first_sequence;
+namespace {
+
+stream_key key_of(moldudp64_session_id const& session) noexcept {
+    stream_key key{};
+    std::copy(session.begin(), session.end(), key.begin());
+    return key;
 }
+
+} // namespace
+
+moldudp64_session::moldudp64_session(std::uint64_t first_sequence) noexcept
+    : moldudp64_session(moldudp64_session_options{.first_sequence = first_sequence}) {}
 
 moldudp64_session::moldudp64_session(moldudp64_session_options const& options)
-    : moldudp64_session(options.first_sequence) {
-    if (options.session.size() > moldudp64_session_size) {
-        throw std::invalid_argument("moldudp64_session: a session id has at most 10 characters");
-    }
-    if (options.resync_packets < 2) {
-        throw std::invalid_argument("moldudp64_session: resync_packets must be at least 2");
-    }
-    max_jump_ = options.max_sequence_jump;
-    resync_packets_ = options.resync_packets;
-    if (!options.session.empty()) {
-        session_ = make_moldudp64_session_id(options.session);
-        have_session_ = true;
-        pinned_ = true;
-    }
-}
+    : tracker_([&] {
+        if (options.session.size() > moldudp64_session_size) {
+            throw std::invalid_argument(
+                "moldudp64_session: a session id has at most 10 characters");
+        }
+        if (options.resync_packets < 2) {
+            throw std::invalid_argument("moldudp64_session: resync_packets must be at least 2");
+        }
+        sequence_tracker_options t{.first_sequence = options.first_sequence,
+                                   .max_jump = options.max_sequence_jump,
+                                   .resync_units = options.resync_packets};
+        if (!options.session.empty()) {
+            t.key = key_of(make_moldudp64_session_id(options.session));
+        }
+        return t;
+    }()) {}
 
-bool moldudp64_session::plausible(moldudp64_header const& header, std::uint16_t blocks,
-                                  packet_result& result) noexcept {
-    auto const consistent = [&] {
-        // Whether the packet agrees with the anchor.
-        if (have_session_ && header.session != session_) {
-            return false;
-        }
-        if (adopt_sequence_) {
-            return true; // a late join takes any sequence
-        }
-        std::uint64_t const next = stats_.next_sequence;
-        std::uint64_t const distance =
-            header.sequence > next ? header.sequence - next : next - header.sequence;
-        return distance <= max_jump_;
-    };
-    if (consistent()) {
-        candidate_.packets = 0;
-        return true;
-    }
-    bool const foreign = have_session_ && header.session != session_;
-    // 2a: the anchor rests on one packet: a data packet that agrees with what was known
-    // before it (the configured sequence; anything on a late join) replaces it. Heartbeats
-    // never do, so stale heartbeats interleaved with a young stream cannot flip it.
-    std::uint64_t const base = sequence_from_packet_ ? header.sequence : provisional_base_;
-    std::uint64_t const from_base =
-        header.sequence > base ? header.sequence - base : base - header.sequence;
-    if (provisional_ && !(foreign && pinned_) && blocks != 0 && from_base <= max_jump_) {
-        session_ = header.session;
-        if (sequence_from_packet_) {
-            adopt_sequence_ = true; // step 3 takes this packet's sequence
-        } else {
-            stats_.next_sequence = provisional_base_; // as configured, before that one packet
-        }
-        ++stats_.resyncs;
-        result.resynced = true;
-        if (consistent()) {
-            candidate_.packets = 0;
-            return true;
-        }
-    }
-    // 2b: ignored, unless it completes a contiguous run of ignored packets.
-    if (candidate_.packets != 0 && header.session == candidate_.session &&
-        header.sequence == candidate_.next) {
-        ++candidate_.packets;
-    } else {
-        candidate_ = {header.session, header.sequence, header.sequence, 1};
-    }
-    candidate_.next = header.sequence + blocks;
-    if (candidate_.packets >= resync_packets_ && !(pinned_ && candidate_.session != session_)) {
-        if (!adopt_sequence_ && candidate_.first > stats_.next_sequence) {
-            ++stats_.gaps; // the jump itself; the run's earlier packets are the next gap
-            stats_.missing_messages =
-                saturating_add(stats_.missing_messages, candidate_.first - stats_.next_sequence);
-        }
-        session_ = candidate_.session;
-        have_session_ = true;
-        stats_.next_sequence = candidate_.first;
-        adopt_sequence_ = false;
-        provisional_ = false;
-        candidate_.packets = 0;
-        ++stats_.resyncs;
-        result.resynced = true;
-        return true;
-    }
-    if (foreign) {
-        ++stats_.foreign_session_packets;
-    } else {
-        ++stats_.implausible_packets;
-    }
-    return false;
+moldudp64_stats moldudp64_session::stats() const noexcept {
+    sequence_stats const& t = tracker_.stats();
+    moldudp64_stats s;
+    s.packets = packets_;
+    s.messages = t.items;
+    s.gaps = t.gaps;
+    s.missing_messages = t.missing;
+    s.duplicate_packets = t.duplicates;
+    s.partial_overlaps = t.overlaps;
+    s.heartbeats = t.heartbeats;
+    s.malformed_packets = malformed_packets_;
+    s.foreign_session_packets = t.foreign;
+    s.implausible_packets = t.implausible;
+    s.resyncs = t.resyncs;
+    s.next_sequence = tracker_.next();
+    s.end_of_session = t.end_of_stream;
+    return s;
 }
 
 std::string_view moldudp64_session::session() const noexcept {
-    if (!have_session_) {
+    if (!tracker_.keyed()) {
         return {};
     }
-    return {session_.data(), session_.size()};
+    return {tracker_.key().data(), moldudp64_session_size};
 }
 
 moldudp64_session::plan
 moldudp64_session::plan_packet(std::span<std::byte const> datagram) noexcept {
-    ++stats_.packets;
+    ++packets_;
     plan p;
     std::optional<moldudp64_header> const header = moldudp64_peek_header(datagram);
     if (!header) {
-        ++stats_.malformed_packets;
+        ++malformed_packets_;
         return p;
     }
     bool const end = header->count == moldudp64_end_of_session_count;
@@ -181,46 +135,23 @@ moldudp64_session::plan_packet(std::span<std::byte const> datagram) noexcept {
     bool const well_formed = header->sequence != 0 && moldudp64_blocks_fill(datagram, blocks) &&
                              header->sequence <= std::numeric_limits<std::uint64_t>::max() - blocks;
     if (!well_formed) {
-        ++stats_.malformed_packets;
+        ++malformed_packets_;
         return p;
     }
-    if (!plausible(*header, blocks, p.result)) {
+    sequence_step const step =
+        tracker_.track({header->sequence, blocks, key_of(header->session), end});
+    p.result.resynced = step.resynced;
+    if (step.ignored) {
         p.result.kind = packet_kind::ignored;
         return p;
     }
-    if (!p.result.resynced) {
-        provisional_ = false; // a consistent packet confirms a provisional anchor
-        if (!have_session_) {
-            session_ = header->session; // the first packet's, provisionally (step 2a)
-            have_session_ = true;
-            provisional_ = true;
-            provisional_base_ = stats_.next_sequence;
-        }
-    }
-    if (adopt_sequence_) {
-        stats_.next_sequence = header->sequence;
-        adopt_sequence_ = false;
-        sequence_from_packet_ = true;
-        provisional_ = true;
-    }
-    sequence_step const step = locate(stats_.next_sequence, header->sequence, blocks);
-    if (step.missing != 0) {
-        p.result.missing = step.missing;
-        ++stats_.gaps;
-        stats_.missing_messages = saturating_add(stats_.missing_messages, step.missing);
-        stats_.next_sequence = header->sequence;
-    }
+    p.result.missing = step.missing;
     if (end) {
         p.result.kind = packet_kind::end_of_session;
-        stats_.end_of_session = true;
-        // The next session may start anywhere: its first packet re-anchors (step 2a).
-        provisional_ = !pinned_;
-        sequence_from_packet_ = true;
         return p;
     }
     if (blocks == 0) {
         p.result.kind = packet_kind::heartbeat;
-        ++stats_.heartbeats;
         return p;
     }
     p.result.kind = packet_kind::data;
@@ -229,11 +160,6 @@ moldudp64_session::plan_packet(std::span<std::byte const> datagram) noexcept {
     p.skip = static_cast<std::uint16_t>(step.skip); // at most `blocks`
     p.result.skipped = p.skip;
     p.result.delivered = static_cast<std::uint16_t>(blocks - p.skip);
-    if (p.result.delivered == 0) {
-        ++stats_.duplicate_packets;
-    } else if (p.skip != 0) {
-        ++stats_.partial_overlaps;
-    }
     return p;
 }
 

@@ -47,7 +47,7 @@ public:
     /// Applies the messages the pipeline still holds (options.pipeline).
     void flush() { parser_.flush(); }
 
-    [[nodiscard]] moldudp64_stats const& session_stats() const noexcept { return session_.stats(); }
+    [[nodiscard]] moldudp64_stats session_stats() const noexcept { return session_.stats(); }
     [[nodiscard]] itch50_stats const& itch_stats() const noexcept { return parser_.stats(); }
     [[nodiscard]] itch_order_book const& book() const noexcept { return parser_.book(); }
     [[nodiscard]] moldudp64_session const& session() const noexcept { return session_; }

@@ -19,29 +19,15 @@
 ///      session on whatever came next), every block inside the datagram, exactly `count`
 ///      blocks that exactly fill it, sequence + count not overflowing. Otherwise the packet is
 ///      malformed: counted, nothing delivered, no state change.
-///   2. Plausibility (MoldUDP64 has no authentication: one forged or stale datagram must not
-///      blind the feed). The *anchor* is the session id and next_sequence(). A packet of another
-///      session, or whose sequence is more than max_sequence_jump away from next_sequence()
-///      (ahead or behind), does not move the anchor: it is ignored and counted
-///      (foreign_session_packets, implausible_packets), unless
-///        a. the anchor is provisional — taken from a single packet (the first packet's session
-///           id when none is pinned, the first sequence of a late join, anything after an
-///           end-of-session) and not yet confirmed by a second consistent packet — and this is
-///           a data packet whose sequence is plausible against what was known before that one
-///           packet (the configured first sequence; anything on a late join): the anchor moves
-///           to this packet at once (a resync), or
-///        b. resync_packets ignored packets in a row form one contiguous stream (same session,
-///           each starting where the previous ended): the stream really moved; the anchor moves
-///           to the first of them (a resync) and the packets in between count as missing.
-///   3. Late join (first sequence 0): the first valid packet's sequence becomes next_sequence().
-///   4. sequence > next_sequence(): a gap of (sequence - next_sequence()) messages; counted, and
-///      next_sequence() jumps forward (re-requesting the gap is the caller's business).
-///   5. Heartbeat / end of session: counted; nothing else.
-///   6. Data: messages below next_sequence() are skipped (duplicate packet if all are, partial
-///      overlap if some are); the rest are delivered in order, each advancing next_sequence().
+///   2-6. md::sequence_tracker, the sequencing every protocol shares (sequence_tracker.hpp has
+///      the rules): plausibility against the anchor (the session id and next_sequence(); a
+///      packet of another session, or more than max_sequence_jump away, is ignored and counted
+///      unless the anchor was provisional or a run of packets proves the stream moved), late
+///      join, gaps, duplicates and partial overlaps; heartbeats and end of session counted. The
+///      packet's new messages are then delivered in order.
 ///
 /// Costs: two walks over the block headers (validate, then deliver), no allocation, no locks,
-/// no exceptions (unless `deliver` throws). Memory: about 100 bytes.
+/// no exceptions (unless `deliver` throws). Memory: about 200 bytes.
 
 #include <array>
 #include <cassert>
@@ -54,6 +40,7 @@
 #include <type_traits>
 
 #include <signet/md/big_endian.hpp>
+#include <signet/md/sequence_tracker.hpp>
 
 namespace signet::md::nasdaq {
 
@@ -172,8 +159,8 @@ public:
         std::is_nothrow_invocable_v<Deliver&, std::uint64_t, std::span<std::byte const>>);
 
     /// The sequence number the next new message must carry (0 before a late join).
-    [[nodiscard]] std::uint64_t next_sequence() const noexcept { return stats_.next_sequence; }
-    [[nodiscard]] moldudp64_stats const& stats() const noexcept { return stats_; }
+    [[nodiscard]] std::uint64_t next_sequence() const noexcept { return tracker_.next(); }
+    [[nodiscard]] moldudp64_stats stats() const noexcept;
     /// The session id fixed by the first valid packet (space padded); empty before that.
     [[nodiscard]] std::string_view session() const noexcept;
 
@@ -186,29 +173,10 @@ private:
         std::uint16_t skip = 0;  // leading blocks already delivered
     };
     plan plan_packet(std::span<std::byte const> datagram) noexcept;
-    // Step 2: whether `header` may move the anchor; may resync (and then fills `result`).
-    bool plausible(moldudp64_header const& header, std::uint16_t blocks,
-                   packet_result& result) noexcept;
 
-    // Step 2b: the latest run of contiguous implausible packets.
-    struct candidate_stream {
-        moldudp64_session_id session{};
-        std::uint64_t first = 0; // sequence of the run's first packet
-        std::uint64_t next = 0;  // where the run continues
-        std::uint32_t packets = 0;
-    };
-
-    moldudp64_stats stats_{};
-    moldudp64_session_id session_{};
-    bool have_session_ = false;
-    bool adopt_sequence_ = false;
-    bool pinned_ = false;                // session_ came from the options
-    bool provisional_ = false;           // the anchor rests on one packet (step 2a)
-    bool sequence_from_packet_ = false;  // next_sequence() was adopted, not configured
-    std::uint64_t provisional_base_ = 0; // next_sequence() before the provisional packet
-    std::uint64_t max_jump_ = 100'000;
-    std::uint32_t resync_packets_ = 3;
-    candidate_stream candidate_{};
+    sequence_tracker tracker_; // steps 2 to 6: md's shared sequencing and its guard
+    std::uint64_t packets_ = 0;
+    std::uint64_t malformed_packets_ = 0;
 };
 
 struct moldudp64_packer_options {
@@ -290,10 +258,7 @@ moldudp64_session::on_packet(std::span<std::byte const> datagram, Deliver&& deli
         std::size_t const length = load_be16(data + offset);
         offset += 2;
         if (i >= p.skip) {
-            std::uint64_t const sequence = p.first + i;
-            stats_.next_sequence = sequence + 1;
-            ++stats_.messages;
-            deliver(sequence, datagram.subspan(offset, length));
+            deliver(p.first + i, datagram.subspan(offset, length));
         }
         offset += length;
     }
