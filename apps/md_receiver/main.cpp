@@ -1,8 +1,8 @@
-// md_receiver: receives ITCH 5.0 over MoldUDP64 (or raw UDP) on the feeds of a TOML config with
-// signet::receiver::itch_receiver: logs a stats line per feed and interval (or a live view with
-// --top), warns when a feed goes silent, stops cleanly on SIGINT/SIGTERM or after --duration,
-// then prints and writes a summary. docs/md_receiver.md describes the config, the stats lines,
-// the metrics and the summary.
+// md_receiver: receives market data on the feeds of a TOML config — ITCH 5.0 over MoldUDP64, CME
+// MDP 3.0, or raw counting, each feed by its protocol — with signet::receiver::receiver: logs a
+// stats line per feed and interval (or a live view with --top), warns when a feed goes silent,
+// stops cleanly on SIGINT/SIGTERM or after --duration, then prints and writes a summary.
+// docs/md_receiver.md describes the config, the stats lines, the metrics and the summary.
 //
 // Exit codes: 0 ok, 1 runtime error (e.g. a port in use), 2 bad command line or config.
 #include <chrono>
@@ -22,7 +22,7 @@
 
 #include <signet/net/log.hpp>
 #include <signet/receiver/config.hpp>
-#include <signet/receiver/itch_receiver.hpp>
+#include <signet/receiver/receiver.hpp>
 #include <signet/receiver/summary.hpp>
 
 #include "cli.hpp"
@@ -69,7 +69,8 @@ void print_summary_fields() {
 } // namespace
 
 int main(int argc, char** argv) {
-    CLI::App cli{"md_receiver: ITCH 5.0 over MoldUDP64 market-data receiver on signet"};
+    CLI::App cli{"md_receiver: market-data receiver on signet (ITCH 5.0 over MoldUDP64, CME MDP "
+                 "3.0, raw counting: each feed's protocol in the config)"};
     cli.option_defaults()->always_capture_default();
     std::string config_path;
     double duration_s = 0;
@@ -84,12 +85,13 @@ int main(int argc, char** argv) {
     cli.add_option("--summary-json", summary_path, "write the summary to this JSON file");
     cli.add_option("--top", options.top,
                    "live view on a terminal: redraw a table per feed every interval with the N "
-                   "busiest stocks' top of book (0: plain stats lines)")
+                   "busiest instruments' top of book (0: plain stats lines)")
         ->check(CLI::Range(0, 100))
         ->default_val(0);
     cli.add_option("--record", options.record_path,
-                   "write what each MoldUDP64 feed delivered, in sequence, as a BinaryFILE "
-                   "(FILE; with several feeds FILE.<feed name>)");
+                   "write what each feed delivered, in sequence, where its protocol records "
+                   "(moldudp64: a BinaryFILE of ITCH messages; FILE, with several feeds "
+                   "FILE.<feed name>)");
     cli.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical, off")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
     bool fields = false;
@@ -124,9 +126,9 @@ int main(int argc, char** argv) {
         SPDLOG_WARN("md_receiver: --top needs a terminal on stdout; logging plain stats lines");
         options.top = 0;
     }
-    std::unique_ptr<receiver::itch_receiver> feeds;
+    std::unique_ptr<receiver::receiver> feeds;
     try {
-        feeds = std::make_unique<receiver::itch_receiver>(config, options);
+        feeds = std::make_unique<receiver::receiver>(config, options);
         feeds->start();
     } catch (std::exception const& e) {
         SPDLOG_ERROR("md_receiver: {}", cli::describe(e));

@@ -37,6 +37,8 @@ nlohmann::ordered_json report::to_json() const {
         // Data packets kept off every line by fault injection, and their messages.
         {"dropped_packets", counts.dropped.packets},
         {"dropped_messages", counts.dropped.messages},
+        // The sequence numbers those took away (MoldUDP64 numbers messages: the same).
+        {"dropped_sequences", counts.dropped.messages},
         {"dropped_by_type", types_json(counts.dropped.by_type)},
         {"dropped_one_line_packets", counts.dropped_one_line_packets},
         {"duplicated_packets", counts.duplicated_packets},

@@ -25,20 +25,6 @@ MetricFamily family(std::string name, std::string help, MetricType type) {
     return MetricFamily{std::move(name), std::move(help), type, {}};
 }
 
-void add_counter(MetricFamily& f, std::vector<ClientMetric::Label> labels, double value) {
-    ClientMetric m;
-    m.label = std::move(labels);
-    m.counter.value = value;
-    f.metric.push_back(std::move(m));
-}
-
-void add_gauge(MetricFamily& f, std::vector<ClientMetric::Label> labels, double value) {
-    ClientMetric m;
-    m.label = std::move(labels);
-    m.gauge.value = value;
-    f.metric.push_back(std::move(m));
-}
-
 /// Takes `histogram`'s snapshot here, one at a time: a snapshot is 15 KiB and the exposer's
 /// threads have small stacks (several snapshots live at once in one frame overflowed it).
 [[gnu::noinline]] void add_histogram(MetricFamily& f, std::vector<ClientMetric::Label> labels,
@@ -59,6 +45,50 @@ void add_gauge(MetricFamily& f, std::vector<ClientMetric::Label> labels, double 
 
 } // namespace
 
+/// Families by name, in the order first written: what a scrape returns.
+class family_writer final : public metric_writer {
+public:
+    void counter(std::string_view name, std::string_view help, metric_labels labels,
+                 double value) override {
+        ClientMetric m;
+        m.label = to_labels(std::move(labels));
+        m.counter.value = value;
+        family_of(name, help, MetricType::Counter).metric.push_back(std::move(m));
+    }
+    void gauge(std::string_view name, std::string_view help, metric_labels labels,
+               double value) override {
+        ClientMetric m;
+        m.label = to_labels(std::move(labels));
+        m.gauge.value = value;
+        family_of(name, help, MetricType::Gauge).metric.push_back(std::move(m));
+    }
+    void histogram(std::string_view name, std::string_view help, metric_labels labels,
+                   metrics::histogram const& h) override {
+        add_histogram(family_of(name, help, MetricType::Histogram), to_labels(std::move(labels)),
+                      h);
+    }
+    std::vector<MetricFamily> take() { return std::move(families_); }
+
+private:
+    static std::vector<ClientMetric::Label> to_labels(metric_labels labels) {
+        std::vector<ClientMetric::Label> out;
+        for (auto& [name, value] : labels) {
+            out.push_back({std::move(name), std::move(value)});
+        }
+        return out;
+    }
+    MetricFamily& family_of(std::string_view name, std::string_view help, MetricType type) {
+        for (MetricFamily& f : families_) {
+            if (f.name == name) {
+                return f;
+            }
+        }
+        families_.push_back(family(std::string(name), std::string(help), type));
+        return families_.back();
+    }
+    std::vector<MetricFamily> families_;
+};
+
 class metrics_endpoint::collector final : public prometheus::Collectable {
 public:
     collector(net::runtime const& rt, std::vector<metrics_feed> feeds)
@@ -66,128 +96,84 @@ public:
         , feeds_(std::move(feeds)) {}
 
     std::vector<MetricFamily> Collect() const override {
-        // Per line (the runtime's counters).
-        auto packets =
-            family("signet_feed_packets_total", "Datagrams received", MetricType::Counter);
-        auto bytes =
-            family("signet_feed_bytes_total", "Payload bytes received", MetricType::Counter);
-        auto queue_drops = family("signet_feed_queue_drops_total",
-                                  "Datagrams dropped: the line queue was full (on_full = drop)",
-                                  MetricType::Counter);
-        auto kernel_drops =
-            family("signet_feed_kernel_drops_total",
-                   "Datagrams the kernel dropped: the socket buffer was full", MetricType::Counter);
-        auto truncated = family("signet_feed_truncated_total",
-                                "Datagrams longer than buffer_size (cut)", MetricType::Counter);
-        // Per feed (the session, the parser and the book).
-        auto messages = family("signet_feed_messages_total", "Messages delivered in sequence",
-                               MetricType::Counter);
-        auto gaps =
-            family("signet_feed_gaps_total", "Sequence gaps not recovered", MetricType::Counter);
-        auto missing = family("signet_feed_missing_messages_total",
-                              "Messages lost in gaps not recovered", MetricType::Counter);
-        auto duplicates =
-            family("signet_feed_duplicate_packets_total",
-                   "Packets delivered before (A/B copies, resends)", MetricType::Counter);
-        auto malformed =
-            family("signet_feed_malformed_packets_total", "Malformed packets", MetricType::Counter);
-        auto ignored = family("signet_feed_ignored_packets_total",
-                              "Packets of another session or with an implausible sequence",
-                              MetricType::Counter);
-        auto recovered = family("signet_feed_recovered_messages_total",
-                                "Messages recovered by re-requests", MetricType::Counter);
-        auto lost = family("signet_feed_lost_messages_total",
-                           "Messages of gaps whose recovery was given up", MetricType::Counter);
-        // Per feed with a snapshot server (late join).
-        auto snapshots =
-            family("signet_feed_snapshots_total",
-                   "GLIMPSE snapshots applied (the feed synchronized)", MetricType::Counter);
-        auto snapshot_orders = family("signet_feed_snapshot_orders_loaded_total",
-                                      "Orders loaded from applied snapshots", MetricType::Counter);
-        auto snapshot_buffered = family(
-            "signet_feed_snapshot_buffered_messages_total",
-            "Live messages buffered while the feed was not synchronized", MetricType::Counter);
-        auto snapshot_failures = family("signet_feed_snapshot_failures_total",
-                                        "Snapshot attempts that failed (connect, disconnect, "
-                                        "rejected login, protocol, too old)",
-                                        MetricType::Counter);
-        auto snapshot_synchronized =
-            family("signet_feed_snapshot_synchronized",
-                   "1 when the book is synchronized, 0 while buffering or loading a snapshot",
-                   MetricType::Gauge);
-        auto snapshot_sync_seconds = family(
-            "signet_feed_snapshot_last_sync_seconds",
-            "Time from needing a snapshot to synchronized, the last time", MetricType::Gauge);
-        auto latency =
-            family("signet_feed_latency_seconds", "Kernel receive timestamp to the end of parsing",
-                   MetricType::Histogram);
-        auto stages = family("signet_feed_stage_latency_seconds",
-                             "Latency per stage: receive (kernel -> user space), queue (-> parse "
-                             "start), parse (-> parse end), sequence (held for a gap -> "
-                             "delivered in sequence)",
-                             MetricType::Histogram);
-        for (auto const& f : feeds_) {
+        family_writer out;
+        for (auto const& f : feeds_) { // per line: the runtime's counters
             std::string const& name = f.parser->config().name;
             for (std::size_t l = 0; l < rt_.line_count(f.id); ++l) {
-                std::vector<ClientMetric::Label> const labels{
-                    {"feed", name}, {"line", line_name(f.parser->config(), l)}};
+                metric_labels const labels{{"feed", name}, {"line", f.parser->lines()[l].name}};
                 auto const s = rt_.stats(f.id, l);
-                add_counter(packets, labels, static_cast<double>(s.packets));
-                add_counter(bytes, labels, static_cast<double>(s.bytes));
-                add_counter(queue_drops, labels, static_cast<double>(s.dropped));
-                add_counter(kernel_drops, labels, static_cast<double>(s.kernel_drops));
-                add_counter(truncated, labels, static_cast<double>(s.truncated));
+                out.counter("signet_feed_packets_total", "Datagrams received", labels,
+                            static_cast<double>(s.packets));
+                out.counter("signet_feed_bytes_total", "Payload bytes received", labels,
+                            static_cast<double>(s.bytes));
+                out.counter("signet_feed_queue_drops_total",
+                            "Datagrams dropped: the line queue was full (on_full = drop)", labels,
+                            static_cast<double>(s.dropped));
+                out.counter("signet_feed_kernel_drops_total",
+                            "Datagrams the kernel dropped: the socket buffer was full", labels,
+                            static_cast<double>(s.kernel_drops));
+                out.counter("signet_feed_truncated_total",
+                            "Datagrams longer than buffer_size (cut)", labels,
+                            static_cast<double>(s.truncated));
             }
-            std::vector<ClientMetric::Label> const labels{{"feed", name}};
-            auto const live = f.parser->live();
-            add_counter(messages, labels, static_cast<double>(live.messages));
-            add_counter(gaps, labels, static_cast<double>(live.gaps));
-            add_counter(missing, labels, static_cast<double>(live.missing_messages));
-            add_counter(duplicates, labels, static_cast<double>(live.duplicate_packets));
-            add_counter(malformed, labels, static_cast<double>(live.malformed_packets));
-            add_counter(ignored, labels, static_cast<double>(live.ignored_packets));
-            add_counter(recovered, labels, static_cast<double>(live.recovered_messages));
-            add_counter(lost, labels, static_cast<double>(live.lost_messages));
-            if (auto const* client = f.parser->snapshot()) {
-                snapshot_live const sl = client->live();
-                add_counter(snapshots, labels, static_cast<double>(sl.completed));
-                add_counter(snapshot_orders, labels, static_cast<double>(sl.orders_loaded));
-                add_counter(snapshot_buffered, labels, static_cast<double>(sl.buffered_messages));
-                add_counter(snapshot_failures, labels, static_cast<double>(sl.failures));
-                add_gauge(snapshot_synchronized, labels,
-                          sl.phase == snapshot_phase::live ? 1.0 : 0.0);
-                add_gauge(snapshot_sync_seconds, labels,
-                          static_cast<double>(sl.last_sync_us) / 1e6);
-            }
-            add_histogram(latency, labels, f.parser->stages().total());
-            auto const& st = f.parser->stages();
-            add_histogram(stages, {{"feed", name}, {"stage", "receive"}}, st.receive());
-            add_histogram(stages, {{"feed", name}, {"stage", "queue"}}, st.queue());
-            add_histogram(stages, {{"feed", name}, {"stage", "parse"}}, st.parse());
-            add_histogram(stages, {{"feed", name}, {"stage", "sequence"}},
-                          f.parser->sequence_latency());
         }
-        return {packets,
-                bytes,
-                queue_drops,
-                kernel_drops,
-                truncated,
-                messages,
-                gaps,
-                missing,
-                duplicates,
-                malformed,
-                ignored,
-                recovered,
-                lost,
-                snapshots,
-                snapshot_orders,
-                snapshot_buffered,
-                snapshot_failures,
-                snapshot_synchronized,
-                snapshot_sync_seconds,
-                latency,
-                stages};
+        for (auto const& f : feeds_) { // per feed: the protocol-neutral counters
+            std::string const& name = f.parser->config().name;
+            metric_labels const labels{{"feed", name}};
+            feed_counters const live = f.parser->live();
+            out.counter("signet_feed_messages_total", "Messages delivered in sequence", labels,
+                        static_cast<double>(live.messages));
+            out.counter("signet_feed_gaps_total", "Sequence gaps not recovered", labels,
+                        static_cast<double>(live.gaps));
+            out.counter("signet_feed_missing_total", "Sequence numbers lost in gaps", labels,
+                        static_cast<double>(live.missing));
+            out.counter("signet_feed_duplicate_packets_total",
+                        "Packets delivered before (A/B copies, resends)", labels,
+                        static_cast<double>(live.duplicates));
+            out.counter("signet_feed_malformed_packets_total",
+                        "Packets that failed validation (they claimed no sequence)", labels,
+                        static_cast<double>(live.malformed));
+            out.counter("signet_feed_ignored_packets_total",
+                        "Packets of another stream or with an implausible sequence", labels,
+                        static_cast<double>(live.ignored));
+            out.counter("signet_feed_recovered_messages_total",
+                        "Messages a recovery brought back (re-requests)", labels,
+                        static_cast<double>(live.recovered));
+            out.counter("signet_feed_lost_messages_total",
+                        "Messages of gaps whose recovery was given up", labels,
+                        static_cast<double>(live.lost));
+            out.gauge("signet_feed_late_start",
+                      "Sequence numbers before a late join's first packet", labels,
+                      static_cast<double>(live.late_start));
+            out.gauge("signet_feed_recovering", "1 while a gap or the book is being recovered",
+                      labels, live.recovering ? 1.0 : 0.0);
+            for (book_state const state : {book_state::none, book_state::complete,
+                                           book_state::recovering, book_state::stale}) {
+                out.gauge("signet_feed_book_state",
+                          "1 for the feed's book state (none, complete, recovering, stale)",
+                          {{"feed", name}, {"state", to_string(state)}},
+                          live.book == state ? 1.0 : 0.0);
+            }
+            out.histogram("signet_feed_latency_seconds",
+                          "Kernel receive timestamp to the end of parsing", labels,
+                          f.parser->stages().total());
+            auto const& st = f.parser->stages();
+            char const* const stage_help =
+                "Latency per stage: receive (kernel -> user space), queue (-> parse start), "
+                "parse (-> parse end), sequence (held for a gap -> delivered in sequence)";
+            out.histogram("signet_feed_stage_latency_seconds", stage_help,
+                          {{"feed", name}, {"stage", "receive"}}, st.receive());
+            out.histogram("signet_feed_stage_latency_seconds", stage_help,
+                          {{"feed", name}, {"stage", "queue"}}, st.queue());
+            out.histogram("signet_feed_stage_latency_seconds", stage_help,
+                          {{"feed", name}, {"stage", "parse"}}, st.parse());
+            out.histogram("signet_feed_stage_latency_seconds", stage_help,
+                          {{"feed", name}, {"stage", "sequence"}}, f.parser->sequence_latency());
+        }
+        for (auto const& f : feeds_) { // what each protocol adds
+            f.parser->protocol().metrics(out, f.parser->config().name);
+        }
+        return out.take();
     }
 
 private:

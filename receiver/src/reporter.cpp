@@ -7,7 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <signet/net/log.hpp>
-#include <signet/receiver/itch_receiver.hpp>
+#include <signet/receiver/receiver.hpp>
 
 #include "text.hpp"
 
@@ -25,7 +25,7 @@ std::chrono::steady_clock::duration to_clock(Duration d) {
 
 } // namespace
 
-reporter::reporter(itch_receiver const& receiver, receiver_options const& options)
+reporter::reporter(receiver const& receiver, receiver_options const& options)
     : receiver_(receiver)
     , top_(options.top)
     , stats_lines_(options.stats_lines)
@@ -73,7 +73,7 @@ void reporter::report() {
     auto due = next_;
     if (silent_ > clock::duration::zero()) {
         for (std::size_t i = 0; i < feeds_.size(); ++i) {
-            if (!receiver_.parser(i).live().end_of_session) { // an ended session is not silent
+            if (!receiver_.parser(i).live().end_of_stream) { // an ended session is not silent
                 due = std::min(due, feeds_[i].next_silence_warning);
             }
         }
@@ -94,72 +94,56 @@ std::string reporter::window(metrics::histogram const& h, metrics::histogram::sn
     return words ? "latency p50 " + p50 + " µs, p99 " + p99 + " µs" : p50 + "/" + p99;
 }
 
-/// One line per feed: rates over the last interval, then running totals since the start.
+/// One line per feed: rates over the last interval, then running totals since the start; then
+/// the protocol's own lines (recovery, snapshots).
 void reporter::log_stats(std::size_t i, double seconds) {
     feed_window& f = feeds_[i];
     feed_parser const& parser = receiver_.parser(i);
-    auto const live = parser.live();
+    feed_counters const live = parser.live();
     auto const net_stats = receiver_.net_stats(i);
     std::string const latency = window(parser.stages().total(), f.stages[total], true);
     std::string const& name = parser.config().name;
     SPDLOG_LOGGER_INFO(
         net::logger(),
         "stats {} | last {:.2f} s: {:.0f} pkts/s, {:.0f} msgs/s, {} | totals: {} pkts, {} msgs, {} "
-        "gaps, {} missing msgs, {} dup pkts, {} malformed pkts, {} ignored pkts, {} queue drops, "
-        "{} kernel drops, {} truncated",
+        "gaps, {} missing, {} dup pkts, {} malformed pkts, {} ignored pkts, {} queue drops, {} "
+        "kernel drops, {} truncated; book {}",
         name, seconds, static_cast<double>(live.packets - f.last.packets) / seconds,
         static_cast<double>(live.messages - f.last.messages) / seconds, latency, live.packets,
-        live.messages, live.gaps, live.missing_messages, live.duplicate_packets,
-        live.malformed_packets, live.ignored_packets, net_stats.dropped, net_stats.kernel_drops,
-        net_stats.truncated);
-    if (parser.config().rerequest) {
-        SPDLOG_LOGGER_INFO(net::logger(), "recovery {} | {}: {} msgs recovered, {} lost", name,
-                           live.recovering ? "recovering" : "synchronized", live.recovered_messages,
-                           live.lost_messages);
-    }
-    if (auto const* client = parser.snapshot()) {
-        snapshot_live const sl = client->live();
-        SPDLOG_LOGGER_INFO(net::logger(),
-                           "snapshot {} | {}: {} loaded ({} orders), {} msgs buffered, {} "
-                           "failures, last synchronized in {:.1f} ms",
-                           name, to_string(sl.phase), sl.completed, sl.orders_loaded,
-                           sl.buffered_messages, sl.failures,
-                           static_cast<double>(sl.last_sync_us) / 1e3);
+        live.messages, live.gaps, live.missing, live.duplicates, live.malformed, live.ignored,
+        net_stats.dropped, net_stats.kernel_drops, net_stats.truncated, to_string(live.book));
+    std::vector<std::string> more;
+    parser.protocol().stats_lines(name, live, more);
+    for (std::string const& line : more) {
+        SPDLOG_LOGGER_INFO(net::logger(), "{}", line);
     }
     f.last = live;
 }
 
 /// One screen, redrawn every interval (stdout, a terminal): per feed its rates, gaps, recovery
-/// state, stage latencies (µs over the interval) and the busiest stocks.
+/// state, stage latencies (µs over the interval) and the busiest instruments.
 void reporter::draw_top(double seconds) {
     std::string screen = "\x1b[H\x1b[2J"; // home, clear
-    char line[256];
+    char line[512];
     for (std::size_t i = 0; i < feeds_.size(); ++i) {
         feed_window& f = feeds_[i];
         feed_parser const& parser = receiver_.parser(i);
-        auto const live = parser.live();
+        feed_counters const live = parser.live();
         auto const net_stats = receiver_.net_stats(i);
         auto const& config = parser.config();
-        std::string state = !config.rerequest ? ""
-                            : live.recovering ? "RECOVERING"
-                                              : "synchronized";
-        if (auto const* client = parser.snapshot()) {
-            snapshot_live const sl = client->live();
-            state += std::string(state.empty() ? "" : "  ") + "snapshot " + to_string(sl.phase) +
-                     " (" + std::to_string(sl.completed) + " loaded, " +
-                     std::to_string(sl.failures) + " failures)";
-        }
+        std::string const state = parser.protocol().live_state(live);
         std::snprintf(line, sizeof(line),
-                      "feed %-12s %9.0f pkts/s %10.0f msgs/s  gaps %llu (missing %llu)  ignored "
-                      "%llu  drops %llu+%llu  %s\n",
-                      config.name.c_str(),
+                      "feed %-12s %-9s %9.0f pkts/s %10.0f msgs/s  gaps %llu (missing %llu)  "
+                      "ignored %llu  drops %llu+%llu  book %s  %s\n",
+                      config.name.c_str(), std::string(config.protocol_name()).c_str(),
                       static_cast<double>(live.packets - f.last.packets) / seconds,
                       static_cast<double>(live.messages - f.last.messages) / seconds,
                       static_cast<unsigned long long>(live.gaps),
-                      static_cast<unsigned long long>(live.missing_messages),
-                      static_cast<unsigned long long>(live.ignored_packets),
+                      static_cast<unsigned long long>(live.missing),
+                      static_cast<unsigned long long>(live.ignored),
                       static_cast<unsigned long long>(net_stats.dropped),
-                      static_cast<unsigned long long>(net_stats.kernel_drops), state.c_str());
+                      static_cast<unsigned long long>(net_stats.kernel_drops), to_string(live.book),
+                      state.c_str());
         screen += line;
         auto const& stages = parser.stages();
         screen += "  latency p50/p99 µs: receive " +
@@ -168,18 +152,16 @@ void reporter::draw_top(double seconds) {
                   window(stages.parse(), f.stages[parse], false) + "  total " +
                   window(stages.total(), f.stages[total], false) + "  sequence " +
                   window(parser.sequence_latency(), f.stages[sequence], false) + "\n";
-        screen += "  symbol        bid price x shares       ask price x shares   orders\n";
+        screen += "  symbol               bid price x size          ask price x size    orders\n";
         auto const rows = parser.books();
         for (std::size_t r = 0; r < std::min(top_, rows.size()); ++r) {
-            auto const& row = rows[r];
-            auto const length = static_cast<std::size_t>(
-                std::find(row.symbol.begin(), row.symbol.end(), '\0') - row.symbol.begin());
-            std::string const symbol = printable(std::string_view(row.symbol.data(), length));
-            std::snprintf(line, sizeof(line), "  %-8s %10.4f x %-9llu %10.4f x %-9llu %6u\n",
-                          symbol.c_str(), row.top.bid_price / 10000.0,
-                          static_cast<unsigned long long>(row.top.bid_shares),
-                          row.top.ask_price / 10000.0,
-                          static_cast<unsigned long long>(row.top.ask_shares), row.orders);
+            book_row const& row = rows[r];
+            std::snprintf(line, sizeof(line), "  %-20s %14s x %-9llu %14s x %-9llu %6u\n",
+                          symbol_text(row).c_str(),
+                          price_text(row.bid_price, row.price_exponent).c_str(),
+                          static_cast<unsigned long long>(row.bid_size),
+                          price_text(row.ask_price, row.price_exponent).c_str(),
+                          static_cast<unsigned long long>(row.ask_size), row.orders);
             screen += line;
         }
         screen += "\n";
@@ -200,7 +182,7 @@ void reporter::watch_silence(std::size_t i, clock::time_point now) {
         f.next_silence_warning = now + silent_;
         return;
     }
-    if (now < f.next_silence_warning || receiver_.parser(i).live().end_of_session) {
+    if (now < f.next_silence_warning || receiver_.parser(i).live().end_of_stream) {
         return;
     }
     auto const repeat = std::max<clock::duration>(silent_, silence_repeat);

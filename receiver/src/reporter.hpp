@@ -1,6 +1,6 @@
 #pragma once
 
-// reporter: what an itch_receiver says while it runs, once per [stats] interval_s, from a
+// reporter: what a receiver says while it runs, once per [stats] interval_s, from a
 // runtime timer's contract (never from a parser): a stats line per feed (or, with
 // receiver_options::top, a redrawn live view on stdout) and the silence warning
 // ([stats] silent_warning_s). Both views read the same per-feed window (rates and latency
@@ -19,12 +19,12 @@
 
 namespace signet::receiver {
 
-class itch_receiver;
+class receiver;
 struct receiver_options;
 
 class reporter {
 public:
-    reporter(itch_receiver const& receiver, receiver_options const& options);
+    reporter(receiver const& receiver, receiver_options const& options);
 
     /// Setup: the timer whose contract calls report().
     void set_timer(net::timer timer) noexcept { timer_ = timer; }
@@ -40,7 +40,7 @@ private:
     enum stage : std::size_t { total, receive, queue, parse, sequence };
 
     struct feed_window {
-        live_counters last{};
+        feed_counters last{};
         std::vector<metrics::histogram::snapshot> stages; // previous snapshots, by `stage`
         std::uint64_t last_received = 0;
         clock::time_point last_change{};
@@ -54,7 +54,7 @@ private:
     void draw_top(double seconds);
     void watch_silence(std::size_t i, clock::time_point now);
 
-    itch_receiver const& receiver_;
+    receiver const& receiver_;
     std::size_t top_;
     bool stats_lines_;
     clock::duration interval_;

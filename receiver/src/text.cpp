@@ -1,5 +1,6 @@
 #include "text.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace signet::receiver {
@@ -19,14 +20,34 @@ std::string printable(std::string_view bytes) {
     return out;
 }
 
-std::string format_book_line(std::string_view symbol, md::nasdaq::top_of_book const& top,
-                             std::uint64_t orders) {
-    char line[200];
-    std::snprintf(
-        line, sizeof(line), "    %-8s bid %8.4f x %-7llu ask %8.4f x %-7llu orders %llu\n",
-        printable(symbol).c_str(), top.bid_price / 10000.0,
-        static_cast<unsigned long long>(top.bid_shares), top.ask_price / 10000.0,
-        static_cast<unsigned long long>(top.ask_shares), static_cast<unsigned long long>(orders));
+std::string symbol_text(book_row const& row) {
+    auto const length = static_cast<std::size_t>(
+        std::find(row.symbol.begin(), row.symbol.end(), '\0') - row.symbol.begin());
+    return printable(std::string_view(row.symbol.data(), length));
+}
+
+std::string price_text(std::int64_t price, int exponent) {
+    // Four decimals at least; as many as the exponent needs, up to nine.
+    int const decimals = std::clamp(-exponent, 4, 9);
+    double scale = 1;
+    for (int e = exponent; e < 0; ++e) {
+        scale /= 10;
+    }
+    for (int e = 0; e < exponent; ++e) {
+        scale *= 10;
+    }
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.*f", decimals, static_cast<double>(price) * scale);
+    return text;
+}
+
+std::string format_book_line(book_row const& row) {
+    char line[256];
+    std::snprintf(line, sizeof(line), "    %-8s bid %s x %-7llu ask %s x %-7llu orders %u\n",
+                  symbol_text(row).c_str(), price_text(row.bid_price, row.price_exponent).c_str(),
+                  static_cast<unsigned long long>(row.bid_size),
+                  price_text(row.ask_price, row.price_exponent).c_str(),
+                  static_cast<unsigned long long>(row.ask_size), row.orders);
     return line;
 }
 

@@ -6,16 +6,21 @@
 #include <string>
 #include <string_view>
 
-#include <signet/md/nasdaq/itch_order_book.hpp>
+#include <signet/receiver/feed_protocol.hpp>
 
 namespace signet::receiver {
 
 /// Wire bytes for a terminal: printable ASCII as is, anything else as \xNN.
 std::string printable(std::string_view bytes);
 
+/// A book row's symbol, up to its first NUL, made printable.
+std::string symbol_text(book_row const& row);
+
+/// A price of 10^exponent units as a decimal ("12.3400" for 123400 at -4).
+std::string price_text(std::int64_t price, int exponent);
+
 /// "    SYMBOL   bid 12.3400 x 100     ask 12.3500 x 200     orders 4\n" (summary text).
-std::string format_book_line(std::string_view symbol, md::nasdaq::top_of_book const& top,
-                             std::uint64_t orders);
+std::string format_book_line(book_row const& row);
 
 /// Nanoseconds as microseconds with one decimal: "12.3".
 std::string micros(std::uint64_t ns);

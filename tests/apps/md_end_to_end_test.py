@@ -99,7 +99,7 @@ def wait_until(condition, timeout, what):
 
 
 STATS_LINE = re.compile(r"stats (\S+) \| last [0-9.]+ s: (\d+) pkts/s, (\d+) msgs/s, .* \| "
-                        r"totals: (\d+) pkts, (\d+) msgs, (\d+) gaps, (\d+) missing msgs, "
+                        r"totals: (\d+) pkts, (\d+) msgs, (\d+) gaps, (\d+) missing, "
                         r"(\d+) dup pkts, (\d+) malformed pkts, (\d+) ignored pkts, "
                         r"(\d+) queue drops, "
                         r"(\d+) kernel drops")
@@ -216,6 +216,16 @@ class Receiver:
         return self.read_summary(), out
 
 
+def itch(feed):
+    """A moldudp64 feed's ITCH section of the summary (its books and book counters)."""
+    return feed["moldudp64"]["itch"]
+
+
+def glimpse_of(feed):
+    """A moldudp64 feed's GLIMPSE section (late join)."""
+    return feed["moldudp64"]["glimpse"]
+
+
 def run_feed(binary, *args):
     result = subprocess.run(feed_command(binary, *args), capture_output=True, text=True,
                             timeout=120)
@@ -284,26 +294,26 @@ def case_faults_are_counted_exactly(args, workdir, backend):
     expect_equal("stats line rate when idle", rate, 0)
     expect_equal("stats line total messages", totals["messages"], feed["messages"])
     expect_equal("stats line gaps", totals["gaps"], feed["gaps"])
-    expect_equal("stats line missing", totals["missing"], feed["missing_messages"])
-    expect_equal("stats line duplicates", totals["duplicates"], feed["duplicate_packets"])
+    expect_equal("stats line missing", totals["missing"], feed["missing"])
+    expect_equal("stats line duplicates", totals["duplicates"], feed["duplicates"])
     for key in ("unknown_order_refs", "duplicate_order_refs", "book_full_drops"):
-        assert isinstance(feed[key], int), (key, feed.get(key))
-    expect_equal("book_full_drops", feed["book_full_drops"], 0)
-    expect_equal("book_max_orders", feed["book_max_orders"], 1 << 20)
+        assert isinstance(itch(feed)[key], int), (key, itch(feed).get(key))
+    expect_equal("book_full_drops", itch(feed)["book_full_drops"], 0)
+    expect_equal("book_max_orders", itch(feed)["book_max_orders"], 1 << 20)
     expect_verdict(args, summary, report, lines=1)
     assert sent["dropped_packets"] > 0 and sent["duplicated_packets"] > 0
     assert sent["reordered_packets"] > 0
     expect_equal("messages", feed["messages"], sent["messages"])
-    expect_equal("messages_by_type", feed["messages_by_type"], sent["messages_by_type"])
+    expect_equal("messages_by_type", itch(feed)["messages_by_type"], sent["messages_by_type"])
     expect_equal("gaps", feed["gaps"], sent["dropped_packets"])
-    expect_equal("missing_messages", feed["missing_messages"], sent["dropped_messages"])
-    expect_equal("duplicate_packets", feed["duplicate_packets"], sent["duplicated_packets"])
-    expect_equal("next_sequence", feed["next_sequence"], sent["next_sequence"])
-    expect_equal("end_of_session", feed["end_of_session"], True)
-    expect_equal("malformed_packets", feed["malformed_packets"], 0)
+    expect_equal("missing", feed["missing"], sent["dropped_messages"])
+    expect_equal("duplicates", feed["duplicates"], sent["duplicated_packets"])
+    expect_equal("next_sequence", feed["sequencing"]["next_sequence"], sent["next_sequence"])
+    expect_equal("end_of_stream", feed["end_of_stream"], True)
+    expect_equal("malformed", feed["malformed"], 0)
     expect_equal("queue_drops", feed["queue_drops"], 0)
-    assert len(feed["books"]) == 8, feed["books"].keys()
-    for symbol, book in feed["books"].items():
+    assert len(itch(feed)["books"]) == 8, itch(feed)["books"].keys()
+    for symbol, book in itch(feed)["books"].items():
         assert book["bid_price"] == 0 or book["ask_price"] == 0 or book["bid_price"] < book["ask_price"], (symbol, book)
     assert summary["latency_ns"]["p50"] > 0 and summary["latency_ns"]["max"] >= summary["latency_ns"]["p99"]
 
@@ -321,11 +331,11 @@ def case_ab_lines_fill_each_others_gaps(args, workdir, backend):
     feed = summary["feeds"][0]
     assert sent["dropped_one_line_packets"] > 0 and sent["dropped_packets"] == 0
     expect_equal("gaps", feed["gaps"], 0)
-    expect_equal("missing_messages", feed["missing_messages"], 0)
+    expect_equal("missing", feed["missing"], 0)
     expect_equal("messages", feed["messages"], sent["messages"])
-    expect_equal("messages_by_type", feed["messages_by_type"], sent["messages_by_type"])
+    expect_equal("messages_by_type", itch(feed)["messages_by_type"], sent["messages_by_type"])
     # Every data packet arrived twice except those line A lost.
-    expect_equal("duplicate_packets", feed["duplicate_packets"],
+    expect_equal("duplicates", feed["duplicates"],
                  sent["packets"] - sent["dropped_one_line_packets"])
 
 
@@ -344,7 +354,7 @@ def case_malformed_datagrams_are_counted(args, workdir, backend):
             s.sendto(g, (NET.host, port))
     summary, _ = receiver.stop()
     feed = summary["feeds"][0]
-    expect_equal("malformed_packets", feed["malformed_packets"], 2 * len(garbage))
+    expect_equal("malformed", feed["malformed"], 2 * len(garbage))
     expect_equal("messages", feed["messages"], sent["messages"])
     expect_equal("gaps", feed["gaps"], 0)
 
@@ -368,11 +378,11 @@ def case_forged_packets_do_not_blind_the_feed(args, workdir, backend):
     feed = summary["feeds"][0]
     expect_equal("messages", feed["messages"], sent["messages"])
     expect_equal("gaps", feed["gaps"], 0)
-    expect_equal("duplicate_packets", feed["duplicate_packets"], 0)
-    expect_equal("malformed_packets", feed["malformed_packets"], 0)
+    expect_equal("duplicates", feed["duplicates"], 0)
+    expect_equal("malformed", feed["malformed"], 0)
     expect_equal("ignored packets (implausible + foreign session)",
-                 feed["implausible_packets"] + feed["foreign_session_packets"], 1)
-    expect_equal("resyncs", feed["resyncs"], 1)
+                 feed["ignored"], 1)
+    expect_equal("resyncs", feed["sequencing"]["resyncs"], 1)
     assert receiver.find("ignored"), "no warning about the ignored packets"
 
 
@@ -402,20 +412,20 @@ def case_record_writes_what_was_delivered_in_sequence(args, workdir, backend):
     feed = summary["feeds"][0]
     messages = read_binary_file(record)
     expect_equal("recorded messages", len(messages), sent["messages"])
-    expect_equal("record.messages", feed["record"]["messages"], sent["messages"])
-    expect_equal("record.drops", feed["record"]["drops"], 0)
+    expect_equal("record.messages", feed["moldudp64"]["record"]["messages"], sent["messages"])
+    expect_equal("record.drops", feed["moldudp64"]["record"]["drops"], 0)
     by_type = {}
     for m in messages:
         key = chr(m[0])
         by_type[key] = by_type.get(key, 0) + 1
-    expect_equal("recorded messages_by_type", by_type, feed["messages_by_type"])
+    expect_equal("recorded messages_by_type", by_type, itch(feed)["messages_by_type"])
     # Replayed, the recording builds the same books.
     port2 = free_port()
     replayer = Receiver(args.receiver, single_feed_config(port2), workdir, backend)
     run_feed(args.feed, "--to", f"127.0.0.1:{port2}", "--replay", record, "--rate", "200000")
     summary2, _ = replayer.stop()
-    expect_equal("books after replaying the recording", summary2["feeds"][0]["books"],
-                 feed["books"])
+    expect_equal("books after replaying the recording", itch(summary2["feeds"][0])["books"],
+                 itch(feed)["books"])
 
 
 def scrape(port):
@@ -515,7 +525,7 @@ def case_rerequests_recover_every_gap(args, workdir, backend):
     assert f"recovered {sent['dropped_messages']}/{sent['dropped_messages']}" in last, last
     assert last.endswith("; books complete"), last
     feed = summary["feeds"][0]
-    recovery = feed["recovery"]
+    recovery = feed["moldudp64"]["recovery"]
     assert sent["dropped_packets"] > 0
     expect_equal("lost_messages", recovery["lost_messages"], 0)
     expect_equal("recovered_messages", recovery["recovered_messages"], sent["dropped_messages"])
@@ -529,7 +539,7 @@ def case_rerequests_recover_every_gap(args, workdir, backend):
     reference = Receiver(args.receiver, single_feed_config(port2), workdir, backend)
     run_feed(args.feed, "--to", f"{NET.host}:{port2}", *stream)
     summary2, _ = reference.stop()
-    expect_equal("books (recovered vs loss-free)", feed["books"], summary2["feeds"][0]["books"])
+    expect_equal("books (recovered vs loss-free)", itch(feed)["books"], itch(summary2["feeds"][0])["books"])
 
 
 def start_feed(binary, *args):
@@ -546,19 +556,19 @@ def finish_feed(process, timeout=120):
 
 
 def late_join_config(port, snapshot_port, extra=""):
-    return single_feed_config(port, f'snapshot = "{NET.peer}:{snapshot_port}"\n{extra}')
+    return single_feed_config(port, f'glimpse = "{NET.peer}:{snapshot_port}"\n{extra}')
 
 
 def expect_same_books(late, reference, what):
     """The late joiner's book equals the reference's: every stock's top and order count, the
     live orders, and where the session ends."""
-    expect_equal(f"{what}: books", late["books"], reference["books"])
-    expect_equal(f"{what}: live_orders", late["live_orders"], reference["live_orders"])
-    expect_equal(f"{what}: next_sequence", late["next_sequence"], reference["next_sequence"])
-    snapshot = late["snapshot"]
+    expect_equal(f"{what}: books", itch(late)["books"], itch(reference)["books"])
+    expect_equal(f"{what}: live_orders", itch(late)["live_orders"], itch(reference)["live_orders"])
+    expect_equal(f"{what}: next_sequence", late["sequencing"]["next_sequence"], reference["sequencing"]["next_sequence"])
+    snapshot = glimpse_of(late)
     expect_equal(f"{what}: snapshot state", snapshot["state"], "live")
     assert snapshot["completed"] >= 1 and snapshot["orders_loaded"] > 0, snapshot
-    assert late["unknown_order_refs"] == 0, late["unknown_order_refs"]
+    assert itch(late)["unknown_order_refs"] == 0, itch(late)["unknown_order_refs"]
 
 
 def late_join_run(args, workdir, backend, join_at, faults=(), restart=False):
@@ -634,7 +644,7 @@ def case_lost_gap_without_rerequests_loads_a_new_snapshot(args, workdir, backend
     assert sent["dropped_one_line_packets"] > 0, sent
     assert late["gaps"] >= 1, late["gaps"]
     expect_same_books(late, ref, "after lost gaps")
-    assert late["snapshot"]["requests"] >= 2, late["snapshot"]
+    assert glimpse_of(late)["requests"] >= 2, glimpse_of(late)
     expect_equal("reference gaps", ref["gaps"], 0)
 
 
@@ -646,7 +656,7 @@ def case_snapshot_server_down_or_refusing_is_counted(args, workdir, backend):
     receiver = Receiver(args.receiver, late_join_config(port, dead), workdir, backend)
     wait_until(lambda: len(receiver.find("connect failed")) >= 3, 20, "three refused connects")
     summary, _ = receiver.terminate()
-    snapshot = receiver.read_summary()["feeds"][0]["snapshot"]
+    snapshot = glimpse_of(receiver.read_summary()["feeds"][0])
     assert snapshot["connect_failures"] >= 3 and snapshot["completed"] == 0, snapshot
     expect_equal("state", snapshot["state"], "buffering")
     # A server that rejects the login.
@@ -655,13 +665,13 @@ def case_snapshot_server_down_or_refusing_is_counted(args, workdir, backend):
                       "2000", "--serve-glimpse", str(glimpse), "--glimpse-username", "alice",
                       "--glimpse-password", "right", "--linger", "1")
     os.makedirs(os.path.join(workdir, "rejected"))
-    keys = 'snapshot_username = "alice"\nsnapshot_password = "wrong"'
+    keys = 'glimpse_username = "alice"\nglimpse_password = "wrong"'
     rejected = Receiver(args.receiver, late_join_config(port2, glimpse, keys),
                         os.path.join(workdir, "rejected"), backend)
     wait_until(lambda: rejected.find("rejected the login"), 20, "the rejected-login error")
     sent = finish_feed(feed)
     rejected.terminate()
-    snapshot = rejected.read_summary()["feeds"][0]["snapshot"]
+    snapshot = glimpse_of(rejected.read_summary()["feeds"][0])
     expect_equal("login_rejected", snapshot["login_rejected"], 1)
     expect_equal("state", snapshot["state"], "rejected")
     assert sent["glimpse"]["rejected_logins"] >= 1, sent["glimpse"]
@@ -716,7 +726,7 @@ interval_s = 0.2
     assert reports["lose_a"]["dropped_one_line_packets"] > 0, reports["lose_a"]
     lost = reports["lose_both"]["dropped_packets"]
     both = by_name["lose_both"]["mdp3"]["channel"]
-    assert lost > 0 and both["gaps"] >= lost, (lost, both)
+    assert lost > 0 and by_name["lose_both"]["gaps"] >= lost, (lost, by_name["lose_both"])
     assert both["snapshots_applied"] >= 1 and both["recovery_ms"] > 0, both
     # Order entries applied live or replayed over a snapshot: with a loss every 37th packet on
     # both lines the orders may be waiting for the loop at every live entry (when the
@@ -727,7 +737,7 @@ interval_s = 0.2
         assert instrument["orders"], "market by order: every instrument has live orders"
     # Line B filled line A's losses (and A B's): the books never waited for the loop for them.
     for name in ("lose_a", "lose_b"):
-        assert by_name[name]["mdp3"]["channel"]["duplicate_packets"] > 0, name
+        assert by_name[name]["duplicates"] > 0, name
 
 
 def case_hostile_answers_never_corrupt_the_session(args, workdir, backend):
@@ -760,12 +770,12 @@ def case_hostile_answers_never_corrupt_the_session(args, workdir, backend):
     server.close()
     summary, _ = receiver.stop()
     feed = summary["feeds"][0]
-    expect_equal("foreign answers", feed["foreign_session_packets"], 1)
-    expect_equal("malformed answers", feed["malformed_packets"], 1)
-    assert feed["duplicate_packets"] >= 1, feed
-    expect_equal("lost", feed["recovery"]["lost_messages"], 1)
+    expect_equal("foreign answers", feed["sequencing"]["foreign"], 1)
+    expect_equal("malformed answers", feed["malformed"], 1)
+    assert feed["duplicates"] >= 1, feed
+    expect_equal("lost", feed["moldudp64"]["recovery"]["lost_messages"], 1)
     expect_equal("messages", feed["messages"], 4)  # 1, 2, 4, 5: in sequence, 3 lost
-    expect_equal("next_sequence", feed["next_sequence"], 6)
+    expect_equal("next_sequence", feed["sequencing"]["next_sequence"], 6)
 
 
 def case_top_redraws_a_live_view_on_a_terminal(args, workdir, backend):
@@ -839,9 +849,9 @@ def case_replay_binary_file(args, workdir, backend):
     summary, _ = receiver.stop()
     feed = summary["feeds"][0]
     expect_equal("messages", feed["messages"], 3)
-    expect_equal("messages_by_type", feed["messages_by_type"], {"R": 1, "A": 2})
+    expect_equal("messages_by_type", itch(feed)["messages_by_type"], {"R": 1, "A": 2})
     expect_equal("sent messages", sent["messages"], 3)
-    expect_equal("books", feed["books"], {"TEST": {"bid_price": 1234500, "bid_shares": 100,
+    expect_equal("books", itch(feed)["books"], {"TEST": {"bid_price": 1234500, "bid_shares": 100,
                                                    "ask_price": 1240000, "ask_shares": 300,
                                                    "orders": 2}})
 
@@ -957,13 +967,13 @@ def case_wire_bytes_and_book_counters_in_summary(args, workdir, backend):
     expect_equal("sent messages_by_type", sent["messages_by_type"],
                  {"R": 2, "A": 4, "D": 1, "\u0099": 1})
     expect_equal("messages", feed["messages"], len(messages))
-    expect_equal("unknown_messages", feed["unknown_messages"], 1)
-    expect_equal("book_full_drops", feed["book_full_drops"], 1)
-    expect_equal("duplicate_order_refs", feed["duplicate_order_refs"], 1)
-    expect_equal("unknown_order_refs", feed["unknown_order_refs"], 1)
-    expect_equal("book_max_orders", feed["book_max_orders"], 2)
+    expect_equal("unknown_messages", itch(feed)["unknown_messages"], 1)
+    expect_equal("book_full_drops", itch(feed)["book_full_drops"], 1)
+    expect_equal("duplicate_order_refs", itch(feed)["duplicate_order_refs"], 1)
+    expect_equal("unknown_order_refs", itch(feed)["unknown_order_refs"], 1)
+    expect_equal("book_max_orders", itch(feed)["book_max_orders"], 2)
     # Trailing spaces trimmed; every other byte kept as the code point of the same value.
-    expect_equal("book keys", sorted(feed["books"]), sorted(["TEST", "\u00ffAB\u00c3("]))
+    expect_equal("book keys", sorted(itch(feed)["books"]), sorted(["TEST", "\u00ffAB\u00c3("]))
     expect_equal("odd symbol bytes", [ord(c) for c in "\u00ffAB\u00c3("],
                  list(odd_symbol.rstrip(b" ")))
     warnings = receiver.find("[book] max_orders")
@@ -1009,7 +1019,8 @@ name = "quiet2"
 bind = "127.0.0.1:{port_2}"
 """
     receiver = Receiver(args.receiver, config, workdir, backend)
-    assert receiver.find(f"feed quiet1: line A on 127.0.0.1:{port_1} (unicast)"), receiver.lines
+    assert receiver.find(f"feed quiet1: protocol moldudp64; line a on 127.0.0.1:{port_1} (unicast)"), \
+        receiver.lines
     wait_until(lambda: receiver.find("feed quiet2: nothing received for"), 30, "a silence warning")
     # Twenty more stats intervals (1 s, four times silent_warning_s): still one warning per feed.
     start = len(receiver.stats())
@@ -1023,7 +1034,7 @@ bind = "127.0.0.1:{port_2}"
     names = [s[0] for s in receiver.stats()]
     assert names.count("quiet1") >= 20 and abs(names.count("quiet1") - names.count("quiet2")) <= 1
     line = next(l for l in receiver.lines if "stats quiet1 |" in l)
-    for part in ("pkts/s", "msgs/s", "totals:", "missing msgs", "dup pkts"):
+    for part in ("pkts/s", "msgs/s", "totals:", "missing", "dup pkts"):
         assert part in line, (part, line)
     receiver.terminate()
 
@@ -1059,13 +1070,15 @@ bind = "127.0.0.1:{port_plain}"
 timestamps = "off"
 """
     receiver = Receiver(args.receiver, config, workdir, backend)
-    assert receiver.find(f"feed cut: line A on 127.0.0.1:{port} (unicast), timestamps software"), \
+    assert receiver.find(f"feed cut: protocol raw; line a on 127.0.0.1:{port} (unicast), "
+                         "timestamps software"), \
         receiver.lines
     assert receiver.find(
-        f"feed plain: line A on 127.0.0.1:{port_plain} (unicast), timestamps off"), receiver.lines
-    warnings = [l for l in receiver.find("feed cut: line A: ") if "warn" in l]
+        f"feed plain: protocol raw; line a on 127.0.0.1:{port_plain} (unicast), timestamps off"), \
+        receiver.lines
+    warnings = [l for l in receiver.find("feed cut: line a: ") if "warn" in l]
     assert warnings and "using software" in warnings[0], receiver.lines
-    assert not receiver.find("feed plain: line A: "), receiver.lines
+    assert not receiver.find("feed plain: line a: "), receiver.lines
     # SO_REUSEPORT on both: a second socket may bind the port (closed again before sending, so
     # that the kernel does not share the datagrams between the two).
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as other:
@@ -1076,7 +1089,7 @@ timestamps = "off"
             sender.sendto(b"x" * (200 if i % 2 else 50), ("127.0.0.1", port))
     wait_until(lambda: any(s[3]["packets"] >= 10 for s in receiver.stats(feed="cut")), 30,
                "a stats line with the 10 packets")
-    wait_until(lambda: any(l.rstrip().endswith("kernel drops, 5 truncated")
+    wait_until(lambda: any("kernel drops, 5 truncated; book" in l
                            for l in receiver.find("stats cut |")), 30,
                "a stats line with 5 truncated")
     receiver.terminate()
@@ -1202,8 +1215,8 @@ def case_low_rate_packets_leave_within_the_heartbeat(args, workdir, backend):
         raise AssertionError(f"the line was silent for {longest:.2f} s (heartbeat {heartbeat} s)")
 
 
-def case_example_itch_receiver(args, workdir, backend):
-    """apps/examples/itch_receiver.cpp, the README's example: a config, 4 s of md_feed traffic,
+def case_example_receiver(args, workdir, backend):
+    """apps/examples/receiver.cpp, the README's example: a config, 4 s of md_feed traffic,
     and its summary text counts every message md_feed sent."""
     port = free_port()
     path = os.path.join(workdir, "example.toml")
@@ -1230,7 +1243,7 @@ def case_example_itch_receiver(args, workdir, backend):
             example.kill()
     assert sent is not None, "the example never bound its port"
     assert example.returncode == 0, (example.returncode, err)
-    match = re.search(r"feed e2e: (\d+) packets, (\d+) messages, (\d+) gaps", out)
+    match = re.search(r"feed e2e \(moldudp64\): (\d+) packets, (\d+) messages, (\d+) gaps", out)
     assert match, out
     expect_equal("example messages", int(match.group(2)), sent["messages"])
     expect_equal("example gaps", int(match.group(3)), 0)
@@ -1241,7 +1254,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--receiver", required=True)
     parser.add_argument("--feed", required=True)
-    parser.add_argument("--example", required=True, help="example_itch_receiver")
+    parser.add_argument("--example", required=True, help="example_receiver")
     parser.add_argument("--backends",
                         default="auto,epoll,asio,auto+block1,epoll+block1,epoll+thread")
     parser.add_argument("--verdict", default=os.path.join(
@@ -1293,7 +1306,7 @@ def main():
     runs.append((case_port_in_use_is_one_clear_error, "auto"))
     runs.append((case_md_feed_replay_and_report_errors, "auto"))
     runs.append((case_low_rate_packets_leave_within_the_heartbeat, "auto"))
-    runs.append((case_example_itch_receiver, "auto"))
+    runs.append((case_example_receiver, "auto"))
     for backend in ("auto", "epoll", "asio"):
         runs.append((case_feed_socket_keys_reach_the_sockets, backend))
     runs = [(case, backend) for case, backend in runs if args.only in case.__name__]

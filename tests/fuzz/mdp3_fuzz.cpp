@@ -100,7 +100,9 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         SIGNET_FUZZ_CHECK(i.book.bids().size() <= i.book.depth());
         SIGNET_FUZZ_CHECK(i.book.offers().size() <= i.book.depth());
     });
-    SIGNET_FUZZ_CHECK(channel.stats().duplicate_packets <= 1);
+    SIGNET_FUZZ_CHECK(channel.sequencing().duplicates <= 1);
+    // A packet that does not frame never claims a MsgSeqNum.
+    SIGNET_FUZZ_CHECK(m3::validate_packet(packet).has_value() || channel.sequencing().units == 0);
     if (packet.size() >= m3::packet_header_size) {
         SIGNET_FUZZ_CHECK(walk.messages <=
                           (packet.size() - m3::packet_header_size) / m3::message_header_size);

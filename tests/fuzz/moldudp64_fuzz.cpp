@@ -74,7 +74,8 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
                 SIGNET_FUZZ_CHECK(in_packet == 0 || sequence == delivered.back().sequence + 1);
                 SIGNET_FUZZ_CHECK(m.data() >= view.data() &&
                                   m.data() + m.size() <= view.data() + view.size());
-                SIGNET_FUZZ_CHECK(session.next_sequence() == sequence + 1);
+                // next_sequence() moved past the whole packet before its messages are delivered.
+                SIGNET_FUZZ_CHECK(session.next_sequence() > sequence);
                 delivered.push_back(
                     {sequence, std::string(reinterpret_cast<char const*>(m.data()), m.size())});
                 ++in_packet;

@@ -139,9 +139,9 @@ TEST(Mdp3Channel, FromTheStartDuplicatesAreDroppedAndBooksBuilt) {
         c.on_incremental(p, 0); // line B's copy
     }
     EXPECT_FALSE(c.recovering());
-    EXPECT_EQ(c.stats().duplicate_packets, 300U);
+    EXPECT_EQ(c.sequencing().duplicates, 300U);
     EXPECT_EQ(c.stats().book_entries, 300U);
-    EXPECT_EQ(c.stats().gaps, 0U);
+    EXPECT_EQ(c.sequencing().gaps, 0U);
     EXPECT_EQ(c.stats().rpt_seq_gaps, 0U);
     EXPECT_EQ(c.next_sequence(), 301U);
     expect_same_books(c, *reference(packets, 300));
@@ -180,7 +180,7 @@ TEST(Mdp3Channel, ALostPacketRecoversTheInstrumentItHeldWhileTheOthersGoOn) {
             c.on_incremental(packets[k], 0);
         }
     }
-    EXPECT_EQ(c.stats().gaps, 1U);
+    EXPECT_EQ(c.sequencing().gaps, 1U);
     EXPECT_TRUE(c.recovering());
     EXPECT_GE(c.stats().rpt_seq_gaps, 1U);
     // The instruments the lost packet did not touch kept up.

@@ -281,7 +281,7 @@ TEST(Mdp3RealData, CertificationChannelsReplayWithoutRptSeqGap) {
         }
         m3::mdp3_channel_stats const& s = channel.stats();
         EXPECT_EQ(s.rpt_seq_gaps, 0U);
-        EXPECT_EQ(s.gaps, 0U);
+        EXPECT_EQ(channel.sequencing().gaps, 0U);
         EXPECT_EQ(s.inconsistent_updates, 0U);
         EXPECT_EQ(s.malformed_packets + s.malformed_messages, 0U);
         EXPECT_EQ(s.unknown_messages, 0U);

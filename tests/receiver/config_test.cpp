@@ -4,12 +4,27 @@
 
 #include <gtest/gtest.h>
 
+#include <signet/receiver/cme/mdp3_protocol.hpp>
 #include <signet/receiver/config.hpp>
+#include <signet/receiver/nasdaq/moldudp64_protocol.hpp>
 
 namespace {
 
 using signet::receiver::config_error;
+using signet::receiver::feed_config;
+using signet::receiver::line_spec;
 using signet::receiver::parse_receiver_config;
+using signet::receiver::nasdaq::moldudp64_settings;
+
+/// The lines the feed's protocol declares (the sockets the receiver opens, in order).
+std::vector<line_spec> lines_of(feed_config const& feed) {
+    return feed.protocol->make(feed)->lines();
+}
+
+/// A moldudp64 feed's own keys.
+moldudp64_settings const& mold(feed_config const& feed) {
+    return dynamic_cast<moldudp64_settings const&>(*feed.protocol);
+}
 
 std::string error_of(std::string const& text) {
     try {
@@ -83,11 +98,11 @@ bind = "127.0.0.1:30003"
     EXPECT_TRUE(a.reuse_port);
     EXPECT_EQ(a.buffer_size, 9000U);
     EXPECT_EQ(a.max_orders, 4096U);
-    EXPECT_EQ(c.feeds[1].protocol, signet::receiver::protocol_kind::raw);
-    EXPECT_EQ(c.feeds[1].parser, signet::receiver::parser_kind::count);
-    auto const lines = signet::receiver::line_options(a);
+    EXPECT_EQ(c.feeds[1].protocol_name(), "raw");
+    EXPECT_EQ(mold(a).parser, signet::receiver::nasdaq::moldudp64_parser::itch50);
+    auto const lines = lines_of(a);
     ASSERT_EQ(lines.size(), 2U);
-    EXPECT_EQ(lines[1].group->to_string(), "239.1.1.2:0");
+    EXPECT_EQ(lines[1].socket.group->to_string(), "239.1.1.2:0");
 }
 
 TEST(MdConfig, DefaultsApply) {
@@ -120,9 +135,14 @@ TEST(MdConfig, ErrorsNameTheKeyAndLine) {
         error_of("[[feed]]\nname = \"a\"\nbind = \"*:1\"\n[[feed]]\nname = \"a\"\nbind = \"*:2\"\n")
             .find("duplicate feed name"),
         std::string::npos);
-    EXPECT_NE(
-        error_of("[[feed]]\nname = \"a\"\nprotocol = \"raw\"\nbind = \"*:1\"\n").find("parser"),
-        std::string::npos);
+    EXPECT_NE(error_of("[[feed]]\nname = \"a\"\nprotocol = \"raw\"\nparser = \"itch50\"\nbind = "
+                       "\"*:1\"\n")
+                  .find("test.toml:4: key 'parser': expected one of \"count\""),
+              std::string::npos);
+    EXPECT_NE(error_of("[[feed]]\nname = \"a\"\nprotocol = \"fix\"\nbind = \"*:1\"\n")
+                  .find("test.toml:3: key 'protocol': expected one of \"moldudp64\", \"mdp3\", "
+                        "\"raw\""),
+              std::string::npos);
     EXPECT_NE(error_of("[stats]\ninterval_s = -1\n[[feed]]\nname = \"a\"\nbind = \"*:1\"\n")
                   .find("test.toml:2: key 'interval_s'"),
               std::string::npos);
@@ -203,8 +223,8 @@ TEST(MdConfig, TimestampsSetEveryLine) {
     using signet::net::timestamping;
     auto const defaults = parse_receiver_config(ab_feed_text, "t");
     EXPECT_EQ(defaults.feeds[0].timestamps, timestamping::software);
-    for (auto const& line : signet::receiver::line_options(defaults.feeds[0])) {
-        EXPECT_EQ(line.timestamps, timestamping::software);
+    for (auto const& line : lines_of(defaults.feeds[0])) {
+        EXPECT_EQ(line.socket.timestamps, timestamping::software);
     }
     for (auto [text, mode] :
          {std::pair{"off", timestamping::off}, std::pair{"software", timestamping::software},
@@ -212,10 +232,10 @@ TEST(MdConfig, TimestampsSetEveryLine) {
         auto const c = parse_receiver_config(
             ab_feed_text + "timestamps = \"" + std::string(text) + "\"\n", "t");
         EXPECT_EQ(c.feeds[0].timestamps, mode) << text;
-        auto const lines = signet::receiver::line_options(c.feeds[0]);
+        auto const lines = lines_of(c.feeds[0]);
         ASSERT_EQ(lines.size(), 2U);
-        EXPECT_EQ(lines[0].timestamps, mode) << text;
-        EXPECT_EQ(lines[1].timestamps, mode) << text;
+        EXPECT_EQ(lines[0].socket.timestamps, mode) << text;
+        EXPECT_EQ(lines[1].socket.timestamps, mode) << text;
     }
     for (char const* bad : {"\"nic\"", "\"Hardware\"", "true", "1"}) {
         std::string const error = error_of(feed_text + "timestamps = " + std::string(bad) + "\n");
@@ -230,15 +250,15 @@ TEST(MdConfig, TimestampsSetEveryLine) {
 TEST(MdConfig, BusyPollIsBoundedAndSetsEveryLine) {
     auto const defaults = parse_receiver_config(ab_feed_text, "t");
     EXPECT_EQ(defaults.feeds[0].busy_poll_us, 0U);
-    EXPECT_EQ(signet::receiver::line_options(defaults.feeds[0])[0].busy_poll_us, 0U);
+    EXPECT_EQ(lines_of(defaults.feeds[0])[0].socket.busy_poll_us, 0U);
     for (unsigned good : {0U, 50U, 1'000'000U}) {
         auto const c = parse_receiver_config(
             ab_feed_text + "busy_poll_us = " + std::to_string(good) + "\n", "t");
         EXPECT_EQ(c.feeds[0].busy_poll_us, good);
-        auto const lines = signet::receiver::line_options(c.feeds[0]);
+        auto const lines = lines_of(c.feeds[0]);
         ASSERT_EQ(lines.size(), 2U);
-        EXPECT_EQ(lines[0].busy_poll_us, good);
-        EXPECT_EQ(lines[1].busy_poll_us, good);
+        EXPECT_EQ(lines[0].socket.busy_poll_us, good);
+        EXPECT_EQ(lines[1].socket.busy_poll_us, good);
     }
     for (char const* bad : {"-1", "1000001", "4294967346", "1.5", "\"50\""}) {
         std::string const error = error_of(feed_text + "busy_poll_us = " + std::string(bad) + "\n");
@@ -251,11 +271,11 @@ TEST(MdConfig, BusyPollIsBoundedAndSetsEveryLine) {
 
 TEST(MdConfig, SessionCanBePinnedAndTheJumpBoundSet) {
     auto const defaults = parse_receiver_config(feed_text, "t");
-    EXPECT_EQ(defaults.feeds[0].session, "");
+    EXPECT_EQ(mold(defaults.feeds[0]).session, "");
     EXPECT_EQ(defaults.feeds[0].max_sequence_jump, 100'000U);
     auto const c = parse_receiver_config(
         feed_text + "session = \"SESSION001\"\nmax_sequence_jump = 5000\n", "t");
-    EXPECT_EQ(c.feeds[0].session, "SESSION001");
+    EXPECT_EQ(mold(c.feeds[0]).session, "SESSION001");
     EXPECT_EQ(c.feeds[0].max_sequence_jump, 5000U);
     for (char const* bad : {"\"ELEVENCHARS\"", "\"tab\\there\"", "42"}) {
         std::string const error = error_of(feed_text + "session = " + std::string(bad) + "\n");
@@ -270,31 +290,40 @@ TEST(MdConfig, SessionCanBePinnedAndTheJumpBoundSet) {
     }
     std::string const raw =
         error_of(feed_text + "protocol = \"raw\"\nparser = \"count\"\nsession = \"S\"\n");
-    EXPECT_NE(raw.find("key 'session': applies to protocol \"moldudp64\" only"), std::string::npos)
+    EXPECT_NE(raw.find("key 'session': applies to protocol \"moldudp64\", not \"raw\""),
+              std::string::npos)
         << raw;
+    std::string const raw_jump =
+        error_of(feed_text + "protocol = \"raw\"\nmax_sequence_jump = 5\n");
+    EXPECT_NE(raw_jump.find("key 'max_sequence_jump': does not apply to protocol \"raw\""),
+              std::string::npos)
+        << raw_jump;
 }
 
 TEST(MdConfig, ReRequestKeysAddARequestLine) {
     auto const defaults = parse_receiver_config(feed_text, "t");
-    EXPECT_FALSE(defaults.feeds[0].rerequest.has_value());
-    EXPECT_EQ(signet::receiver::line_options(defaults.feeds[0]).size(), 1U);
+    EXPECT_FALSE(mold(defaults.feeds[0]).rerequest.has_value());
+    EXPECT_EQ(lines_of(defaults.feeds[0]).size(), 1U);
     auto const c = parse_receiver_config(
         feed_text + "rerequest = \"127.0.0.1:9000\"\nrerequest_timeout_ms = 20\n"
                     "rerequest_max_messages = 500\nrerequest_max_in_flight = 8\n"
                     "rerequest_tries = 5\nrecovery_buffer = 1000\n",
         "t");
     auto const& f = c.feeds[0];
-    ASSERT_TRUE(f.rerequest.has_value());
-    EXPECT_EQ(f.rerequest->to_string(), "127.0.0.1:9000");
-    EXPECT_EQ(f.rerequest_timeout_ms, 20U);
-    EXPECT_EQ(f.rerequest_max_messages, 500U);
-    EXPECT_EQ(f.rerequest_max_in_flight, 8U);
-    EXPECT_EQ(f.rerequest_tries, 5U);
+    auto const& m = mold(f);
+    ASSERT_TRUE(m.rerequest.has_value());
+    EXPECT_EQ(m.rerequest->to_string(), "127.0.0.1:9000");
+    EXPECT_EQ(m.rerequest_timeout_ms, 20U);
+    EXPECT_EQ(m.rerequest_max_messages, 500U);
+    EXPECT_EQ(m.rerequest_max_in_flight, 8U);
+    EXPECT_EQ(m.rerequest_tries, 5U);
     EXPECT_EQ(f.recovery_buffer, 1000U);
-    auto const lines = signet::receiver::line_options(f);
+    auto const lines = lines_of(f);
     ASSERT_EQ(lines.size(), 2U); // line A and the request line (any address, ephemeral port)
-    EXPECT_TRUE(lines[1].bind.is_any());
-    EXPECT_EQ(lines[1].bind.port(), 0);
+    EXPECT_EQ(lines[1].name, "request");
+    EXPECT_EQ(lines[1].role, signet::receiver::line_role::answers);
+    EXPECT_TRUE(lines[1].socket.bind.is_any());
+    EXPECT_EQ(lines[1].socket.bind.port(), 0);
     for (auto const& [key, bad] :
          std::vector<std::pair<std::string, std::string>>{{"rerequest", "\"*:9000\""},
                                                           {"rerequest", "\"239.1.1.1:9000\""},
@@ -310,39 +339,56 @@ TEST(MdConfig, ReRequestKeysAddARequestLine) {
     }
 }
 
-TEST(MdConfig, SnapshotKeysSetTheLateJoinPath) {
+TEST(MdConfig, GlimpseKeysSetTheLateJoinPath) {
     auto const defaults = parse_receiver_config(feed_text, "t");
-    EXPECT_FALSE(defaults.feeds[0].snapshot.has_value());
+    EXPECT_FALSE(mold(defaults.feeds[0]).glimpse.has_value());
     auto const c = parse_receiver_config(
-        feed_text + "snapshot = \"127.0.0.1:9100\"\nsnapshot_username = \"alice\"\n"
-                    "snapshot_password = \"secret\"\nsnapshot_buffer_messages = 4096\n",
+        feed_text + "glimpse = \"127.0.0.1:9100\"\nglimpse_username = \"alice\"\n"
+                    "glimpse_password = \"secret\"\nglimpse_buffer_messages = 4096\n",
         "t");
-    auto const& f = c.feeds[0];
-    ASSERT_TRUE(f.snapshot.has_value());
-    EXPECT_EQ(f.snapshot->to_string(), "127.0.0.1:9100");
-    EXPECT_EQ(f.snapshot_username, "alice");
-    EXPECT_EQ(f.snapshot_password, "secret");
-    EXPECT_EQ(f.snapshot_buffer_messages, 4096U);
-    EXPECT_EQ(signet::receiver::line_options(f).size(), 1U); // TCP: no UDP line of its own
-    std::string const with_server = "snapshot = \"127.0.0.1:9100\"\n";
+    auto const& f = mold(c.feeds[0]);
+    ASSERT_TRUE(f.glimpse.has_value());
+    EXPECT_EQ(f.glimpse->to_string(), "127.0.0.1:9100");
+    EXPECT_EQ(f.glimpse_username, "alice");
+    EXPECT_EQ(f.glimpse_password, "secret");
+    EXPECT_EQ(f.glimpse_buffer_messages, 4096U);
+    EXPECT_EQ(lines_of(c.feeds[0]).size(), 1U); // TCP: no UDP line of its own
+    std::string const with_server = "glimpse = \"127.0.0.1:9100\"\n";
     for (auto const& [text, key] : std::vector<std::pair<std::string, std::string>>{
-             {"snapshot = \"*:9100\"\n", "snapshot"},
-             {"snapshot = \"239.1.1.1:9100\"\n", "snapshot"},
-             {"snapshot = \"127.0.0.1:0\"\n", "snapshot"},
-             {with_server + "snapshot_username = \"toolong\"\n", "snapshot_username"},
-             {with_server + "snapshot_username = \"a b\"\n", "snapshot_username"},
-             {with_server + "snapshot_password = \"elevenchars\"\n", "snapshot_password"},
-             {with_server + "snapshot_buffer_messages = 10\n", "snapshot_buffer_messages"}}) {
+             {"glimpse = \"*:9100\"\n", "glimpse"},
+             {"glimpse = \"239.1.1.1:9100\"\n", "glimpse"},
+             {"glimpse = \"127.0.0.1:0\"\n", "glimpse"},
+             {with_server + "glimpse_username = \"toolong\"\n", "glimpse_username"},
+             {with_server + "glimpse_username = \"a b\"\n", "glimpse_username"},
+             {with_server + "glimpse_password = \"elevenchars\"\n", "glimpse_password"},
+             {with_server + "glimpse_buffer_messages = 10\n", "glimpse_buffer_messages"}}) {
         std::string const error = error_of(feed_text + text);
         EXPECT_NE(error.find("key '" + key + "': expected"), std::string::npos)
             << text << ": " << error;
     }
-    EXPECT_NE(error_of(feed_text + "snapshot_username = \"alice\"\n")
-                  .find("key 'snapshot_username': needs snapshot"),
+    EXPECT_NE(error_of(feed_text + "glimpse_username = \"alice\"\n")
+                  .find("key 'glimpse_username': needs glimpse"),
               std::string::npos);
     EXPECT_NE(error_of(feed_text + "parser = \"count\"\n" + with_server)
-                  .find("key 'snapshot': needs parser \"itch50\""),
+                  .find("key 'glimpse': needs parser \"itch50\""),
               std::string::npos);
+}
+
+TEST(MdConfig, RenamedKeysFailWithOneLineNamingTheNewKey) {
+    // "snapshot" meant a GLIMPSE server in one protocol and a snapshot loop in another.
+    for (auto const& [old_key, new_key] : std::vector<std::pair<std::string, std::string>>{
+             {"snapshot = \"127.0.0.1:9100\"", "glimpse"},
+             {"snapshot_username = \"alice\"", "glimpse_username"},
+             {"snapshot_password = \"secret\"", "glimpse_password"},
+             {"snapshot_buffer_messages = 4096", "glimpse_buffer_messages"}}) {
+        std::string const error = error_of(feed_text + old_key + "\n");
+        EXPECT_EQ(error.rfind("test.toml:4: key '" + old_key.substr(0, old_key.find(' ')) +
+                                  "': renamed to '" + new_key + "'",
+                              0),
+                  0U)
+            << error;
+        EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+    }
 }
 
 TEST(MdConfig, Mdp3FeedsHaveSnapshotAndDefinitionLines) {
@@ -356,21 +402,21 @@ definitions_bind = "127.0.0.1:4"
 )",
                                          "t");
     auto const& f = c.feeds[0];
-    EXPECT_EQ(f.protocol, signet::receiver::protocol_kind::mdp3);
-    EXPECT_EQ(f.parser, signet::receiver::parser_kind::mbp);
-    auto const lines = signet::receiver::line_options(f);
+    EXPECT_EQ(f.protocol_name(), "mdp3");
+    auto const lines = lines_of(f);
     ASSERT_EQ(lines.size(), 4U);
-    EXPECT_EQ(lines[2].bind.to_string(), "127.0.0.1:3");
-    EXPECT_EQ(lines[3].bind.to_string(), "127.0.0.1:4");
-    EXPECT_STREQ(signet::receiver::line_name(f, 1), "b");
-    EXPECT_STREQ(signet::receiver::line_name(f, 2), "s");
-    EXPECT_STREQ(signet::receiver::line_name(f, 3), "d");
+    EXPECT_EQ(lines[2].socket.bind.to_string(), "127.0.0.1:3");
+    EXPECT_EQ(lines[3].socket.bind.to_string(), "127.0.0.1:4");
+    EXPECT_EQ(lines[1].name, "b");
+    EXPECT_EQ(lines[2].name, "snapshot");
+    EXPECT_EQ(lines[3].name, "definitions");
+    EXPECT_EQ(lines[2].role, signet::receiver::line_role::side);
     std::string const head = "[[feed]]\nname = \"cme\"\nbind = \"127.0.0.1:1\"\n";
     EXPECT_NE(error_of(head + "protocol = \"mdp3\"\nsnapshot_bind = \"127.0.0.1:3\"\n")
                   .find("key 'definitions_bind': mdp3 feed 'cme' needs"),
               std::string::npos);
     EXPECT_NE(error_of(head + "snapshot_bind = \"127.0.0.1:3\"\n")
-                  .find("key 'snapshot_bind': applies to protocol \"mdp3\" only"),
+                  .find("key 'snapshot_bind': applies to protocol \"mdp3\", not \"moldudp64\""),
               std::string::npos);
     EXPECT_NE(error_of(head +
                        "protocol = \"mdp3\"\nparser = \"itch50\"\n"
@@ -382,15 +428,15 @@ definitions_bind = "127.0.0.1:4"
 TEST(MdConfig, ReusePortIsABooleanForEveryLine) {
     auto const defaults = parse_receiver_config(ab_feed_text, "t");
     EXPECT_FALSE(defaults.feeds[0].reuse_port);
-    EXPECT_FALSE(signet::receiver::line_options(defaults.feeds[0])[0].reuse_port);
+    EXPECT_FALSE(lines_of(defaults.feeds[0])[0].socket.reuse_port);
     for (bool good : {true, false}) {
         auto const c = parse_receiver_config(
             ab_feed_text + "reuse_port = " + (good ? "true" : "false") + "\n", "t");
         EXPECT_EQ(c.feeds[0].reuse_port, good);
-        auto const lines = signet::receiver::line_options(c.feeds[0]);
+        auto const lines = lines_of(c.feeds[0]);
         ASSERT_EQ(lines.size(), 2U);
-        EXPECT_EQ(lines[0].reuse_port, good);
-        EXPECT_EQ(lines[1].reuse_port, good);
+        EXPECT_EQ(lines[0].socket.reuse_port, good);
+        EXPECT_EQ(lines[1].socket.reuse_port, good);
     }
     for (char const* bad : {"1", "\"yes\"", "\"true\""}) {
         std::string const error = error_of(feed_text + "reuse_port = " + std::string(bad) + "\n");

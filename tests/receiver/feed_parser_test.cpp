@@ -1,5 +1,7 @@
-// feed_parser: what md_receiver runs per packet. Here: the order book's capacity comes from
-// the config and adds beyond it, duplicate and unknown references are counted.
+// feed_parser over the moldudp64 protocol: what md_receiver runs per packet. Here: the order
+// book's capacity comes from the config and adds beyond it, duplicate and unknown references are
+// counted; an end of session is seen live; a gap is re-requested through the request line and
+// filled, or lost after its tries.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -14,14 +16,55 @@
 #include <signet/net/packet.hpp>
 #include <signet/net/udp_socket.hpp>
 #include <signet/receiver/feed_parser.hpp>
+#include <signet/receiver/nasdaq/moldudp64_protocol.hpp>
 
 #include "md/md_test_support.hpp"
 
 namespace {
 
 namespace t = signet::md::test;
+using signet::receiver::book_state;
 using signet::receiver::feed_config;
 using signet::receiver::feed_parser;
+using signet::receiver::nasdaq::moldudp64_protocol;
+using signet::receiver::nasdaq::moldudp64_settings;
+
+/// The runtime as the protocol sees it at setup, without a runtime: the request line is a
+/// socket of the test's.
+class test_setup final : public signet::receiver::feed_setup {
+public:
+    explicit test_setup(signet::net::udp_socket const* request = nullptr)
+        : request_(request) {}
+    signet::net::udp_socket const& line_socket(std::string_view line) const override {
+        EXPECT_EQ(line, "request");
+        return *request_;
+    }
+    std::unique_ptr<signet::net::tcp_client>
+    tcp_client(signet::net::tcp_client_options const&) override {
+        throw std::logic_error("no TCP in this test");
+    }
+    signet::net::timer parser_timer() override { return {}; }
+    signet::blocking_work_contract_group& group() override { return group_; }
+    std::string const& record_path() const override { return no_path_; }
+
+private:
+    signet::net::udp_socket const* request_;
+    signet::blocking_work_contract_group group_{64};
+    std::string no_path_;
+};
+
+/// A feed parser over the moldudp64 protocol with these settings, set up.
+std::unique_ptr<feed_parser> make_parser(feed_config config, moldudp64_settings const& settings,
+                                         test_setup& setup) {
+    config.protocol = std::make_shared<moldudp64_settings>(settings);
+    auto parser = std::make_unique<feed_parser>(config, config.protocol->make(config));
+    parser->protocol().setup(setup);
+    return parser;
+}
+
+moldudp64_protocol const& mold(feed_parser const& parser) {
+    return dynamic_cast<moldudp64_protocol const&>(parser.protocol());
+}
 
 void push(feed_parser& processor, t::bytes const& datagram) {
     signet::net::packet p;
@@ -36,7 +79,9 @@ TEST(FeedParser, OrderTableOverflowIsCounted) {
     feed_config config;
     config.name = "overflow";
     config.max_orders = 2;
-    feed_parser processor(config);
+    test_setup setup;
+    auto parser = make_parser(config, {}, setup);
+    feed_parser& processor = *parser;
     push(processor, t::mold_packet("S", 1,
                                    {t::directory(1, "TEST"), t::add(1, 11, 'B', 100, 10'0000),
                                     t::add(1, 12, 'S', 100, 11'0000),
@@ -45,33 +90,35 @@ TEST(FeedParser, OrderTableOverflowIsCounted) {
                                     t::delete_order(99)}));           // never added
     processor.finish();
 
-    auto const* itch = processor.itch_stats();
+    auto const* itch = mold(processor).itch_stats();
     ASSERT_NE(itch, nullptr);
     EXPECT_EQ(itch->book_full_drops, 1U);
     EXPECT_EQ(itch->duplicate_order_refs, 1U);
     EXPECT_EQ(itch->unknown_order_refs, 1U);
-    EXPECT_EQ(processor.live().book_full_drops, 1U);
-    ASSERT_NE(processor.book(), nullptr);
-    EXPECT_EQ(processor.book()->capacity(), 2U);
-    EXPECT_EQ(processor.book()->size(), 2U);
-    EXPECT_EQ(processor.session_stats().messages, 6U);
+    EXPECT_EQ(processor.live().book, book_state::stale); // the dropped add: not the exchange's
+    ASSERT_NE(mold(processor).book(), nullptr);
+    EXPECT_EQ(mold(processor).book()->capacity(), 2U);
+    EXPECT_EQ(mold(processor).book()->size(), 2U);
+    EXPECT_EQ(processor.live().messages, 6U);
 }
 
 TEST(FeedParser, DefaultCapacityIsTwoToTheTwenty) {
     feed_config config;
     config.name = "default";
-    feed_parser processor(config);
-    ASSERT_NE(processor.book(), nullptr);
-    EXPECT_EQ(processor.book()->capacity(), std::size_t{1} << 20);
+    test_setup setup;
+    auto const processor = make_parser(config, {}, setup);
+    ASSERT_NE(mold(*processor).book(), nullptr);
+    EXPECT_EQ(mold(*processor).book()->capacity(), std::size_t{1} << 20);
 }
 
 TEST(FeedParser, EndOfSessionIsVisibleLive) {
     feed_config config;
     config.name = "eos";
-    feed_parser processor(config);
-    EXPECT_FALSE(processor.live().end_of_session);
-    push(processor, t::mold_header("S", 1, 0xFFFF));
-    EXPECT_TRUE(processor.live().end_of_session);
+    test_setup setup;
+    auto const processor = make_parser(config, {}, setup);
+    EXPECT_FALSE(processor->live().end_of_stream);
+    push(*processor, t::mold_header("S", 1, 0xFFFF));
+    EXPECT_TRUE(processor->live().end_of_stream);
 }
 
 // Gap recovery through a real request socket: the hold expires in front of a gap, the
@@ -86,22 +133,31 @@ signet::net::packet at(t::bytes const& datagram, std::uint64_t now_ns, std::uint
     return p;
 }
 
+// One packet through the contract: the packet, then the end of the run (on_batch: timers due,
+// live() published), as the runtime runs it.
+void run(feed_parser& processor, signet::net::packet const& p) {
+    processor(p);
+    processor.on_batch();
+}
+
 // A processor with re-requests to a "server" socket of the test, its request line a socket of
 // its own (line 1); packets carry one message each.
 struct recovery_rig {
     signet::net::udp_socket server{{.bind = signet::net::udp_endpoint::parse("127.0.0.1:0")}};
     signet::net::udp_socket request_line{{.bind = signet::net::udp_endpoint::parse("127.0.0.1:0")}};
+    test_setup setup{&request_line};
     std::unique_ptr<feed_parser> processor;
 
     explicit recovery_rig(unsigned tries) {
         feed_config config;
         config.name = "recover";
-        config.parser = signet::receiver::parser_kind::count;
-        config.rerequest = server.local_endpoint();
-        config.rerequest_timeout_ms = 5;
-        config.rerequest_tries = tries;
-        processor = std::make_unique<feed_parser>(config);
-        processor->attach_request_line(request_line, 1);
+        moldudp64_settings settings;
+        settings.parser = signet::receiver::nasdaq::moldudp64_parser::count;
+        settings.rerequest = server.local_endpoint();
+        settings.rerequest_timeout_ms = 5;
+        settings.rerequest_tries = tries;
+        processor = make_parser(config, settings, setup);
+        EXPECT_EQ(processor->lines().at(1).name, "request");
     }
     static t::bytes packet(std::uint64_t sequence) {
         return t::mold_packet("S", sequence, {t::bytes{std::byte{1}}});
@@ -113,11 +169,11 @@ constexpr std::uint64_t ms = 1'000'000;
 TEST(FeedParser, AGapIsReRequestedAndFilledInSequence) {
     recovery_rig rig(3);
     feed_parser& processor = *rig.processor;
-    processor(at(recovery_rig::packet(1), 1 * ms));
-    processor(at(recovery_rig::packet(3), 2 * ms)); // 2 is missing: held
-    processor(at(recovery_rig::packet(4), 5 * ms)); // the hold (2 ms) expired: request sent
+    run(processor, at(recovery_rig::packet(1), 1 * ms));
+    run(processor, at(recovery_rig::packet(3), 2 * ms)); // 2 is missing: held
+    run(processor, at(recovery_rig::packet(4), 5 * ms)); // the hold (2 ms) expired: request sent
     EXPECT_TRUE(processor.live().recovering);
-    EXPECT_EQ(processor.session_stats().messages, 1U);
+    EXPECT_EQ(processor.live().messages, 1U);
     std::array<std::byte, 64> got{};
     ssize_t const n = ::recv(rig.server.native_handle(), got.data(), got.size(), 0);
     ASSERT_EQ(n, 20);
@@ -126,38 +182,40 @@ TEST(FeedParser, AGapIsReRequestedAndFilledInSequence) {
     EXPECT_EQ(request->sequence, 2U);
     EXPECT_EQ(request->count, 1U);
     EXPECT_EQ(std::string(request->session.data(), 10), "S         ");
-    processor(at(recovery_rig::packet(2), 6 * ms, 1)); // the answer, on the request line
+    run(processor, at(recovery_rig::packet(2), 6 * ms, 1)); // the answer, on the request line
     EXPECT_FALSE(processor.live().recovering);
-    EXPECT_EQ(processor.session_stats().messages, 4U);
-    EXPECT_EQ(processor.session_stats().gaps, 0U);
+    EXPECT_EQ(processor.live().messages, 4U);
+    EXPECT_EQ(processor.live().gaps, 0U);
     processor.finish();
-    auto const* r = processor.recovery_stats();
+    auto const* r = mold(processor).rerequests();
     ASSERT_NE(r, nullptr);
-    EXPECT_EQ(r->recovered_messages, 1U);
-    EXPECT_EQ(r->rerequests_sent, 1U);
-    EXPECT_EQ(r->lost_messages, 0U);
-    EXPECT_EQ(processor.rerequest_answers(), 1U);
-    EXPECT_EQ(processor.recovery_latency().take().count, 1U);
+    EXPECT_EQ(r->stats().recovered_messages, 1U);
+    EXPECT_EQ(r->stats().rerequests_sent, 1U);
+    EXPECT_EQ(r->stats().lost_messages, 0U);
+    EXPECT_EQ(processor.live().recovered, 1U);
+    EXPECT_EQ(mold(processor).recovery_latency().take().count, 1U);
 }
 
 TEST(FeedParser, AnUnansweredGapIsLostAfterItsTries) {
     recovery_rig rig(2);
     feed_parser& processor = *rig.processor;
-    processor(at(recovery_rig::packet(1), 1 * ms));
-    processor(at(recovery_rig::packet(5), 2 * ms));  // 2..4 missing
-    processor(at(recovery_rig::packet(6), 5 * ms));  // request 1
-    processor(at(recovery_rig::packet(7), 11 * ms)); // timeout: request 2
-    processor(at(recovery_rig::packet(8), 17 * ms)); // timeout after the last try: lost, released
+    run(processor, at(recovery_rig::packet(1), 1 * ms));
+    run(processor, at(recovery_rig::packet(5), 2 * ms));  // 2..4 missing
+    run(processor, at(recovery_rig::packet(6), 5 * ms));  // request 1
+    run(processor, at(recovery_rig::packet(7), 11 * ms)); // timeout: request 2
+    run(processor,
+        at(recovery_rig::packet(8), 17 * ms)); // timeout after the last try: lost, released
     EXPECT_FALSE(processor.live().recovering);
-    EXPECT_EQ(processor.session_stats().gaps, 1U);
-    EXPECT_EQ(processor.session_stats().missing_messages, 3U);
-    EXPECT_EQ(processor.session_stats().messages, 5U);
-    auto const* r = processor.recovery_stats();
+    EXPECT_EQ(processor.live().gaps, 1U);
+    EXPECT_EQ(processor.live().missing, 3U);
+    EXPECT_EQ(processor.live().messages, 5U);
+    auto const* r = mold(processor).rerequests();
     ASSERT_NE(r, nullptr);
-    EXPECT_EQ(r->rerequests_sent, 2U);
-    EXPECT_EQ(r->rerequest_timeouts, 1U);
-    EXPECT_EQ(r->lost_messages, 3U);
-    EXPECT_EQ(r->gaps_lost, 1U);
+    EXPECT_EQ(r->stats().rerequests_sent, 2U);
+    EXPECT_EQ(r->stats().rerequest_timeouts, 1U);
+    EXPECT_EQ(r->stats().lost_messages, 3U);
+    EXPECT_EQ(r->stats().gaps_lost, 1U);
+    EXPECT_EQ(processor.live().lost, 3U);
 }
 
 } // namespace

@@ -71,6 +71,15 @@ std::optional<packet_header> read_packet_header(std::span<std::byte const> packe
     return packet_header{at<std::uint32_t>(packet, 0), at<std::uint64_t>(packet, 4)};
 }
 
+std::optional<packet_header> validate_packet(std::span<std::byte const> packet) noexcept {
+    std::optional<packet_header> const header = read_packet_header(packet);
+    if (!header || header->sequence == 0 ||
+        for_each_message(packet, [](message const&) {}).malformed) {
+        return std::nullopt;
+    }
+    return header;
+}
+
 reset_entry reset_entry::decode(std::span<std::byte const> e, std::uint16_t) noexcept {
     return {at<std::int16_t>(e, 0)};
 }

@@ -6,7 +6,9 @@ namespace signet::md::cme {
 
 mdp3_channel::mdp3_channel(mdp3_channel_options const& options)
     : options_(options)
-    , held_(options.held_packets, options.held_bytes) {}
+    , held_(options.held_packets, options.held_bytes)
+    , tracker_(sequence_tracker_options{.first_sequence = sequence_tracker::late_join,
+                                        .max_jump = options.max_sequence_jump}) {}
 
 mdp3_instrument* mdp3_channel::lookup(std::int32_t security_id) noexcept {
     auto const it = index_.find(security_id);
@@ -51,22 +53,25 @@ void mdp3_channel::on_definition(std::span<std::byte const> packet, std::uint64_
 }
 
 void mdp3_channel::on_incremental(std::span<std::byte const> packet, std::uint64_t now_ns) {
-    ++stats_.packets;
-    std::optional<packet_header> const header = read_packet_header(packet);
+    std::optional<packet_header> const header = validate_packet(packet);
     if (!header) {
-        ++stats_.malformed_packets;
+        ++stats_.malformed_packets; // never claims a MsgSeqNum
         return;
     }
-    std::uint64_t const sequence = header->sequence;
-    if (next_sequence_ != 0 && sequence < next_sequence_) {
-        ++stats_.duplicate_packets;
-        return;
+    sequence_step const step = tracker_.track(header->sequence, 1);
+    if (!step.ignored) {
+        on_sequenced(packet, header->sequence, step, now_ns);
     }
-    if (next_sequence_ == 0 ? sequence != 1 : sequence > next_sequence_) {
-        // A late start, or packets lost: any instrument may have missed data.
-        if (next_sequence_ != 0) {
-            ++stats_.gaps;
-        } else {
+}
+
+void mdp3_channel::on_sequenced(std::span<std::byte const> packet, std::uint64_t sequence,
+                                sequence_step const& step, std::uint64_t now_ns) {
+    if (step.fresh == 0) {
+        return; // line B's copy, or a resend
+    }
+    if ((!started_ && sequence != 1) || step.missing != 0 || step.resynced) {
+        // A late start, packets lost, or the stream moved: any instrument may have missed data.
+        if (!started_) {
             for (mdp3_instrument& i : instruments_) {
                 make_stale(i, now_ns); // joined mid-session: every book needs its snapshot
             }
@@ -77,6 +82,7 @@ void mdp3_channel::on_incremental(std::span<std::byte const> packet, std::uint64
         start_recovery(now_ns);
         held_.clear(); // the store holds consecutive packets from here on
     }
+    ++stats_.incremental_packets;
     next_sequence_ = sequence + 1;
     started_ = true;
     if (recovering_) {
@@ -88,11 +94,11 @@ void mdp3_channel::on_incremental(std::span<std::byte const> packet, std::uint64
         stats_.held_evicted += held_.evicted() - evicted;
     }
     applying_sequence_ = sequence;
-    apply_packet(packet, now_ns, nullptr);
+    stats_.incremental_messages += apply_packet(packet, now_ns, nullptr).messages;
 }
 
-void mdp3_channel::apply_packet(std::span<std::byte const> packet, std::uint64_t now_ns,
-                                mdp3_instrument* only, replay kind) {
+packet_walk mdp3_channel::apply_packet(std::span<std::byte const> packet, std::uint64_t now_ns,
+                                       mdp3_instrument* only, replay kind) {
     // Entries that carry their instrument's RptSeq and change no book: a decoded message
     // (nullopt: malformed), the counter of applied entries, what an entry does.
     auto const sequenced = [&](auto const& decoded, std::uint64_t& applied, auto&& apply) {
@@ -242,6 +248,7 @@ void mdp3_channel::apply_packet(std::span<std::byte const> packet, std::uint64_t
     if (walk.malformed && only == nullptr) {
         ++stats_.malformed_packets;
     }
+    return walk;
 }
 
 bool mdp3_channel::next_in_sequence(mdp3_instrument& i, std::uint32_t rpt_seq,
@@ -352,7 +359,7 @@ void mdp3_channel::replay_held(mdp3_instrument& i, std::uint64_t from, std::uint
          ++seq) {
         if (auto const p = held_.find(seq)) {
             applying_sequence_ = seq;
-            apply_packet(*p, now_ns, &i, kind);
+            (void)apply_packet(*p, now_ns, &i, kind);
         }
     }
 }

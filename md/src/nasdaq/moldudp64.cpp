@@ -121,41 +121,47 @@ std::string_view moldudp64_session::session() const noexcept {
     return {tracker_.key().data(), moldudp64_session_size};
 }
 
+std::optional<sequence_unit> moldudp64_frame(std::span<std::byte const> datagram) noexcept {
+    std::optional<moldudp64_header> const header = moldudp64_peek_header(datagram);
+    if (!header) {
+        return std::nullopt;
+    }
+    bool const end = header->count == moldudp64_end_of_session_count;
+    std::uint16_t const blocks = end ? 0 : header->count;
+    if (header->sequence == 0 || !moldudp64_blocks_fill(datagram, blocks) ||
+        header->sequence > std::numeric_limits<std::uint64_t>::max() - blocks) {
+        return std::nullopt;
+    }
+    return sequence_unit{header->sequence, blocks, key_of(header->session), end};
+}
+
 moldudp64_session::plan
 moldudp64_session::plan_packet(std::span<std::byte const> datagram) noexcept {
     ++packets_;
     plan p;
-    std::optional<moldudp64_header> const header = moldudp64_peek_header(datagram);
-    if (!header) {
+    std::optional<sequence_unit> const unit = moldudp64_frame(datagram);
+    if (!unit) {
         ++malformed_packets_;
         return p;
     }
-    bool const end = header->count == moldudp64_end_of_session_count;
-    std::uint16_t const blocks = end ? 0 : header->count;
-    bool const well_formed = header->sequence != 0 && moldudp64_blocks_fill(datagram, blocks) &&
-                             header->sequence <= std::numeric_limits<std::uint64_t>::max() - blocks;
-    if (!well_formed) {
-        ++malformed_packets_;
-        return p;
-    }
-    sequence_step const step =
-        tracker_.track({header->sequence, blocks, key_of(header->session), end});
+    sequence_step const step = tracker_.track(*unit);
     p.result.resynced = step.resynced;
     if (step.ignored) {
         p.result.kind = packet_kind::ignored;
         return p;
     }
     p.result.missing = step.missing;
-    if (end) {
+    if (unit->end_of_stream) {
         p.result.kind = packet_kind::end_of_session;
         return p;
     }
-    if (blocks == 0) {
+    if (unit->count == 0) {
         p.result.kind = packet_kind::heartbeat;
         return p;
     }
+    auto const blocks = static_cast<std::uint16_t>(unit->count);
     p.result.kind = packet_kind::data;
-    p.first = header->sequence;
+    p.first = unit->first;
     p.count = blocks;
     p.skip = static_cast<std::uint16_t>(step.skip); // at most `blocks`
     p.result.skipped = p.skip;

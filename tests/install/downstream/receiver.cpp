@@ -7,7 +7,8 @@
 #include <thread>
 
 #include <signet/md/nasdaq/moldudp64.hpp>
-#include <signet/receiver/itch_receiver.hpp>
+#include <signet/receiver/nasdaq/moldudp64_protocol.hpp>
+#include <signet/receiver/receiver.hpp>
 #include <signet/receiver/summary.hpp>
 
 int main() {
@@ -16,8 +17,9 @@ int main() {
     receiver::feed_config feed;
     feed.name = "downstream";
     feed.bind = net::udp_endpoint::parse("127.0.0.1:0");
+    feed.protocol = std::make_shared<receiver::nasdaq::moldudp64_settings>();
     config.feeds.push_back(feed);
-    receiver::itch_receiver feeds(config, {.stats_lines = false});
+    receiver::receiver feeds(config, {.stats_lines = false});
     feeds.start();
     std::array<std::byte, 64> buffer{};
     md::nasdaq::moldudp64_packer packer(buffer, "DOWNSTREAM");

@@ -16,6 +16,9 @@ public:
     virtual bool want(std::uint64_t first, std::uint64_t end, std::uint64_t now) noexcept = 0;
     /// The holder cannot hold more: give the open gap up now.
     virtual void abandon(std::uint64_t now) noexcept = 0;
+    /// A gap is open (want() said true and it was neither filled nor given up): the holder
+    /// keeps its packets and waits for the recovery rather than for its own hold time.
+    [[nodiscard]] virtual bool recovering() const noexcept = 0;
 
 protected:
     gap_recovery() = default;

@@ -6,9 +6,9 @@
 // them (field_names() reads it back from there).
 //
 // Top level: elapsed_s, session, packets, messages, messages_by_type, dropped_packets,
-// dropped_messages, dropped_by_type, dropped_one_line_packets, duplicated_packets,
-// reordered_packets, heartbeats, end_of_session_packets, next_sequence; with a BinaryFILE
-// replay_truncated and replay_malformed_records; with a capture "pcap" (file, link_type,
+// dropped_messages, dropped_sequences, dropped_by_type, dropped_one_line_packets,
+// duplicated_packets, reordered_packets, heartbeats, end_of_session_packets, next_sequence; with a
+// BinaryFILE replay_truncated and replay_malformed_records; with a capture "pcap" (file, link_type,
 // frames, datagrams, filtered, other, fragments, truncated, error); with a request service
 // "rerequests" (port, session, requests, answered, messages_resent, packets_resent, malformed,
 // wrong_session, zero_sequence, zero_count, rate_limited, too_many_requesters, evicted,

@@ -1,10 +1,14 @@
 #pragma once
 
 // The receiver's configuration: typed structs a program fills in code, or reads from the TOML
-// file md_receiver reads (see config/*.toml and docs/md_receiver.md). Unknown keys and bad values
-// are errors that name the key and its line in the file.
+// file md_receiver reads (see config/*.toml and docs/md_receiver.md). A feed's keys are in two
+// parts: the ones every feed has (its sockets, queues, sequencing bounds), here, and its
+// protocol's own (protocol_settings, in each protocol's header beside this one). Unknown keys
+// and bad values are errors that name the key and its line in the file.
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -15,18 +19,16 @@
 #include <signet/net/feed.hpp>
 #include <signet/net/receive_backend.hpp>
 #include <signet/net/udp_endpoint.hpp>
+#include <signet/net/udp_socket.hpp>
 
 namespace signet::receiver {
 
-enum class protocol_kind { moldudp64, mdp3, raw };
-/// itch50: ITCH 5.0 into order books (moldudp64); count: counting only; mbp: CME MDP 3.0
-/// market-by-price books (mdp3, the only parser it takes).
-enum class parser_kind { itch50, count, mbp };
+class protocol_settings; // feed_protocol.hpp
 
 /// Bounds of the [stats] keys, in seconds.
 inline constexpr double min_interval_s = 0.01;
 inline constexpr double max_interval_s = 86'400;
-/// Bounds of [book] max_orders (live orders per feed; the table takes 48 bytes per order).
+/// Bounds of [book] max_orders (live orders per feed's book).
 inline constexpr std::size_t default_max_orders = std::size_t{1} << 20;
 inline constexpr std::size_t max_max_orders = std::size_t{1} << 27;
 /// Bounds of [[feed]] buffer_size (payload bytes per packet buffer; 65507 is the largest UDP
@@ -34,19 +36,34 @@ inline constexpr std::size_t max_max_orders = std::size_t{1} << 27;
 inline constexpr std::size_t min_buffer_size = 64;
 inline constexpr std::size_t max_buffer_size = 65'507;
 inline constexpr std::size_t max_busy_poll_us = 1'000'000;
-/// Bound of [[feed]] max_sequence_jump (messages).
+/// Bound of [[feed]] max_sequence_jump (sequence numbers).
 inline constexpr std::size_t max_max_sequence_jump = std::size_t{1} << 40;
+
+/// What a feed's line carries, for the feed's parser contract.
+enum class line_role : std::uint8_t {
+    arbitrated, ///< the sequenced stream (lines A and B): framed, guarded, arbitrated, sequenced
+    answers,    ///< the same stream's resent packets (re-request answers): sequenced, not a line of
+                ///< the A/B arbitration
+    side,       ///< the protocol's own (a snapshot loop, definitions): handed to it as they come
+};
+
+/// A line of a feed: its name (a, b, request, snapshot, definitions: the `line` label of the
+/// metrics and the log lines), its socket and its role; `tag` is the protocol's own id for a
+/// side line (what on_side_packet() is told).
+struct line_spec {
+    std::string name;
+    net::udp_socket_options socket{};
+    line_role role = line_role::arbitrated;
+    std::uint16_t tag = 0;
+};
 
 struct feed_config {
     std::string name{};
-    protocol_kind protocol = protocol_kind::moldudp64;
-    parser_kind parser = parser_kind::itch50;
+    /// The protocol and its keys (one of the registered protocols' settings); required.
+    std::shared_ptr<protocol_settings const> protocol{};
     net::udp_endpoint bind{};
     std::optional<net::udp_endpoint> bind_b{}; ///< line B (A/B arbitration)
-    /// mdp3: the market recovery (snapshot loop) and instrument definition feeds' lines.
-    std::optional<net::udp_endpoint> snapshot_bind{};
-    std::optional<net::udp_endpoint> definitions_bind{};
-    std::optional<net::udp_endpoint> group{}; ///< multicast group of line A
+    std::optional<net::udp_endpoint> group{};  ///< multicast group of line A
     std::optional<net::udp_endpoint> group_b{};
     std::optional<net::udp_endpoint> source{}; ///< source-specific multicast
     std::string interface {};
@@ -58,29 +75,26 @@ struct feed_config {
     bool reuse_port = false;        ///< SO_REUSEPORT on every line
     std::size_t buffer_size = 1500; ///< payload bytes per packet buffer; longer ones truncated
     std::size_t ring_buffers = 64;  ///< io_uring: buffers in each line's ring; 0: all
-    std::string session{};          ///< MoldUDP64 session id to accept (pinned); empty: learn it
-    std::uint64_t max_sequence_jump = 100'000; ///< farthest plausible sequence jump (messages)
-    /// MoldUDP64 re-request server: gaps are requested from it (a line of its own receives the
-    /// answers); none: gaps are counted and skipped.
-    std::optional<net::udp_endpoint> rerequest{};
-    std::uint64_t rerequest_timeout_ms = 50;   ///< a request unanswered this long is sent again
-    std::size_t rerequest_max_messages = 1000; ///< messages per request
-    std::size_t rerequest_max_in_flight = 4;   ///< requests outstanding at once
-    unsigned rerequest_tries = 3;              ///< requests per range before the gap is lost
-    std::size_t recovery_buffer = 4096;        ///< packets held behind a gap while recovering
-    /// GLIMPSE 5.0 snapshot server (SoupBinTCP, "ip:port"): the feed joins late — it loads a
-    /// snapshot at start, and again whenever a gap is declared lost, buffering the multicast
-    /// meanwhile (docs/md_receiver.md, "Late join and restart"); none: it starts at sequence 1.
-    std::optional<net::udp_endpoint> snapshot{};
-    std::string snapshot_username{}; ///< the SoupBinTCP login (6 characters at most)
-    std::string snapshot_password{}; ///< (10 characters at most)
-    /// Live messages buffered while a snapshot loads (the bound: the oldest are evicted).
-    std::size_t snapshot_buffer_messages = std::size_t{1} << 20;
+    /// The farthest plausible sequence jump (sequence numbers): a packet farther from the next
+    /// expected one is ignored and counted (md::sequence_tracker), whatever the protocol.
+    std::uint64_t max_sequence_jump = 100'000;
+    /// Packets held behind a gap while the protocol recovers it (re-requests).
+    std::size_t recovery_buffer = 4096;
     std::size_t max_orders = default_max_orders; ///< copied from [book] max_orders
     /// backend = "af_xdp": the feed's `af_xdp` table (queues, xdp_mode, bind, busy_poll_us,
     /// busy_poll_budget) on its `interface`.
     net::af_xdp_options af_xdp{};
+
+    /// The protocol's name (what `protocol = "..."` selects); "" without settings.
+    [[nodiscard]] std::string_view protocol_name() const noexcept;
 };
+
+/// The socket of line A as the feed's keys set it (bind, group, source, interface, buffers,
+/// timestamps, busy poll, reuse): the base of every line of the feed.
+[[nodiscard]] net::udp_socket_options line_a_socket(feed_config const& feed);
+/// Lines A and B (when bind_b is set) of the feed's sequenced stream: what most protocols
+/// declare first.
+[[nodiscard]] std::vector<line_spec> ab_lines(feed_config const& feed);
 
 struct receiver_config {
     net::backend_kind backend = net::backend_kind::automatic;
@@ -90,7 +104,7 @@ struct receiver_config {
     net::poller_mode poller = net::poller_mode::contract; ///< [runtime] poller
     double stats_interval_s = 1.0;
     double silent_warning_s = 5.0; ///< warn when a feed received nothing this long; 0 = never
-    std::size_t max_orders = default_max_orders; ///< [book]: live orders per itch50 feed
+    std::size_t max_orders = default_max_orders; ///< [book]: live orders per feed's book
     std::vector<feed_config> feeds{};
     /// [metrics] listen: serve /metrics (Prometheus text format) here; none: no endpoint.
     std::optional<net::udp_endpoint> metrics_listen{};
@@ -109,11 +123,5 @@ receiver_config parse_receiver_config(std::string_view text, std::string const& 
 /// CPU ids that [runtime] cpus accepts are below this: the CPUs the system has configured
 /// (online or not), at most CPU_SETSIZE.
 int configured_cpu_limit() noexcept;
-
-/// The socket options of a feed's lines (one, or two for A/B).
-std::vector<net::udp_socket_options> line_options(feed_config const& feed);
-/// The name of line_options(feed)[line]: "a", then "b" (A/B), then "r" (the re-request line),
-/// or for mdp3 "s" (snapshots) and "d" (definitions).
-char const* line_name(feed_config const& feed, std::size_t line) noexcept;
 
 } // namespace signet::receiver

@@ -6,8 +6,10 @@
 // counters and histograms (atomic snapshots, safe from the exposer's threads).
 //
 // Names follow Prometheus conventions: signet_feed_<what>_total counters with labels feed (and
-// line: a, b, r for the re-request line), signet_feed_latency_seconds and
-// signet_feed_stage_latency_seconds{stage=receive|queue|parse|sequence} histograms.
+// line: the line's name, a, b, request, snapshot or definitions), the protocol-neutral counters
+// of every feed, signet_feed_latency_seconds and
+// signet_feed_stage_latency_seconds{stage=receive|queue|parse|sequence} histograms, then the
+// families each feed's protocol adds (signet_feed_<protocol part>_*).
 
 #include <cstddef>
 #include <memory>

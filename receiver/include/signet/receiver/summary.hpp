@@ -1,36 +1,36 @@
 #pragma once
 
-// The end-of-run summary of a stopped itch_receiver: one JSON document (md_receiver
-// --summary-json) and a short text for a terminal. The JSON's per-feed fields are one list in
-// summary.cpp, with their meaning: summary_fields() returns it, md_receiver --summary-fields
-// prints it, and docs/md_receiver.md holds that output (a test checks they agree).
+// The end-of-run summary of a stopped receiver: one JSON document (md_receiver --summary-json)
+// and a short text for a terminal. Each feed has the protocol-neutral fields (feed_counters,
+// its lines' receive counters, the shared sequencing's, the stage latencies) and its protocol's
+// section under the protocol's name. The fields are lists with their
+// meaning — here for the neutral ones, in each protocol's registration for its section:
+// summary_fields() returns them all, md_receiver --summary-fields prints them, and
+// docs/md_receiver.md holds that output (a test checks they agree).
 //
-// Threading: after itch_receiver::stop() (the books and session counters are final then).
+// Threading: after receiver::stop() (the books and counters are final then).
 
 #include <span>
 #include <string>
-#include <string_view>
 
-#include <signet/receiver/itch_receiver.hpp>
+#include <signet/receiver/feed_protocol.hpp>
+#include <signet/receiver/receiver.hpp>
 
 namespace signet::receiver {
 
-/// One field of the summary JSON: its name (top level, or in each element of "feeds") and what
-/// it holds.
-struct summary_field {
-    std::string_view name;
-    std::string_view meaning;
-    bool per_feed = true;
-};
+/// The summary JSON's layout version ("schema"): 2 since the protocol-neutral counters (1 had
+/// one protocol's fields at the top of every feed).
+inline constexpr int summary_schema = 2;
 
-/// Every field of summary_json(), in output order: the top-level fields, then the per-feed ones.
+/// Every field of summary_json(), in output order: the top-level fields, the per-feed ones,
+/// then each registered protocol's section.
 [[nodiscard]] std::span<summary_field const> summary_fields() noexcept;
 
 /// The summary as one line of ASCII JSON (wire bytes as md::wire_text).
-[[nodiscard]] std::string summary_json(itch_receiver const& receiver);
+[[nodiscard]] std::string summary_json(receiver const& receiver);
 
-/// The summary for a terminal: per feed its counts, the order book's counters and the top of
-/// book of the first `books` stocks; then the latency percentiles.
-[[nodiscard]] std::string summary_text(itch_receiver const& receiver, std::size_t books = 5);
+/// The summary for a terminal: per feed its counts, its protocol's lines and the top of book of
+/// the first `books` instruments; then the latency percentiles.
+[[nodiscard]] std::string summary_text(receiver const& receiver, std::size_t books = 5);
 
 } // namespace signet::receiver

@@ -131,6 +131,13 @@ struct packet_walk {
 template <typename F>
 packet_walk for_each_message(std::span<std::byte const> packet, F&& f);
 
+/// The header of a packet whose framing holds from end to end (a MsgSeqNum of at least 1, every
+/// message within the packet: for_each_message() would not stop early); nullopt otherwise. A
+/// packet must pass this before it claims its MsgSeqNum, so that a damaged copy never takes a
+/// good one's place. Walks the message headers once; decodes nothing.
+[[nodiscard]] std::optional<packet_header>
+validate_packet(std::span<std::byte const> packet) noexcept;
+
 /// A repeating group's entries: entry i is bytes [i * block_length, (i + 1) * block_length)
 /// of `bytes`, decoded by Entry::decode(span, version) when indexed.
 template <typename Entry>

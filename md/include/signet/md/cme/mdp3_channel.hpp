@@ -41,6 +41,7 @@
 #include <signet/md/cme/mdp3_order_book.hpp>
 #include <signet/md/cme/mdp3_price_book.hpp>
 #include <signet/md/message_store.hpp>
+#include <signet/md/sequence_tracker.hpp>
 
 namespace signet::md::cme {
 
@@ -48,13 +49,17 @@ struct mdp3_channel_options {
     std::size_t held_packets = 4096;               ///< incremental packets kept while recovering
     std::size_t held_bytes = std::size_t{8} << 20; ///< and their bytes
     std::uint64_t snapshot_silence_ns = 2'000'000'000; ///< a loop this quiet is counted
+    /// on_incremental(): the farthest a MsgSeqNum may be from the next expected one and still be
+    /// believed (md::sequence_tracker's guard).
+    std::uint64_t max_sequence_jump = 100'000;
 };
 
+/// The channel's own counters; the incremental packets' sequencing (duplicates, gaps, ignored
+/// MsgSeqNums) is md::sequence_tracker's: sequencing().
 struct mdp3_channel_stats {
-    std::uint64_t packets = 0;
-    std::uint64_t duplicate_packets = 0; ///< MsgSeqNum at or below the last applied
-    std::uint64_t gaps = 0;              ///< MsgSeqNum jumps
-    std::uint64_t malformed_packets = 0; ///< framing lost
+    std::uint64_t incremental_packets = 0;  ///< applied (fresh)
+    std::uint64_t incremental_messages = 0; ///< the SBE messages of those
+    std::uint64_t malformed_packets = 0;    ///< framing lost (any line)
     std::uint64_t malformed_messages = 0;
     std::uint64_t unknown_messages = 0;   ///< other templates or schemas
     std::uint64_t book_entries = 0;       ///< applied
@@ -129,7 +134,16 @@ class mdp3_channel {
 public:
     explicit mdp3_channel(mdp3_channel_options const& options = {});
 
+    /// An incremental packet, on its own: validated in full (validate_packet), sequenced by the
+    /// channel's md::sequence_tracker (late join, the guard against implausible MsgSeqNums,
+    /// duplicates, gaps), then on_sequenced().
     void on_incremental(std::span<std::byte const> packet, std::uint64_t now_ns);
+    /// A validated incremental packet that the caller sequenced (the receiver's shared
+    /// sequencing): MsgSeqNum `sequence` and what the tracker said of it. A duplicate (no fresh
+    /// item) changes nothing; a gap, a resync or a first packet other than 1 (a late join)
+    /// starts a recovery.
+    void on_sequenced(std::span<std::byte const> packet, std::uint64_t sequence,
+                      sequence_step const& step, std::uint64_t now_ns);
     void on_snapshot(std::span<std::byte const> packet, std::uint64_t now_ns);
     void on_definition(std::span<std::byte const> packet, std::uint64_t now_ns);
     void on_time(std::uint64_t now_ns) noexcept;
@@ -145,6 +159,8 @@ public:
     }
     [[nodiscard]] std::size_t instrument_count() const noexcept { return instruments_.size(); }
     [[nodiscard]] mdp3_channel_stats const& stats() const noexcept { return stats_; }
+    /// on_incremental()'s sequencing counters (all zero when the caller sequences).
+    [[nodiscard]] sequence_stats const& sequencing() const noexcept { return tracker_.stats(); }
     /// The next expected incremental MsgSeqNum (0 before the first packet).
     [[nodiscard]] std::uint64_t next_sequence() const noexcept { return next_sequence_; }
 
@@ -152,8 +168,8 @@ private:
     mdp3_instrument* lookup(std::int32_t security_id) noexcept;
     enum class replay : std::uint8_t { none, mbp, mbo };
     /// Applies a packet's messages; a replay: `only`'s MBP (46, 48) or MBO (47) entries alone.
-    void apply_packet(std::span<std::byte const> packet, std::uint64_t now_ns,
-                      mdp3_instrument* only, replay kind = replay::none);
+    packet_walk apply_packet(std::span<std::byte const> packet, std::uint64_t now_ns,
+                             mdp3_instrument* only, replay kind = replay::none);
     void load_order_snapshot(snapshot_order_book const& s, std::uint64_t now_ns);
     void replay_held(mdp3_instrument& i, std::uint64_t from, std::uint64_t now_ns, replay kind);
     /// The RptSeq rule: true if the entry is the instrument's next (apply it); false if it is
@@ -169,6 +185,7 @@ private:
     std::vector<mdp3_instrument> instruments_;
     std::unordered_map<std::int32_t, std::size_t> index_;
     message_store held_;
+    sequence_tracker tracker_; // on_incremental() only
     std::uint64_t next_sequence_ = 0;
     bool started_ = false; // an incremental packet was applied
     bool recovering_ = false;

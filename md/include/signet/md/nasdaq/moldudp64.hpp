@@ -24,7 +24,7 @@
 ///      packet of another session, or more than max_sequence_jump away, is ignored and counted
 ///      unless the anchor was provisional or a run of packets proves the stream moved), late
 ///      join, gaps, duplicates and partial overlaps; heartbeats and end of session counted. The
-///      packet's new messages are then delivered in order.
+///      packet's new messages are then delivered in order (next_sequence() is already past them).
 ///
 /// Costs: two walks over the block headers (validate, then deliver), no allocation, no locks,
 /// no exceptions (unless `deliver` throws). Memory: about 200 bytes.
@@ -77,6 +77,12 @@ moldudp64_peek_header(std::span<std::byte const> datagram) noexcept;
 /// services that store or apply what a publisher sent, outside a session.
 [[nodiscard]] std::optional<moldudp64_header>
 moldudp64_data_header(std::span<std::byte const> datagram) noexcept;
+/// A packet validated in full (step 1 of on_packet: a header, a sequence of at least 1, exactly
+/// `count` blocks that exactly fill it, no overflow) as the unit md::sequence_tracker sequences:
+/// its first sequence, its messages (0 for heartbeats and end of session), its session as the
+/// stream key; nullopt when it is malformed. What a receiver frames before anything else.
+[[nodiscard]] std::optional<sequence_unit>
+moldudp64_frame(std::span<std::byte const> datagram) noexcept;
 /// Calls f(sequence, message) for each message of a packet moldudp64_data_header() accepted.
 template <typename F>
 void for_each_moldudp64_message(std::span<std::byte const> datagram, moldudp64_header const& header,

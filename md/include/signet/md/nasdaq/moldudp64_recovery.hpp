@@ -81,7 +81,9 @@ public:
     void abandon(std::uint64_t now) noexcept override;
 
     [[nodiscard]] recovery_state state() const noexcept { return state_; }
-    [[nodiscard]] bool recovering() const noexcept { return state_ == recovery_state::recovering; }
+    [[nodiscard]] bool recovering() const noexcept override {
+        return state_ == recovery_state::recovering;
+    }
     [[nodiscard]] moldudp64_recovery_stats const& stats() const noexcept { return stats_; }
     /// The earliest time poll() has something to do (a timeout); 0 when nothing is open.
     [[nodiscard]] std::uint64_t next_deadline() const noexcept;

@@ -1,4 +1,4 @@
-// snapshot_client through a runtime (memory backend: the live messages come through a memory
+// glimpse_client through a runtime (memory backend: the live messages come through a memory
 // line; the snapshot through a real TCP connection to a peer on the test's thread that plays
 // the GLIMPSE server with md::soupbintcp::server): a snapshot after a disconnect mid-way, a
 // server that trickles, a snapshot older than the buffer, a lying length field, a rejected
@@ -20,7 +20,7 @@
 #include <signet/md/nasdaq/itch_snapshot_sync.hpp>
 #include <signet/md/nasdaq/soupbintcp_server.hpp>
 #include <signet/net/runtime.hpp>
-#include <signet/receiver/snapshot_client.hpp>
+#include <signet/receiver/nasdaq/glimpse_client.hpp>
 
 #include "md/md_test_support.hpp"
 #include "support/stress.hpp"
@@ -31,10 +31,10 @@ namespace {
 using namespace std::chrono_literals;
 namespace t = signet::md::test;
 namespace soup = signet::md::nasdaq::soupbintcp;
-using signet::receiver::snapshot_client;
-using signet::receiver::snapshot_client_options;
-using signet::receiver::snapshot_counters;
-using signet::receiver::snapshot_phase;
+using signet::receiver::nasdaq::glimpse_client;
+using signet::receiver::nasdaq::glimpse_client_options;
+using signet::receiver::nasdaq::glimpse_counters;
+using signet::receiver::nasdaq::glimpse_phase;
 using signet::test::eventually;
 
 constexpr std::size_t symbols = 20;
@@ -52,22 +52,22 @@ struct feed {
                 .buffer_bytes = buffer_messages * signet::md::nasdaq::itch50::max_message_length}) {
     }
     signet::md::nasdaq::itch_snapshot_sync sync;
-    std::unique_ptr<snapshot_client> client;
+    std::unique_ptr<glimpse_client> client;
     std::mutex mutex; // guards the copies below (the test reads them)
-    snapshot_phase phase = snapshot_phase::buffering;
-    snapshot_counters counters{};
+    glimpse_phase phase = glimpse_phase::buffering;
+    glimpse_counters counters{};
 
     void run() {
-        client->service(snapshot_client::clock::now());
+        client->service(glimpse_client::clock::now());
         std::lock_guard const lock(mutex);
         phase = client->phase();
         counters = client->counters();
     }
-    snapshot_phase current_phase() {
+    glimpse_phase current_phase() {
         std::lock_guard const lock(mutex);
         return phase;
     }
-    snapshot_counters current() {
+    glimpse_counters current() {
         std::lock_guard const lock(mutex);
         return counters;
     }
@@ -137,7 +137,7 @@ private:
     soup::server server_;
 };
 
-class SnapshotClientTest : public ::testing::Test {
+class GlimpseClientTest : public ::testing::Test {
 protected:
     void SetUp() override {
         all_ = t::generated_stream(3, messages, symbols);
@@ -149,15 +149,15 @@ protected:
         id_ = rt_->add_feed(options, feed_parser{&*feed_});
     }
 
-    void start(snapshot_client_options options = {}) {
+    void start(glimpse_client_options options = {}) {
         options.name = "test snapshot";
         signet::net::tcp_client_options tcp;
         tcp.peer = signet::net::udp_endpoint::parse("127.0.0.1:" + std::to_string(server_.port()));
         tcp.backoff_initial = 5ms;
         tcp.backoff_max = 20ms;
-        feed_->client = std::make_unique<snapshot_client>(options, rt_->make_tcp_client(id_, tcp),
-                                                          rt_->parser_timer(id_), feed_->sync);
-        feed_->client->request(snapshot_client::clock::now());
+        feed_->client = std::make_unique<glimpse_client>(options, rt_->make_tcp_client(id_, tcp),
+                                                         rt_->parser_timer(id_), feed_->sync);
+        feed_->client->request(glimpse_client::clock::now());
         rt_->start();
         // The live stream from sequence join + 1 on: buffered until a snapshot is applied.
         auto line = rt_->memory_line(id_);
@@ -190,7 +190,7 @@ protected:
         t::expect_same_books(feed_->sync.parser().book(), reference.book(), symbols);
     }
 
-    bool wait_for(snapshot_phase phase) {
+    bool wait_for(glimpse_phase phase) {
         return eventually([&] { return feed_->current_phase() == phase; });
     }
 
@@ -202,7 +202,7 @@ protected:
     std::size_t id_ = 0;
 };
 
-TEST_F(SnapshotClientTest, ADisconnectMidSnapshotDropsItAndTheRetryCompletes) {
+TEST_F(GlimpseClientTest, ADisconnectMidSnapshotDropsItAndTheRetryCompletes) {
     signet::test::watchdog dog(60s, "disconnect mid-snapshot");
     start();
     std::vector<std::byte> const image = peer::snapshot(all_, join + 1000);
@@ -216,8 +216,8 @@ TEST_F(SnapshotClientTest, ADisconnectMidSnapshotDropsItAndTheRetryCompletes) {
     peer second(server_.accept()); // the retry, after the backoff
     ASSERT_EQ(second.login(), soup::server_state::serving);
     ASSERT_TRUE(second.send(image));
-    ASSERT_TRUE(wait_for(snapshot_phase::live));
-    snapshot_counters const c = feed_->current();
+    ASSERT_TRUE(wait_for(glimpse_phase::live));
+    glimpse_counters const c = feed_->current();
     EXPECT_EQ(c.aborted, 1U);
     EXPECT_EQ(c.disconnects, 1U);
     EXPECT_EQ(c.completed, 1U);
@@ -227,7 +227,7 @@ TEST_F(SnapshotClientTest, ADisconnectMidSnapshotDropsItAndTheRetryCompletes) {
     expect_full_books();
 }
 
-TEST_F(SnapshotClientTest, AServerThatTricklesIsDroppedAtTheSnapshotTimeout) {
+TEST_F(GlimpseClientTest, AServerThatTricklesIsDroppedAtTheSnapshotTimeout) {
     signet::test::watchdog dog(60s, "trickle");
     start({.snapshot_timeout = 300ms});
     std::vector<std::byte> const image = peer::snapshot(all_, join);
@@ -243,15 +243,15 @@ TEST_F(SnapshotClientTest, AServerThatTricklesIsDroppedAtTheSnapshotTimeout) {
         }
     }
     ASSERT_TRUE(eventually([&] { return feed_->current().protocol_failures == 1; }));
-    EXPECT_EQ(feed_->current_phase(), snapshot_phase::buffering);
+    EXPECT_EQ(feed_->current_phase(), glimpse_phase::buffering);
     peer good(server_.accept());
     ASSERT_EQ(good.login(), soup::server_state::serving);
     ASSERT_TRUE(good.send(image));
-    ASSERT_TRUE(wait_for(snapshot_phase::live));
+    ASSERT_TRUE(wait_for(glimpse_phase::live));
     expect_full_books();
 }
 
-TEST_F(SnapshotClientTest, ASnapshotOlderThanTheBufferIsRefusedAndANewerOneTaken) {
+TEST_F(GlimpseClientTest, ASnapshotOlderThanTheBufferIsRefusedAndANewerOneTaken) {
     signet::test::watchdog dog(60s, "too old");
     start();
     {
@@ -263,12 +263,12 @@ TEST_F(SnapshotClientTest, ASnapshotOlderThanTheBufferIsRefusedAndANewerOneTaken
     peer newer(server_.accept());
     ASSERT_EQ(newer.login(), soup::server_state::serving);
     ASSERT_TRUE(newer.send(peer::snapshot(all_, join + 10)));
-    ASSERT_TRUE(wait_for(snapshot_phase::live));
+    ASSERT_TRUE(wait_for(glimpse_phase::live));
     EXPECT_EQ(feed_->current().completed, 1U);
     expect_full_books();
 }
 
-TEST_F(SnapshotClientTest, ALyingLengthFieldFailsTheAttemptWithoutReadingPastIt) {
+TEST_F(GlimpseClientTest, ALyingLengthFieldFailsTheAttemptWithoutReadingPastIt) {
     signet::test::watchdog dog(60s, "lying length");
     start();
     {
@@ -281,16 +281,16 @@ TEST_F(SnapshotClientTest, ALyingLengthFieldFailsTheAttemptWithoutReadingPastIt)
     peer honest(server_.accept());
     ASSERT_EQ(honest.login(), soup::server_state::serving);
     ASSERT_TRUE(honest.send(peer::snapshot(all_, join)));
-    ASSERT_TRUE(wait_for(snapshot_phase::live));
+    ASSERT_TRUE(wait_for(glimpse_phase::live));
     expect_full_books();
 }
 
-TEST_F(SnapshotClientTest, ARejectedLoginIsOneErrorAndNoRetry) {
+TEST_F(GlimpseClientTest, ARejectedLoginIsOneErrorAndNoRetry) {
     signet::test::watchdog dog(60s, "rejected");
     start({.username = "alice", .password = "wrong"});
     peer strict(server_.accept(), "alice", "right");
     EXPECT_EQ(strict.login(), soup::server_state::closed);
-    ASSERT_TRUE(wait_for(snapshot_phase::rejected));
+    ASSERT_TRUE(wait_for(glimpse_phase::rejected));
     EXPECT_FALSE(server_.accept(300ms).is_open()); // no retry
     EXPECT_EQ(feed_->current().login_rejected, 1U);
     rt_->stop();
@@ -302,15 +302,15 @@ namespace {
 
 // The buffer holds 64 live messages: the 3500 of the stream overflow it while the snapshot
 // loads.
-class SnapshotClientSmallBufferTest : public SnapshotClientTest {
+class GlimpseClientSmallBufferTest : public GlimpseClientTest {
 protected:
     void SetUp() override {
         buffer_messages_ = 64;
-        SnapshotClientTest::SetUp();
+        GlimpseClientTest::SetUp();
     }
 };
 
-TEST_F(SnapshotClientSmallBufferTest, ABufferThatOverflowsWhileLoadingIsCountedAndRetried) {
+TEST_F(GlimpseClientSmallBufferTest, ABufferThatOverflowsWhileLoadingIsCountedAndRetried) {
     signet::test::watchdog dog(60s, "buffer overflow");
     start();
     {
@@ -320,13 +320,13 @@ TEST_F(SnapshotClientSmallBufferTest, ABufferThatOverflowsWhileLoadingIsCountedA
         ASSERT_TRUE(first.send(peer::snapshot(all_, join + 1000)));
         ASSERT_TRUE(eventually([&] { return feed_->current().too_old == 1; }));
     }
-    snapshot_counters const overflowed = feed_->current();
+    glimpse_counters const overflowed = feed_->current();
     EXPECT_GT(overflowed.buffer_evictions, 0U);
-    EXPECT_EQ(feed_->current_phase(), snapshot_phase::buffering);
+    EXPECT_EQ(feed_->current_phase(), glimpse_phase::buffering);
     peer second(server_.accept()); // the retry: a snapshot recent enough for the buffer
     ASSERT_EQ(second.login(), soup::server_state::serving);
     ASSERT_TRUE(second.send(peer::snapshot(all_, all_.size() - 10)));
-    ASSERT_TRUE(wait_for(snapshot_phase::live));
+    ASSERT_TRUE(wait_for(glimpse_phase::live));
     expect_full_books();
 }
 

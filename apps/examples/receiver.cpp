@@ -1,5 +1,6 @@
-// A full ITCH 5.0 over MoldUDP64 receiver: the feeds of a TOML config, stats lines while it
-// runs, the summary at the end. Try: example_itch_receiver config/demo.toml 10 (and md_feed).
+// A full market-data receiver: the feeds of a TOML config (ITCH 5.0 over MoldUDP64, CME MDP
+// 3.0, ...), stats lines while it runs, the summary at the end. Try: example_receiver
+// config/demo.toml 10 (and md_feed).
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -8,7 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <signet/net/log.hpp>
-#include <signet/receiver/itch_receiver.hpp>
+#include <signet/receiver/receiver.hpp>
 #include <signet/receiver/summary.hpp>
 
 int main(int argc, char** argv) {
@@ -17,7 +18,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     signet::net::set_logger(spdlog::default_logger()); // the library's info lines: stats
-    signet::receiver::itch_receiver receiver(signet::receiver::load_receiver_config(argv[1]));
+    signet::receiver::receiver receiver(signet::receiver::load_receiver_config(argv[1]));
     receiver.start(); // feeds run on the receiver's workers from here
     std::this_thread::sleep_for(std::chrono::duration<double>(std::stod(argv[2])));
     receiver.stop(); // drains; the books and counters are final

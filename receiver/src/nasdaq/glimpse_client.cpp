@@ -1,9 +1,9 @@
 #include <spdlog/spdlog.h>
 
 #include <signet/md/nasdaq/glimpse.hpp>
-#include <signet/receiver/snapshot_client.hpp>
+#include <signet/receiver/nasdaq/glimpse_client.hpp>
 
-namespace signet::receiver {
+namespace signet::receiver::nasdaq {
 
 namespace {
 
@@ -32,31 +32,30 @@ char const* describe(md::nasdaq::soupbintcp::client_failure why) noexcept {
 
 } // namespace
 
-char const* to_string(snapshot_phase phase) noexcept {
+char const* to_string(glimpse_phase phase) noexcept {
     switch (phase) {
-    case snapshot_phase::off:
+    case glimpse_phase::off:
         return "off";
-    case snapshot_phase::live:
+    case glimpse_phase::live:
         return "live";
-    case snapshot_phase::buffering:
+    case glimpse_phase::buffering:
         return "buffering";
-    case snapshot_phase::loading:
+    case glimpse_phase::loading:
         return "loading";
-    case snapshot_phase::rejected:
+    case glimpse_phase::rejected:
         return "rejected";
     }
     return "?";
 }
 
-snapshot_client::snapshot_client(snapshot_client_options options,
-                                 std::unique_ptr<net::tcp_client> tcp, net::timer timer,
-                                 md::nasdaq::itch_snapshot_sync& sync)
+glimpse_client::glimpse_client(glimpse_client_options options, std::unique_ptr<net::tcp_client> tcp,
+                               net::timer timer, md::nasdaq::itch_snapshot_sync& sync)
     : options_(std::move(options))
     , tcp_(std::move(tcp))
     , timer_(timer)
     , sync_(sync) {}
 
-void snapshot_client::request(clock::time_point now) {
+void glimpse_client::request(clock::time_point now) {
     ++counters_.requests;
     if (rejected_) {
         return; // the credentials were refused: a clear error was logged once
@@ -74,7 +73,7 @@ void snapshot_client::request(clock::time_point now) {
     publish();
 }
 
-void snapshot_client::service(clock::time_point now) {
+void glimpse_client::service(clock::time_point now) {
     std::int64_t const now_ns = ns(now);
     if (wanted_ && !rejected_ && tcp_->state() == net::tcp_state::idle) {
         tcp_->connect(now);
@@ -157,7 +156,7 @@ void snapshot_client::service(clock::time_point now) {
     publish();
 }
 
-void snapshot_client::on_message(std::span<std::byte const> message) {
+void glimpse_client::on_message(std::span<std::byte const> message) {
     if (pending_ != outcome::none) {
         return; // an outcome is decided: the rest of this read is ignored
     }
@@ -186,13 +185,13 @@ void snapshot_client::on_message(std::span<std::byte const> message) {
     }
 }
 
-void snapshot_client::fail(char const* why) {
+void glimpse_client::fail(char const* why) {
     ++counters_.protocol_failures;
     pending_ = outcome::retry;
     SPDLOG_WARN("{}: {}; the snapshot is dropped and asked for again", options_.name, why);
 }
 
-void snapshot_client::finish(outcome what, clock::time_point now) {
+void glimpse_client::finish(outcome what, clock::time_point now) {
     if (soup_ && soup_->state() == md::nasdaq::soupbintcp::client_state::logged_in) {
         soup_->logout();
         (void)tcp_->send(soup_->output(), now); // best effort: we close next
@@ -234,23 +233,23 @@ void snapshot_client::finish(outcome what, clock::time_point now) {
     }
 }
 
-snapshot_phase snapshot_client::phase() const noexcept {
+glimpse_phase glimpse_client::phase() const noexcept {
     if (rejected_) {
-        return snapshot_phase::rejected;
+        return glimpse_phase::rejected;
     }
     switch (sync_.phase()) {
     case md::nasdaq::sync_phase::live:
-        return snapshot_phase::live;
+        return glimpse_phase::live;
     case md::nasdaq::sync_phase::buffering:
-        return snapshot_phase::buffering;
+        return glimpse_phase::buffering;
     case md::nasdaq::sync_phase::loading:
-        return snapshot_phase::loading;
+        return glimpse_phase::loading;
     }
-    return snapshot_phase::buffering;
+    return glimpse_phase::buffering;
 }
 
-snapshot_counters snapshot_client::counters() const noexcept {
-    snapshot_counters c = counters_;
+glimpse_counters glimpse_client::counters() const noexcept {
+    glimpse_counters c = counters_;
     net::tcp_client_stats const& t = tcp_->stats();
     c.attempts = t.attempts;
     c.connect_failures = t.refused + t.connect_timeouts;
@@ -268,7 +267,7 @@ snapshot_counters snapshot_client::counters() const noexcept {
     return c;
 }
 
-snapshot_live snapshot_client::live() const noexcept {
+glimpse_live glimpse_client::live() const noexcept {
     return {.phase = live_phase_.load(std::memory_order_relaxed),
             .completed = live_completed_.load(std::memory_order_relaxed),
             .orders_loaded = live_orders_.load(std::memory_order_relaxed),
@@ -277,8 +276,8 @@ snapshot_live snapshot_client::live() const noexcept {
             .last_sync_us = live_last_sync_us_.load(std::memory_order_relaxed)};
 }
 
-void snapshot_client::publish() noexcept {
-    snapshot_counters const c = counters();
+void glimpse_client::publish() noexcept {
+    glimpse_counters const c = counters();
     live_phase_.store(phase(), std::memory_order_relaxed);
     live_completed_.store(c.completed, std::memory_order_relaxed);
     live_orders_.store(c.orders_loaded, std::memory_order_relaxed);
@@ -287,4 +286,4 @@ void snapshot_client::publish() noexcept {
     live_last_sync_us_.store(c.last_sync_us, std::memory_order_relaxed);
 }
 
-} // namespace signet::receiver
+} // namespace signet::receiver::nasdaq

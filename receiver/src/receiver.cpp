@@ -1,11 +1,11 @@
-#include <cctype>
+#include <stdexcept>
 #include <string>
 
 #include <spdlog/spdlog.h>
 
 #include <signet/net/log.hpp>
-#include <signet/receiver/itch_receiver.hpp>
 #include <signet/receiver/metrics_endpoint.hpp>
+#include <signet/receiver/receiver.hpp>
 
 #include "reporter.hpp"
 
@@ -33,30 +33,57 @@ std::string address_text(net::udp_endpoint const& e) {
     return text;
 }
 
-/// "line A on 127.0.0.1:31001 (unicast)", "line B on 0.0.0.0:31102 (group 232.1.1.1, source
+/// "line a on 127.0.0.1:31001 (unicast)", "line b on 0.0.0.0:31102 (group 232.1.1.1, source
 /// 127.0.0.1, interface lo)".
-std::string describe_line(std::string const& label, net::udp_socket_options const& line,
-                          net::udp_endpoint const& local) {
-    std::string text = "line " + label + " on " + local.to_string();
-    if (!line.group) {
+std::string describe_line(line_spec const& line, net::udp_endpoint const& local) {
+    std::string text = "line " + line.name + " on " + local.to_string();
+    if (!line.socket.group) {
         return text + " (unicast)";
     }
-    text += " (group " + address_text(*line.group);
-    text += line.source ? ", source " + address_text(*line.source) : ", any source";
-    if (!line.interface.empty()) {
-        text += ", interface " + line.interface;
+    text += " (group " + address_text(*line.socket.group);
+    text += line.socket.source ? ", source " + address_text(*line.socket.source) : ", any source";
+    if (!line.socket.interface.empty()) {
+        text += ", interface " + line.socket.interface;
     }
     return text + ")";
 }
 
-/// "A", "B", "R" (line_name, upper case).
-std::string label(feed_config const& feed, std::size_t line) {
-    return std::string(1, static_cast<char>(std::toupper(*line_name(feed, line))));
-}
+/// The runtime as one feed's protocol may reach it at setup.
+class setup_for_feed final : public feed_setup {
+public:
+    setup_for_feed(net::runtime& runtime, std::size_t feed, std::vector<line_spec> const& lines,
+                   std::string record_path)
+        : runtime_(runtime)
+        , feed_(feed)
+        , lines_(lines)
+        , record_path_(std::move(record_path)) {}
+
+    net::udp_socket const& line_socket(std::string_view line) const override {
+        for (std::size_t i = 0; i < lines_.size(); ++i) {
+            if (lines_[i].name == line) {
+                return runtime_.line_socket(feed_, i);
+            }
+        }
+        throw std::invalid_argument("feed_setup::line_socket: the protocol declared no line '" +
+                                    std::string(line) + "'");
+    }
+    std::unique_ptr<net::tcp_client> tcp_client(net::tcp_client_options const& options) override {
+        return runtime_.make_tcp_client(feed_, options);
+    }
+    net::timer parser_timer() override { return runtime_.parser_timer(feed_); }
+    blocking_work_contract_group& group() override { return runtime_.group(); }
+    std::string const& record_path() const override { return record_path_; }
+
+private:
+    net::runtime& runtime_;
+    std::size_t feed_;
+    std::vector<line_spec> const& lines_;
+    std::string record_path_;
+};
 
 } // namespace
 
-itch_receiver::itch_receiver(receiver_config config, receiver_options options)
+receiver::receiver(receiver_config config, receiver_options options)
     : config_(std::move(config))
     , options_(std::move(options)) {
     runtime_ = std::make_unique<net::runtime>(
@@ -85,75 +112,63 @@ itch_receiver::itch_receiver(receiver_config config, receiver_options options)
     }
 }
 
-itch_receiver::~itch_receiver() {
+receiver::~receiver() {
     stop();
 }
 
-void itch_receiver::add_feed(feed_config const& config) {
+void receiver::add_feed(feed_config const& config) {
+    if (!config.protocol) {
+        throw std::invalid_argument("feed '" + config.name +
+                                    "' has no protocol settings (feed_config::protocol)");
+    }
+    feed_entry f;
+    f.parser = std::make_unique<feed_parser>(config, config.protocol->make(config));
     net::feed_options options;
     options.name = config.name;
-    options.lines = line_options(config);
+    for (line_spec const& line : f.parser->lines()) {
+        options.lines.push_back(line.socket);
+    }
     options.queue_capacity = config.queue_capacity;
     options.on_full = config.on_full;
     options.buffer_size = config.buffer_size;
     options.ring_buffers = config.ring_buffers;
     options.af_xdp = config.af_xdp;
-    feed_entry f;
-    f.parser = std::make_unique<feed_parser>(config);
     f.id = runtime_->add_feed(options, parser_ref{f.parser.get()});
-    if (config.rerequest) {
-        std::size_t const request = options.lines.size() - 1; // R, the last line
-        f.parser->attach_request_line(runtime_->line_socket(f.id, request),
-                                      static_cast<std::uint16_t>(request));
-    }
     f.parser->set_timer(runtime_->parser_timer(f.id));
-    if (config.snapshot) {
-        f.parser->attach_snapshot(
-            runtime_->make_tcp_client(
-                f.id, {.peer = *config.snapshot, .name = "feed " + config.name + " snapshot"}),
-            runtime_->parser_timer(f.id));
+    std::string record_path = options_.record_path;
+    if (!record_path.empty() && config_.feeds.size() > 1) {
+        record_path += "." + config.name;
     }
+    setup_for_feed setup(*runtime_, f.id, f.parser->lines(), std::move(record_path));
+    f.parser->protocol().setup(setup);
     f.parser->set_book_interval(
         static_cast<std::uint64_t>(config_.stats_interval_s * 1e9)); // bounded by the config
-    log_feed_lines(config, f.id);
-    if (!options_.record_path.empty() && config.protocol == protocol_kind::moldudp64) {
-        f.recording = std::make_unique<md::nasdaq::binary_file_writer>(
-            config_.feeds.size() == 1 ? options_.record_path
-                                      : options_.record_path + "." + config.name);
-        f.recording->attach(runtime_->group());
-        f.parser->attach_recorder(*f.recording);
-        SPDLOG_LOGGER_INFO(net::logger(), "feed {}: recording delivered messages to {}",
-                           config.name, f.recording->path());
-    }
+    log_feed_lines(*f.parser, f.id);
     feeds_.push_back(std::move(f));
 }
 
-void itch_receiver::log_feed_lines(feed_config const& config, std::size_t id) const {
-    std::size_t const lines = runtime_->line_count(id);
-    auto const options = line_options(config);
-    std::string text;
-    for (std::size_t i = 0; i < lines; ++i) {
+void receiver::log_feed_lines(feed_parser const& parser, std::size_t id) const {
+    feed_config const& config = parser.config();
+    std::string text = "protocol " + std::string(config.protocol_name()) + "; ";
+    for (std::size_t i = 0; i < parser.lines().size(); ++i) {
         text += (i == 0 ? "" : "; ") +
-                describe_line(label(config, i), options[i], runtime_->local_endpoint(id, i)) +
+                describe_line(parser.lines()[i], runtime_->local_endpoint(id, i)) +
                 ", timestamps " + std::string(net::to_string(runtime_->timestamps(id, i)));
     }
-    if (config.rerequest) {
-        text += "; re-requests to " + config.rerequest->to_string();
-    }
-    if (config.snapshot) {
-        text += "; GLIMPSE snapshots from " + config.snapshot->to_string() + " (late join)";
+    if (std::string const more = parser.protocol().describe(); !more.empty()) {
+        text += "; " + more;
     }
     SPDLOG_LOGGER_INFO(net::logger(), "feed {}: {}", config.name, text);
-    for (std::size_t i = 0; i < lines; ++i) {
+    for (std::size_t i = 0; i < parser.lines().size(); ++i) {
         if (config.timestamps == net::timestamping::hardware &&
             runtime_->timestamps(id, i) != net::timestamping::hardware) {
-            SPDLOG_LOGGER_WARN(net::logger(), "feed {}: line {}: {}", config.name, label(config, i),
-                               runtime_->timestamp_note(id, i));
+            SPDLOG_LOGGER_WARN(net::logger(), "feed {}: line {}: {}", config.name,
+                               parser.lines()[i].name, runtime_->timestamp_note(id, i));
         }
     }
 }
 
-void itch_receiver::start() {
+void receiver::start() {
     if (running_) {
         return;
     }
@@ -163,22 +178,19 @@ void itch_receiver::start() {
     reporter_->start();
 }
 
-void itch_receiver::stop() {
+void receiver::stop() {
     if (!running_) {
         return;
     }
     running_ = false;
-    runtime_->stop(); // drain: every received packet is parsed or counted
+    runtime_->stop(); // drain: every received packet is parsed
     stopped_ = std::chrono::steady_clock::now();
     for (auto& f : feeds_) {
         f.parser->finish();
-        if (f.recording) {
-            f.recording->finish();
-        }
     }
 }
 
-double itch_receiver::elapsed_s() const noexcept {
+double receiver::elapsed_s() const noexcept {
     auto const end = running_ ? std::chrono::steady_clock::now() : stopped_;
     return std::chrono::duration<double>(end - started_).count();
 }

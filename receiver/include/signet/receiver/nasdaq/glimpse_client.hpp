@@ -1,6 +1,6 @@
 #pragma once
 
-// snapshot_client: the late-join and gap-loss path of one ITCH feed — a GLIMPSE 5.0 snapshot
+// glimpse_client: the late-join and gap-loss path of one ITCH feed — a GLIMPSE 5.0 snapshot
 // over SoupBinTCP, loaded into an md::nasdaq::itch_snapshot_sync while the feed's live messages are
 // buffered. It joins three pieces that know nothing of each other: a net::tcp_client (the
 // connection, run by the feed's parser contract), an md::soupbintcp::client (the login,
@@ -39,9 +39,9 @@
 #include <signet/net/tcp_client.hpp>
 #include <signet/net/timer.hpp>
 
-namespace signet::receiver {
+namespace signet::receiver::nasdaq {
 
-enum class snapshot_phase : std::uint8_t {
+enum class glimpse_phase : std::uint8_t {
     off,       ///< no snapshot server configured
     live,      ///< synchronized
     buffering, ///< waiting for a connection or a login
@@ -49,10 +49,10 @@ enum class snapshot_phase : std::uint8_t {
     rejected,  ///< the login was rejected: not retried
 };
 
-[[nodiscard]] char const* to_string(snapshot_phase phase) noexcept;
+[[nodiscard]] char const* to_string(glimpse_phase phase) noexcept;
 
 /// Counters of the snapshot path (also in the summary, the metrics and --top).
-struct snapshot_counters {
+struct glimpse_counters {
     std::uint64_t requests = 0;      ///< times the feed needed a snapshot (start, lost gaps)
     std::uint64_t attempts = 0;      ///< connections started
     std::uint64_t completed = 0;     ///< snapshots applied (synchronized)
@@ -79,8 +79,8 @@ struct snapshot_counters {
 };
 
 /// What other threads may read while the feed runs (stats lines, --top, metrics).
-struct snapshot_live {
-    snapshot_phase phase = snapshot_phase::off;
+struct glimpse_live {
+    glimpse_phase phase = glimpse_phase::off;
     std::uint64_t completed = 0;
     std::uint64_t orders_loaded = 0;
     std::uint64_t buffered_messages = 0;
@@ -88,7 +88,7 @@ struct snapshot_live {
     std::uint64_t last_sync_us = 0;
 };
 
-struct snapshot_client_options {
+struct glimpse_client_options {
     std::string username{};
     std::string password{};
     std::chrono::nanoseconds login_timeout = std::chrono::seconds(5);
@@ -98,25 +98,25 @@ struct snapshot_client_options {
     std::chrono::nanoseconds snapshot_timeout = std::chrono::seconds(30);
     /// The bound on a SoupBinTCP packet's length field (ITCH messages are at most 50 bytes).
     std::size_t max_packet_length = 1024;
-    std::string name = "snapshot"; ///< for log lines
+    std::string name = "glimpse"; ///< for log lines
 };
 
-class snapshot_client {
+class glimpse_client {
 public:
     using clock = std::chrono::steady_clock;
 
     /// `tcp` from runtime::make_tcp_client(feed), `timer` a parser_timer of the same feed,
     /// `sync` the feed's; all used from the feed's parser contract only.
-    snapshot_client(snapshot_client_options options, std::unique_ptr<net::tcp_client> tcp,
-                    net::timer timer, md::nasdaq::itch_snapshot_sync& sync);
+    glimpse_client(glimpse_client_options options, std::unique_ptr<net::tcp_client> tcp,
+                   net::timer timer, md::nasdaq::itch_snapshot_sync& sync);
 
     void request(clock::time_point now);
     void service(clock::time_point now);
 
-    [[nodiscard]] snapshot_phase phase() const noexcept;
-    [[nodiscard]] snapshot_counters counters() const noexcept;
+    [[nodiscard]] glimpse_phase phase() const noexcept;
+    [[nodiscard]] glimpse_counters counters() const noexcept;
     /// Any thread: as of the last service().
-    [[nodiscard]] snapshot_live live() const noexcept;
+    [[nodiscard]] glimpse_live live() const noexcept;
     [[nodiscard]] net::tcp_client const& connection() const noexcept { return *tcp_; }
 
 private:
@@ -129,7 +129,7 @@ private:
         return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
     }
 
-    snapshot_client_options options_;
+    glimpse_client_options options_;
     std::unique_ptr<net::tcp_client> tcp_;
     net::timer timer_;
     md::nasdaq::itch_snapshot_sync& sync_;
@@ -140,9 +140,9 @@ private:
     clock::time_point requested_at_{};
     clock::time_point connected_at_{};
     clock::time_point armed_for_ = clock::time_point::max();
-    snapshot_counters counters_{}; // the parts the sync does not count
+    glimpse_counters counters_{}; // the parts the sync does not count
     // live(): relaxed — plain counters, nothing else is published with them
-    std::atomic<snapshot_phase> live_phase_{snapshot_phase::buffering};
+    std::atomic<glimpse_phase> live_phase_{glimpse_phase::buffering};
     std::atomic<std::uint64_t> live_completed_{0};
     std::atomic<std::uint64_t> live_orders_{0};
     std::atomic<std::uint64_t> live_buffered_{0};
@@ -150,4 +150,4 @@ private:
     std::atomic<std::uint64_t> live_last_sync_us_{0};
 };
 
-} // namespace signet::receiver
+} // namespace signet::receiver::nasdaq
