@@ -15,6 +15,8 @@
 #include <signet/md/nasdaq/moldudp64_request.hpp>
 #include <signet/net/packet.hpp>
 #include <signet/net/udp_socket.hpp>
+#include <signet/publisher/cme/mdp3_generator.hpp>
+#include <signet/receiver/cme/mdp3_protocol.hpp>
 #include <signet/receiver/feed_parser.hpp>
 #include <signet/receiver/nasdaq/moldudp64_protocol.hpp>
 
@@ -216,6 +218,114 @@ TEST(FeedParser, AnUnansweredGapIsLostAfterItsTries) {
     EXPECT_EQ(r->stats().lost_messages, 3U);
     EXPECT_EQ(r->stats().gaps_lost, 1U);
     EXPECT_EQ(processor.live().lost, 3U);
+}
+
+// ---- CME MDP 3.0 through the shared sequencing: the guards every protocol has ----
+
+/// A feed parser over the mdp3 protocol, its definitions applied, and the generator that made
+/// them; the lines are a (0), snapshot (1), definitions (2).
+struct mdp3_rig {
+    signet::publisher::cme::mdp3_generator generator{{.seed = 11, .instruments = 3, .depth = 5}};
+    test_setup setup;
+    std::unique_ptr<feed_parser> processor;
+    std::vector<std::byte> buffer =
+        std::vector<std::byte>(signet::publisher::cme::mdp3_generator::max_packet);
+    std::uint64_t now = 1'000'000;
+
+    mdp3_rig() {
+        feed_config config;
+        config.name = "cme";
+        config.max_sequence_jump = 1000;
+        auto settings = std::make_shared<signet::receiver::cme::mdp3_settings>();
+        config.protocol = settings;
+        processor = std::make_unique<feed_parser>(config, config.protocol->make(config));
+        EXPECT_EQ(processor->lines().at(2).name, "definitions");
+        for (std::size_t i = 0; i < generator.instruments(); ++i) {
+            auto const n = generator.definition(buffer, i, static_cast<std::uint32_t>(i + 1));
+            send({buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n)}, 2);
+        }
+    }
+    void send(t::bytes const& datagram, std::uint16_t line = 0) {
+        run(*processor, at(datagram, now += 1'000'000, line));
+    }
+    t::bytes next() {
+        auto const n = generator.next_incremental(buffer);
+        return {buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n)};
+    }
+    [[nodiscard]] signet::md::cme::mdp3_channel const& channel() const {
+        return dynamic_cast<signet::receiver::cme::mdp3_protocol const&>(processor->protocol())
+            .channel();
+    }
+    /// Every instrument's book equals the generator's.
+    void expect_generator_books() const {
+        for (std::size_t i = 0; i < generator.instruments(); ++i) {
+            auto const* got = channel().find(generator.security_id(i));
+            ASSERT_NE(got, nullptr);
+            EXPECT_FALSE(got->stale);
+            auto const want = generator.book(i);
+            EXPECT_TRUE(std::equal(got->book.bids().begin(), got->book.bids().end(),
+                                   want.bids().begin(), want.bids().end()));
+            EXPECT_TRUE(std::equal(got->book.offers().begin(), got->book.offers().end(),
+                                   want.offers().begin(), want.offers().end()));
+        }
+    }
+};
+
+/// An MDP 3.0 packet's MsgSeqNum rewritten (little-endian u32 at the start).
+t::bytes with_sequence(t::bytes packet, std::uint32_t sequence) {
+    for (std::size_t i = 0; i < 4; ++i) {
+        packet[i] = static_cast<std::byte>((sequence >> (8 * i)) & 0xFF);
+    }
+    return packet;
+}
+
+TEST(FeedParser, AnMdp3PacketFarAheadChangesNoBookAndIsCounted) {
+    // One forged datagram 1,000,000 MsgSeqNums ahead used to be taken as a gap: every real
+    // packet after it was a duplicate and every snapshot too old, for good.
+    mdp3_rig rig;
+    t::bytes last;
+    for (int k = 0; k < 50; ++k) {
+        last = rig.next();
+        rig.send(last);
+    }
+    rig.send(with_sequence(last, 1'000'051)); // a replayed packet, far ahead
+    for (int k = 0; k < 50; ++k) {
+        rig.send(rig.next());
+    }
+    auto const live = rig.processor->live();
+    EXPECT_EQ(live.ignored, 1U);
+    EXPECT_EQ(live.gaps, 0U);
+    EXPECT_EQ(live.duplicates, 0U);
+    EXPECT_FALSE(live.recovering);
+    EXPECT_EQ(live.book, book_state::complete);
+    EXPECT_EQ(rig.processor->sequencing().implausible, 1U);
+    EXPECT_EQ(rig.channel().stats().recoveries, 0U);
+    EXPECT_EQ(rig.channel().stats().incremental_packets, 100U);
+    rig.expect_generator_books();
+}
+
+TEST(FeedParser, AMalformedMdp3PacketNeverTakesTheRealOnesSequence) {
+    // A damaged datagram carrying the next MsgSeqNum used to claim it: the real packet was
+    // then dropped as a duplicate.
+    mdp3_rig rig;
+    for (int k = 0; k < 20; ++k) {
+        rig.send(rig.next());
+    }
+    t::bytes real = rig.next();
+    t::bytes damaged = real;
+    damaged.resize(damaged.size() - 3); // its last message's MsgSeqNum lies now
+    rig.send(damaged);
+    rig.send(real);
+    for (int k = 0; k < 20; ++k) {
+        rig.send(rig.next());
+    }
+    auto const live = rig.processor->live();
+    EXPECT_EQ(live.malformed, 1U);
+    EXPECT_EQ(live.duplicates, 0U);
+    EXPECT_EQ(live.gaps, 0U);
+    EXPECT_EQ(live.book, book_state::complete);
+    EXPECT_EQ(rig.channel().stats().incremental_packets, 41U);
+    rig.expect_generator_books();
 }
 
 } // namespace
