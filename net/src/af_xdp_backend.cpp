@@ -296,6 +296,30 @@ public:
         return line.options.timestamps == timestamping::off ? line.socket.timestamp_note() : note;
     }
 
+    bool input_waiting(line_state const& line) const noexcept override {
+        if (receive_backend::input_waiting(line)) {
+            return true; // its UDP socket
+        }
+        xdp_line const* xl = find_line(line);
+        if (xl == nullptr) {
+            return false;
+        }
+        for (auto const& p : ports_) {
+            if (std::find(p->routes.begin(), p->routes.end(), xl) == p->routes.end()) {
+                continue;
+            }
+            // Frames the kernel produced that the driver has not consumed (for this line or
+            // another of the port: conservative). acquire: pairs with the kernel's release of
+            // the producer; relaxed: the consumer is the driver's own (atomic stores), only
+            // compared here.
+            if (__atomic_load_n(p->rx.producer, __ATOMIC_ACQUIRE) !=
+                __atomic_load_n(p->rx.consumer, __ATOMIC_RELAXED)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     std::uint64_t kernel_drops(line_state const& line) const noexcept override {
         std::uint64_t drops = line.socket.kernel_drops();
         xdp_line const* xl = find_line(line);

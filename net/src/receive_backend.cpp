@@ -2,6 +2,8 @@
 #include <string>
 #include <system_error>
 
+#include <sys/ioctl.h>
+
 #include <signet/net/detail/feed_state.hpp>
 #include <signet/net/log.hpp>
 #include <signet/net/receive_backend.hpp>
@@ -63,6 +65,14 @@ bool af_xdp_available(std::string& why_not) {
 
 std::uint64_t receive_backend::kernel_drops(detail::line_state const& line) const noexcept {
     return line.socket.kernel_drops();
+}
+
+bool receive_backend::input_waiting(detail::line_state const& line) const noexcept {
+    int const fd = line.socket.native_handle();
+    int bytes = 0;
+    // FIONREAD: the bytes of the datagrams queued on the socket (0 when it is empty). One
+    // syscall, and only when a parser is about to give up on data, never per packet.
+    return fd >= 0 && ::ioctl(fd, FIONREAD, &bytes) == 0 && bytes > 0;
 }
 
 std::string const& receive_backend::timestamp_note(detail::line_state const& line) const noexcept {

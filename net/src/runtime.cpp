@@ -282,6 +282,11 @@ net::timer runtime::parser_timer(std::size_t feed) {
     return net::timer(*timers_, timers_->add(&feeds_.at(feed)->parser));
 }
 
+bool runtime::input_waiting(std::size_t feed, std::size_t line) const {
+    detail::line_state const& l = *feeds_.at(feed)->lines.at(line);
+    return !l.ready.empty() || backend_->input_waiting(l);
+}
+
 feed_stats runtime::stats(std::size_t feed, std::size_t line) const {
     auto const& l = *feeds_.at(feed)->lines.at(line);
     feed_stats s;

@@ -35,12 +35,15 @@ feed_parser::feed_parser(feed_config const& config, std::unique_ptr<feed_protoco
     , tracker_(tracker_options(config, *protocol_)) {
     std::size_t arbitrated = 0;
     std::size_t answers = 0;
-    for (line_spec const& line : lines_) {
+    for (std::size_t l = 0; l < lines_.size(); ++l) {
+        line_spec const& line = lines_[l];
         line_info info{line.role, line.tag, 0};
         if (line.role == line_role::arbitrated) {
             info.arbiter_line = static_cast<std::uint16_t>(arbitrated++);
+            arbitrated_lines_.push_back(l);
         } else if (line.role == line_role::answers) {
             ++answers;
+            answer_lines_.push_back(l);
         }
         line_info_.push_back(info);
     }
@@ -69,6 +72,22 @@ feed_parser::feed_parser(feed_config const& config, std::unique_ptr<feed_protoco
         arbiter_.emplace(1, std::max<std::size_t>(depth, 64));
     }
     arbiter_->set_recovery(recovery_);
+}
+
+void feed_parser::set_input_probe(std::function<bool(std::size_t line)> probe) {
+    input_waiting_ = std::move(probe);
+    if (arbiter_) {
+        arbiter_->set_input_probe(input_waiting_ ? &probe_ : nullptr, max_input_defer_ns);
+    }
+}
+
+bool feed_parser::line_probe::waiting(std::size_t line) const noexcept {
+    try {
+        return line < parser_.arbitrated_lines_.size() &&
+               parser_.input_waiting_(parser_.arbitrated_lines_[line]);
+    } catch (...) { // a probe that cannot tell: nothing is waiting, the hold expires as before
+        return false;
+    }
 }
 
 void feed_parser::operator()(net::packet const& p) {
@@ -116,18 +135,37 @@ void feed_parser::poll_recovery() {
     if (recovery_ == nullptr || !recovery_->recovering()) {
         return;
     }
+    // A re-request due while its answer may already wait on an answers line: the answer first
+    // (at most max_input_defer_ns), so that a slow receiver does not resend or give up.
+    std::uint64_t const due = recovery_->next_deadline();
+    if (due != 0 && due <= now_ && input_waiting_) {
+        bool waiting = false;
+        for (std::size_t const line : answer_lines_) {
+            waiting = waiting || input_waiting_(line);
+        }
+        if (waiting && (recovery_deferred_since_ == 0 ||
+                        now_ - recovery_deferred_since_ < max_input_defer_ns)) {
+            if (recovery_deferred_since_ == 0) {
+                recovery_deferred_since_ = now_;
+            }
+            return;
+        }
+    }
+    recovery_deferred_since_ = 0;
     protocol_->poll_recovery(now_);
     if (!recovery_->recovering()) {
         // Given up: release what waited behind the gap now (the tracker counts it as lost).
         arbiter_->tick(
-            now_, [this](auto bytes) { deliver(bytes); }, [this] { return tracker_.next(); });
+            now_, [this](auto bytes) { deliver(bytes); }, [this] { return tracker_.next(); },
+            idle_);
     }
 }
 
 void feed_parser::service() {
     if (arbiter_) {
         arbiter_->tick(
-            now_, [this](auto bytes) { deliver(bytes); }, [this] { return tracker_.next(); });
+            now_, [this](auto bytes) { deliver(bytes); }, [this] { return tracker_.next(); },
+            idle_);
     }
     poll_recovery();
     protocol_->service(now_);
@@ -147,7 +185,9 @@ void feed_parser::on_batch() {
 
 void feed_parser::on_idle() {
     now_ = realtime_clock::now_ns(); // nothing queued: the wall clock is the time
+    idle_ = true;
     on_batch();
+    idle_ = false;
 }
 
 void feed_parser::arm_timer() noexcept {

@@ -135,6 +135,8 @@ void receiver::add_feed(feed_config const& config) {
     options.af_xdp = config.af_xdp;
     f.id = runtime_->add_feed(options, parser_ref{f.parser.get()});
     f.parser->set_timer(runtime_->parser_timer(f.id));
+    f.parser->set_input_probe(
+        [rt = runtime_.get(), id = f.id](std::size_t line) { return rt->input_waiting(id, line); });
     std::string record_path = options_.record_path;
     if (!record_path.empty() && config_.feeds.size() > 1) {
         record_path += "." + config.name;

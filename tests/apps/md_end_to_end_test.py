@@ -239,13 +239,14 @@ def expect_equal(what, got, want):
         raise AssertionError(f"{what}: receiver has {got}, expected {want}")
 
 
-def expect_verdict(args, summary, report, lines):
+def expect_verdict(args, summary, report, lines, feed_name=None):
     """scripts/md-verdict (the demo's last line) agrees that the receiver matches the feed."""
     summary_path = os.path.join(os.path.dirname(report), "verdict-summary.json")
     with open(summary_path, "w") as f:
         json.dump(summary, f)
+    which = ["--feed-name", feed_name] if feed_name else []
     result = subprocess.run([sys.executable, args.verdict, summary_path, report, "--lines",
-                             str(lines)], capture_output=True, text=True, timeout=30)
+                             str(lines), *which], capture_output=True, text=True, timeout=30)
     out = result.stdout.strip().splitlines()
     if result.returncode != 0 or not out or not out[-1].startswith("receiver matches feed: yes ("):
         raise AssertionError(f"md-verdict exit {result.returncode}: {result.stdout}{result.stderr}")
@@ -259,7 +260,7 @@ def expect_verdict(args, summary, report, lines):
     with open(tampered_path, "w") as f:
         json.dump(tampered, f)
     result = subprocess.run([sys.executable, args.verdict, summary_path, tampered_path, "--lines",
-                             str(lines)], capture_output=True, text=True, timeout=30)
+                             str(lines), *which], capture_output=True, text=True, timeout=30)
     if result.returncode != 1 or "receiver matches feed: no (" not in result.stdout:
         raise AssertionError(f"md-verdict on a mismatch: exit {result.returncode}: {result.stdout}")
     return verdict
@@ -708,10 +709,16 @@ interval_s = 0.2
         feeds[name] = start_feed(args.feed, "--protocol", "mdp3", "--to", f"{NET.host}:{a}",
                                  "--to-b", f"{NET.host}:{b}", "--snapshot-to", f"{NET.host}:{snap}",
                                  "--definitions-to", f"{NET.host}:{defs}", "--count", "8000",
-                                 "--rate", "10000", "--seed", "9", "--tail", "1.5", *faults)
+                                 "--rate", "10000", "--seed", "9", "--tail", "1.5",
+                                 "--report-json", os.path.join(workdir, f"{name}.json"), *faults)
     reports = {name: finish_feed(process) for name, process in feeds.items()}
     summary, out = receiver.stop()
     by_name = {f["name"]: f for f in summary["feeds"]}
+    # The verdict reads the protocol-neutral counters: the same script as for MoldUDP64.
+    for name, _ in variants:
+        verdict = expect_verdict(args, summary, os.path.join(workdir, f"{name}.json"), lines=2,
+                                 feed_name=name)
+        assert verdict.endswith("; books complete"), (name, verdict)
     reference = by_name["ref"]["mdp3"]
     assert len(reference["instruments"]) == 4, reference["instruments"].keys()
     for name, _ in variants:

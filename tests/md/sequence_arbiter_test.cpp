@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <signet/md/input_probe.hpp>
 #include <signet/md/nasdaq/moldudp64.hpp>
 #include <signet/md/sequence_arbiter.hpp>
 
@@ -149,6 +150,81 @@ TEST(SequenceArbiter, NextDeadlineIsWhenTheFirstHeldPacketsHoldRunsOut) {
     EXPECT_EQ(h.arbiter.held(), 0U); // 3 expired; 4 follows it in sequence
     EXPECT_EQ(h.session.gaps, 1U);
     EXPECT_EQ(h.arbiter.next_deadline(), 0U);
+}
+
+// ---- the input probe: scheduling delay is not loss ----
+
+/// Says line `line` has input waiting while `waiting[line]` is set.
+struct fake_probe final : signet::md::input_probe {
+    std::array<bool, 2> waiting_on{};
+    mutable int asked = 0;
+    bool waiting(std::size_t line) const noexcept override {
+        ++asked;
+        return waiting_on.at(line);
+    }
+};
+
+TEST(SequenceArbiter, AHoldWaitsForTheOtherLinesWaitingInputInsteadOfCallingAGap) {
+    // Line A is past packet 2 (it lost it); line B's copy is still in B's socket on a loaded
+    // machine while A's packets keep coming: the hold must not expire into a gap.
+    harness h(2);
+    fake_probe probe;
+    h.arbiter.set_input_probe(&probe, 10'000);
+    probe.waiting_on[1] = true;
+    h.arrive(1, 0, 1);
+    h.arrive(1, 1, 1);
+    h.arrive(3, 0, 10);
+    for (std::uint64_t s = 4; s <= 6; ++s) {
+        h.arrive(s, 0, 10 + 1000 * s); // A's packets say 1 ms after another: hold 1000 ns
+    }
+    EXPECT_EQ(h.session.gaps, 0U);
+    EXPECT_GT(probe.asked, 0);
+    probe.waiting_on[1] = false;
+    h.arrive(2, 1, 6100); // B's copy comes through: in sequence, nothing lost
+    h.arrive(3, 1, 6200);
+    EXPECT_EQ(h.session.gaps, 0U);
+    // (B's copies of 1 and 3 come through too: the session drops them as duplicates.)
+    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 1, 2, 3, 4, 5, 6, 3}));
+}
+
+TEST(SequenceArbiter, WaitingInputDefersAHoldOnlySoLong) {
+    harness h(2);
+    fake_probe probe;
+    h.arbiter.set_input_probe(&probe, 5'000);
+    probe.waiting_on = {true, true}; // input forever waiting: a line that never catches up
+    h.arrive(1, 0, 1);
+    h.arrive(1, 1, 1);
+    h.arrive(3, 0, 10);
+    h.arbiter.tick(
+        5'000, [&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; }, true);
+    EXPECT_EQ(h.session.gaps, 0U); // the hold (1000) passed, the deferral (5000) has not
+    h.arbiter.tick(
+        10 + 1000 + 5'000 + 1, [&](auto d) { h.session.deliver(d); },
+        [&] { return h.session.next; }, true);
+    EXPECT_EQ(h.session.gaps, 1U); // past both: the gap is real after all
+}
+
+TEST(SequenceArbiter, OnTheWallClockAnyLinesWaitingInputDefersTheHold) {
+    // One line: packet 3 arrived before 2 (reordered on the wire), and 2 sits in the socket
+    // when the timer fires on a busy machine. By packet times nothing expired; by the wall
+    // clock it did — unless input is waiting on the line.
+    harness h(1);
+    fake_probe probe;
+    h.arbiter.set_input_probe(&probe, 10'000);
+    h.arrive(1, 0, 1);
+    h.arrive(3, 0, 10);
+    probe.waiting_on[0] = true;
+    h.arbiter.tick(
+        2'000, [&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; }, true);
+    EXPECT_EQ(h.session.gaps, 0U);
+    h.arrive(2, 0, 2'100);
+    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 2, 3}));
+    // Without waiting input the wall clock expires a hold as before.
+    h.arrive(5, 0, 2'200);
+    probe.waiting_on[0] = false;
+    h.arbiter.tick(
+        4'000, [&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; }, true);
+    EXPECT_EQ(h.session.gaps, 1U);
 }
 
 } // namespace

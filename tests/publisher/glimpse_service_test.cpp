@@ -19,7 +19,7 @@
 #include <signet/md/nasdaq/moldudp64.hpp>
 #include <signet/md/nasdaq/soupbintcp_client.hpp>
 #include <signet/net/unique_fd.hpp>
-#include <signet/publisher/glimpse_service.hpp>
+#include <signet/publisher/nasdaq/glimpse_service.hpp>
 
 #include "md/md_test_support.hpp"
 #include "support/stress.hpp"
@@ -37,8 +37,8 @@ constexpr std::size_t symbols = 12;
 constexpr md::nasdaq::itch_order_book_options book{.max_orders = 1 << 14, .index_pages = 64};
 
 // Records messages [from, to) of `all` as MoldUDP64 packets of 8 (sequence = index + 1).
-void record(pub::glimpse_service& service, std::vector<t::bytes> const& all, std::size_t from,
-            std::size_t to) {
+void record(pub::nasdaq::glimpse_service& service, std::vector<t::bytes> const& all,
+            std::size_t from, std::size_t to) {
     for (std::size_t i = from; i < to; i += 8) {
         std::vector<t::bytes> const batch(all.begin() + static_cast<std::ptrdiff_t>(i),
                                           all.begin() +
@@ -98,7 +98,7 @@ snapshot_result fetch(std::uint16_t port, std::string_view username = "",
 TEST(GlimpseService, ASnapshotRebuildsThePublishedBookAndResumesAtTheNextSequence) {
     signet::test::watchdog dog(std::chrono::seconds(60), "glimpse snapshot");
     std::vector<t::bytes> const all = t::generated_stream(5, 4000, symbols);
-    pub::glimpse_service service({.book = book, .handoff_bytes = 1 << 20});
+    pub::nasdaq::glimpse_service service({.book = book, .handoff_bytes = 1 << 20});
     record(service, all, 0, 3000);
     snapshot_result const got = fetch(service.port());
     ASSERT_EQ(got.state, soup::client_state::logged_in);
@@ -116,7 +116,7 @@ TEST(GlimpseService, ASnapshotRebuildsThePublishedBookAndResumesAtTheNextSequenc
     }
     t::expect_same_books(rebuilt.book(), reference.book(), symbols);
     ASSERT_TRUE(signet::test::eventually([&] { return service.counts().snapshots_sent == 1; }));
-    pub::glimpse_counts const c = service.counts();
+    pub::nasdaq::glimpse_counts const c = service.counts();
     EXPECT_EQ(c.logins, 1U);
     EXPECT_EQ(c.applied_messages, 3000U);
     EXPECT_EQ(c.orders_sent, reference.book().size());
@@ -130,7 +130,7 @@ TEST(GlimpseService, ASnapshotRebuildsThePublishedBookAndResumesAtTheNextSequenc
 
 TEST(GlimpseService, WrongCredentialsAreRejected) {
     signet::test::watchdog dog(std::chrono::seconds(60), "glimpse rejected");
-    pub::glimpse_service service(
+    pub::nasdaq::glimpse_service service(
         {.username = "alice", .password = "right", .book = book, .handoff_bytes = 1 << 20});
     snapshot_result const got = fetch(service.port(), "alice", "wrong");
     EXPECT_EQ(got.state, soup::client_state::failed);
@@ -143,13 +143,13 @@ TEST(GlimpseService, WrongCredentialsAreRejected) {
 TEST(GlimpseService, AHandOffThatSkippedPacketsIsNeverServed) {
     signet::test::watchdog dog(std::chrono::seconds(60), "glimpse broken");
     std::vector<t::bytes> const all = t::generated_stream(6, 2000, symbols);
-    pub::glimpse_service service({.book = book, .handoff_bytes = 1 << 20});
+    pub::nasdaq::glimpse_service service({.book = book, .handoff_bytes = 1 << 20});
     record(service, all, 0, 800);
     record(service, all, 1000, 2000); // 801..1000 never reached the service
     snapshot_result const got = fetch(service.port());
     EXPECT_EQ(got.state, soup::client_state::failed);
     EXPECT_EQ(got.failure, soup::client_failure::session_not_available);
-    pub::glimpse_counts const c = service.counts();
+    pub::nasdaq::glimpse_counts const c = service.counts();
     EXPECT_EQ(c.sequence_breaks, 1U);
     EXPECT_EQ(c.applied_messages, 800U);
 }

@@ -15,8 +15,8 @@
 #include <gtest/gtest.h>
 
 #include <signet/md/nasdaq/moldudp64.hpp>
+#include <signet/publisher/nasdaq/moldudp64_publisher.hpp>
 #include <signet/publisher/pcap_source.hpp>
-#include <signet/publisher/publisher.hpp>
 
 #include "publisher/publisher_test_support.hpp"
 
@@ -167,11 +167,11 @@ TEST(PcapReplay, ReplaysTheFilteredPayloadsByteForByteInOrder) {
     fake_clock clock;
     recording_lines out(clock, 1);
     std::size_t hooked = 0;
-    pub::publisher p({.on_packet =
-                          [&](std::span<std::byte const>) {
-                              ++hooked;
-                          }},
-                     out, clock);
+    pub::nasdaq::moldudp64_publisher p({.on_packet =
+                                            [&](std::span<std::byte const>) {
+                                                ++hooked;
+                                            }},
+                                       out, clock);
     ASSERT_TRUE(p.replay(capture, {.speed = 0}).ok());
     EXPECT_EQ(out.on(0), packets);
     EXPECT_EQ(hooked, packets.size());
@@ -209,7 +209,7 @@ TEST(PcapReplay, LinuxCookedCaptureWithoutFiltersSendsEveryUdpPayload) {
         pub::pcap_source capture((dir / "cooked.pcap").string(), {});
         fake_clock clock;
         recording_lines out(clock, 1);
-        pub::publisher p({}, out, clock);
+        pub::nasdaq::moldudp64_publisher p({}, out, clock);
         ASSERT_TRUE(p.replay(capture, {.speed = 0}).ok());
         EXPECT_EQ(out.on(0), packets);
         EXPECT_EQ(capture.link_name(), "LINUX_SLL");
@@ -219,7 +219,7 @@ TEST(PcapReplay, LinuxCookedCaptureWithoutFiltersSendsEveryUdpPayload) {
     pub::pcap_source capture((dir / "cooked.pcap").string(), {.destination_port = 30002});
     fake_clock clock;
     recording_lines out(clock, 1);
-    pub::publisher p({}, out, clock);
+    pub::nasdaq::moldudp64_publisher p({}, out, clock);
     ASSERT_TRUE(p.replay(capture, {.speed = 0}).ok());
     std::vector<bytes> want;
     for (std::size_t i = 1; i < packets.size(); i += 2) {
@@ -239,11 +239,11 @@ TEST(PcapReplay, KeepsTheCapturedTimingDividedBySpeedOrAFixedRate) {
         frames.push_back({ethernet(ipv4_udp(packets[i], 1)), offsets_us[i]});
     }
     write_capture(dir / "slow.pcap", DLT_EN10MB, frames);
-    auto send_times = [&](pub::replay_timing timing) {
+    auto send_times = [&](pub::nasdaq::replay_timing timing) {
         pub::pcap_source capture((dir / "slow.pcap").string(), {});
         fake_clock clock;
         recording_lines out(clock, 1);
-        pub::publisher p({}, out, clock);
+        pub::nasdaq::moldudp64_publisher p({}, out, clock);
         EXPECT_TRUE(p.replay(capture, timing).ok());
         std::vector<std::int64_t> times;
         for (sent_datagram const& d : out.sent()) {
@@ -268,12 +268,12 @@ TEST(PcapReplay, FaultInjectionAppliesOnTop) {
     fake_clock clock;
     recording_lines out(clock, 1);
     std::size_t hooked = 0;
-    pub::publisher p({.faults = {.drop_every = 3, .duplicate_every = 5},
-                      .on_packet =
-                          [&](std::span<std::byte const>) {
-                              ++hooked;
-                          }},
-                     out, clock);
+    pub::nasdaq::moldudp64_publisher p({.faults = {.drop_every = 3, .duplicate_every = 5},
+                                        .on_packet =
+                                            [&](std::span<std::byte const>) {
+                                                ++hooked;
+                                            }},
+                                       out, clock);
     ASSERT_TRUE(p.replay(capture, {.speed = 0}).ok());
     std::vector<bytes> want;
     std::size_t dropped = 0;
@@ -305,7 +305,7 @@ TEST(PcapReplay, StopsAtTheDurationOrOnStop) {
         pub::pcap_source capture((dir / "feed.pcap").string(), {});
         fake_clock clock;
         recording_lines out(clock, 1);
-        pub::publisher p({.duration = milliseconds(45)}, out, clock);
+        pub::nasdaq::moldudp64_publisher p({.duration = milliseconds(45)}, out, clock);
         ASSERT_TRUE(p.replay(capture, {}).ok());
         EXPECT_EQ(out.sent().size(), 5U); // 0, 10, 20, 30, 40 ms
     }
@@ -313,7 +313,7 @@ TEST(PcapReplay, StopsAtTheDurationOrOnStop) {
     fake_clock clock;
     recording_lines out(clock, 1);
     std::atomic<bool> flag{true};
-    pub::publisher p({.stop_flag = &flag}, out, clock);
+    pub::nasdaq::moldudp64_publisher p({.stop_flag = &flag}, out, clock);
     ASSERT_TRUE(p.replay(capture, {}).ok());
     EXPECT_TRUE(out.sent().empty());
 }
@@ -353,7 +353,7 @@ TEST(PcapReplay, ADamagedCaptureIsSentUpToTheDamage) {
     pub::pcap_source capture((dir / "cut.pcap").string(), {});
     fake_clock clock;
     recording_lines out(clock, 1);
-    pub::publisher p({}, out, clock);
+    pub::nasdaq::moldudp64_publisher p({}, out, clock);
     pub::run_result const result = p.replay(capture, {.speed = 0});
     std::string const damage =
         "cut.pcap: damaged after " + std::to_string(packets.size() - 1) + " frames";

@@ -8,8 +8,8 @@
 
 #include <signet/core.hpp>
 #include <signet/net/runtime.hpp>
-#include <signet/publisher/publisher.hpp>
-#include <signet/publisher/report.hpp>
+#include <signet/publisher/nasdaq/moldudp64_publisher.hpp>
+#include <signet/publisher/nasdaq/moldudp64_report.hpp>
 #include <signet/publisher/udp_lines.hpp>
 
 int main() {
@@ -30,14 +30,15 @@ int main() {
         rt.add_feed(feed, [&](packet const&) { packets.fetch_add(1, std::memory_order_relaxed); });
     rt.start();
     signet::publisher::udp_lines lines({rt.local_endpoint(id)}, {});
-    signet::publisher::publisher feed_out({.rate = 0, .end_of_session_packets = 1}, lines);
+    signet::publisher::nasdaq::moldudp64_publisher feed_out(
+        {.rate = 0, .end_of_session_packets = 1}, lines);
     signet::publisher::nasdaq::itch_generator generator({.symbols = 1, .messages = 0});
     generator.close(); // the opening, the directory and the closing: 7 messages, one packet
     bool const sent = feed_out.run(generator).ok();
     for (int i = 0; i < 5000 && packets.load(std::memory_order_relaxed) < 2; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    signet::publisher::report report{0, "SIGNET0001", feed_out.counts()};
+    signet::publisher::nasdaq::moldudp64_report report{0, "SIGNET0001", feed_out.counts()};
     rt.stop();
     std::printf("downstream: contract runs %d, packets %d, report %s\n", runs,
                 packets.load(std::memory_order_relaxed), report.text().c_str());

@@ -19,6 +19,8 @@ public:
     /// A gap is open (want() said true and it was neither filled nor given up): the holder
     /// keeps its packets and waits for the recovery rather than for its own hold time.
     [[nodiscard]] virtual bool recovering() const noexcept = 0;
+    /// The earliest time its owner must poll it (a request to send or resend); 0: none.
+    [[nodiscard]] virtual std::uint64_t next_deadline() const noexcept = 0;
 
 protected:
     gap_recovery() = default;

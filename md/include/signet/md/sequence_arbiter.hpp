@@ -15,6 +15,11 @@
 // of the held packet instead: they keep holding while it recovers, and release (the session
 // counts the gap) once it gave up; rule 4 makes it give up (the hold is the bound on what waits
 // for a recovery). next_deadline() tells the owner when rule 3 or the recovery needs a tick().
+// With an input_probe attached (set_input_probe), rule 3 waits while input that could fill the
+// gap is already waiting before the arbiter — on a line that has not passed the held sequence,
+// or on any line when the wall clock says it expired (tick(..., wall_clock)) — for at most
+// max_defer_ns more: a receiver behind its input on a loaded machine does not turn scheduling
+// delay into loss.
 // Packets are copied into a fixed pool allocated at construction: nothing allocates later.
 // hold_latency() is the time each held packet waited: from its arrival to the arrival (or
 // timer) that released it, the "sequence" stage of md_receiver's per-stage latency.
@@ -32,6 +37,7 @@
 
 #include <signet/core/metrics/histogram.hpp>
 #include <signet/md/gap_recovery.hpp>
+#include <signet/md/input_probe.hpp>
 
 namespace signet::md {
 
@@ -76,9 +82,10 @@ public:
     }
 
     /// Applies the release rules at `now` without a new packet (timers: rule 3, recovery).
+    /// `wall_clock`: `now` is the clock's, not a packet's (input on any line may fill a gap).
     template <typename Deliver, typename Next>
-    void tick(std::uint64_t now_ns, Deliver&& deliver, Next&& next) {
-        release(now_ns, deliver, next, false);
+    void tick(std::uint64_t now_ns, Deliver&& deliver, Next&& next, bool wall_clock = false) {
+        release(now_ns, deliver, next, false, wall_clock);
     }
 
     /// Releases everything held, in sequence order.
@@ -89,6 +96,12 @@ public:
 
     /// Attaches a gap recovery client (or detaches it with nullptr).
     void set_recovery(gap_recovery* recovery) noexcept { recovery_ = recovery; }
+    /// Attaches an input probe (or detaches it with nullptr): rule 3 waits for input already
+    /// waiting, at most `max_defer_ns` past its hold.
+    void set_input_probe(input_probe const* probe, std::uint64_t max_defer_ns) noexcept {
+        probe_ = probe;
+        max_defer_ns_ = max_defer_ns;
+    }
 
     [[nodiscard]] std::size_t held() const noexcept { return order_.size(); }
     /// When the hold of the first packet in sequence order runs out (rule 3: the release rules
@@ -142,8 +155,24 @@ private:
         order_.insert(at, s);
     }
 
+    /// Rule 3's exception: input that could fill the gap in front of `h` is waiting.
+    bool input_may_fill(slot const& h, std::uint64_t now, bool wall_clock) const noexcept {
+        if (probe_ == nullptr || now - h.arrived > hold_ns_ + max_defer_ns_) {
+            return false;
+        }
+        for (std::size_t line = 0; line < lines_; ++line) {
+            // A line past the held sequence lost it (its packets come in order); the wall
+            // clock knows nothing of the lines: any of them may hold it (reordering).
+            if ((wall_clock || last_seen_[line] < h.sequence) && probe_->waiting(line)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     template <typename Deliver, typename Next>
-    void release(std::uint64_t now, Deliver& deliver, Next& next, bool everything) {
+    void release(std::uint64_t now, Deliver& deliver, Next& next, bool everything,
+                 bool wall_clock = false) {
         while (!order_.empty()) {
             std::size_t const s = order_.front();
             slot const& h = held_[s];
@@ -156,6 +185,9 @@ private:
             bool const expired = now > h.arrived && now - h.arrived > hold_ns_;
             if (!(due || lost_everywhere || expired || everything)) {
                 return;
+            }
+            if (!(due || lost_everywhere || everything) && input_may_fill(h, now, wall_clock)) {
+                return; // behind its input, not lost: held a little longer
             }
             if (!due && !everything && recovery_ != nullptr &&
                 recovery_->want(expected, h.sequence, now)) {
@@ -188,6 +220,8 @@ private:
     std::array<std::uint64_t, max_lines> last_seen_{};
     std::uint64_t gaps_filled_ = 0;
     gap_recovery* recovery_ = nullptr;
+    input_probe const* probe_ = nullptr;
+    std::uint64_t max_defer_ns_ = 0;
 };
 
 } // namespace signet::md

@@ -115,6 +115,11 @@ public:
     [[nodiscard]] udp_socket const& line_socket(std::size_t feed, std::size_t line = 0) const {
         return feeds_.at(feed)->lines.at(line)->socket;
     }
+    /// Any thread, rarely (it may make a syscall per line): whether input for the feed's line
+    /// is waiting that its parser has not taken yet — in the line's queue, or before it
+    /// (receive_backend::input_waiting). What a parser asks before it calls a gap lost on
+    /// the wall clock's word, so that scheduling delay never becomes loss.
+    [[nodiscard]] bool input_waiting(std::size_t feed, std::size_t line) const;
     /// Any thread: runs the feed's parser contract soon even if no packet arrives; a parser
     /// with a member `on_idle()` has it called by a run that found no packets. (A parser with
     /// a member `on_batch()` has it called after each run that parsed packets.)

@@ -25,6 +25,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -55,6 +56,10 @@ public:
     void set_timer(net::timer timer) noexcept { timer_ = timer; }
     /// Publish the instruments' top of book (books()) this often; 0: never.
     void set_book_interval(std::uint64_t interval_ns) noexcept { book_interval_ns_ = interval_ns; }
+    /// How to ask whether input is waiting before a line's queue (net::runtime::input_waiting
+    /// for this feed, by the line's index in lines()): a hold or a re-request timeout then waits
+    /// for it (at most max_input_defer_ns) instead of calling the gap lost.
+    void set_input_probe(std::function<bool(std::size_t line)> probe);
 
     // ---- parser contract ----
     void operator()(net::packet const& p);
@@ -100,6 +105,17 @@ private:
         std::uint16_t arbiter_line = 0; // A 0, B 1; answers past the arbitrated lines
     };
 
+    /// The arbiter's lines (A 0, B 1) as the runtime's, for the input probe.
+    class line_probe final : public md::input_probe {
+    public:
+        explicit line_probe(feed_parser const& parser)
+            : parser_(parser) {}
+        [[nodiscard]] bool waiting(std::size_t line) const noexcept override;
+
+    private:
+        feed_parser const& parser_;
+    };
+
     void deliver(std::span<std::byte const> datagram);
     void service(); // what is due at now_: holds, the recovery, the protocol, the book rows
     void poll_recovery();
@@ -112,14 +128,23 @@ private:
     /// Work that is due but could not be done (a request the socket refused) is tried again
     /// this much later, not at every poll.
     static constexpr std::uint64_t retry_ns = 1'000'000;
+    /// The longest a hold or a re-request timeout waits past its time for input already
+    /// waiting (a receiver behind its input, not a lost packet).
+    static constexpr std::uint64_t max_input_defer_ns = 100'000'000;
 
     feed_config config_;
     std::unique_ptr<feed_protocol> protocol_;
     std::vector<line_spec> lines_;
     std::vector<line_info> line_info_; // by the runtime's line index
     md::sequence_tracker tracker_;
-    std::optional<md::sequence_arbiter> arbiter_; // when the protocol has sequenced lines
-    md::gap_recovery* recovery_ = nullptr;        // the protocol's
+    std::optional<md::sequence_arbiter> arbiter_;    // when the protocol has sequenced lines
+    md::gap_recovery* recovery_ = nullptr;           // the protocol's
+    std::function<bool(std::size_t)> input_waiting_; // by the runtime's line index
+    line_probe probe_{*this};
+    std::vector<std::size_t> arbitrated_lines_; // the runtime's index of arbiter line 0, 1
+    std::vector<std::size_t> answer_lines_;     // the runtime's index of each answers line
+    std::uint64_t recovery_deferred_since_ = 0; // a due re-request waits for input since then
+    bool idle_ = false;                         // on_idle(): now_ is the wall clock's
     // The datagram being framed: the arbiter hands it straight back when it is in order.
     std::byte const* framed_data_ = nullptr;
     md::sequence_unit framed_unit_{};

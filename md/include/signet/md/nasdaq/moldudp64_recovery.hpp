@@ -86,7 +86,7 @@ public:
     }
     [[nodiscard]] moldudp64_recovery_stats const& stats() const noexcept { return stats_; }
     /// The earliest time poll() has something to do (a timeout); 0 when nothing is open.
-    [[nodiscard]] std::uint64_t next_deadline() const noexcept;
+    [[nodiscard]] std::uint64_t next_deadline() const noexcept override;
 
 private:
     struct chunk {

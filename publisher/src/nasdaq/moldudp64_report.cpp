@@ -4,9 +4,10 @@
 #include <utility>
 
 #include <signet/md/wire_text.hpp>
-#include <signet/publisher/report.hpp>
+#include <signet/publisher/feed_report.hpp>
+#include <signet/publisher/nasdaq/moldudp64_report.hpp>
 
-namespace signet::publisher {
+namespace signet::publisher::nasdaq {
 
 namespace {
 
@@ -26,27 +27,26 @@ json types_json(std::array<std::uint64_t, 256> const& by_type) {
 
 // ---- the field list: the report's contract (names, order, meaning) -----------------------------
 
-nlohmann::ordered_json report::to_json() const {
-    json j = {
-        {"elapsed_s", elapsed_s},
-        {"session", md::wire_text(session)},
-        // Data packets that left (on a line; a duplicate counts once) and their messages.
-        {"packets", counts.sent.packets},
-        {"messages", counts.sent.messages},
-        {"messages_by_type", types_json(counts.sent.by_type)},
-        // Data packets kept off every line by fault injection, and their messages.
-        {"dropped_packets", counts.dropped.packets},
-        {"dropped_messages", counts.dropped.messages},
-        // The sequence numbers those took away (MoldUDP64 numbers messages: the same).
-        {"dropped_sequences", counts.dropped.messages},
-        {"dropped_by_type", types_json(counts.dropped.by_type)},
-        {"dropped_one_line_packets", counts.dropped_one_line_packets},
-        {"duplicated_packets", counts.duplicated_packets},
-        {"reordered_packets", counts.reordered_packets},
-        {"heartbeats", counts.heartbeats},
-        {"end_of_session_packets", counts.end_of_session_packets},
-        {"next_sequence", counts.next_sequence},
-    };
+nlohmann::ordered_json moldudp64_report::to_json() const {
+    // The fields every protocol's report starts with (feed_report.hpp); MoldUDP64 numbers
+    // messages, so the sequence numbers the drops took away are the dropped messages.
+    json j = feed_report_json("moldudp64", elapsed_s,
+                              {.packets = counts.sent.packets,
+                               .messages = counts.sent.messages,
+                               .dropped_packets = counts.dropped.packets,
+                               .dropped_sequences = counts.dropped.messages,
+                               .dropped_one_line_packets = counts.dropped_one_line_packets,
+                               .duplicated_packets = counts.duplicated_packets,
+                               .reordered_packets = counts.reordered_packets,
+                               .heartbeats = counts.heartbeats,
+                               .end_of_session_packets = counts.end_of_session_packets,
+                               .side_packets = 0,
+                               .next_sequence = counts.next_sequence});
+    j["session"] = md::wire_text(session);
+    j["messages_by_type"] = types_json(counts.sent.by_type);
+    // Data packets kept off every line by fault injection: their messages, by type.
+    j["dropped_messages"] = counts.dropped.messages;
+    j["dropped_by_type"] = types_json(counts.dropped.by_type);
     if (replay_truncated) {
         j["replay_truncated"] = *replay_truncated;
         j["replay_malformed_records"] = counts.malformed_records;
@@ -62,7 +62,7 @@ nlohmann::ordered_json report::to_json() const {
     }
     if (rerequests) {
         md::nasdaq::rerequest_stats const& r = rerequests->stats;
-        request_store_counts const& store = rerequests->store;
+        rerequest_store_counts const& store = rerequests->store;
         j["rerequests"] = {
             {"port", rerequests->port},
             {"session", md::wire_text(rerequests->session)},
@@ -108,29 +108,29 @@ nlohmann::ordered_json report::to_json() const {
     return j;
 }
 
-void report::add(md::nasdaq::binary_file_reader const& reader, std::string name) {
+void moldudp64_report::add(md::nasdaq::binary_file_reader const& reader, std::string name) {
     replay_truncated = reader.truncated();
     replay_file = std::move(name);
 }
 
-void report::add(pcap_source const& source, std::string file, std::string error) {
+void moldudp64_report::add(pcap_source const& source, std::string file, std::string error) {
     pcap = capture{std::move(file), source.link_name(), source.counts(), std::move(error)};
 }
 
-void report::add(request_service const& service) {
+void moldudp64_report::add(rerequest_service const& service) {
     rerequests =
         requests{service.port(), service.session(), service.stats(), service.store_counts()};
 }
 
-void report::add(glimpse_service const& service) {
+void moldudp64_report::add(glimpse_service const& service) {
     glimpse = snapshots{service.port(), service.counts()};
 }
 
-std::string report::text() const {
+std::string moldudp64_report::text() const {
     return to_json().dump(-1, ' ', true, json::error_handler_t::replace);
 }
 
-std::string report::summary(std::string_view program) const {
+std::string moldudp64_report::summary(std::string_view program) const {
     std::string const p(program);
     std::string out;
     auto const n = [](std::uint64_t v) {
@@ -161,16 +161,16 @@ std::string report::summary(std::string_view program) const {
     return out;
 }
 
-std::vector<std::string> report::field_names(std::string_view object) {
+std::vector<std::string> moldudp64_report::field_names(std::string_view object) {
     // Every optional part present: the names come from to_json(), the one list.
-    report full;
+    moldudp64_report full;
     full.replay_truncated = false;
     full.pcap.emplace();
     full.rerequests.emplace();
     full.glimpse.emplace();
     json const j = full.to_json();
     if (!object.empty() && !j.contains(object)) {
-        throw std::out_of_range("report: no object \"" + std::string(object) + "\"");
+        throw std::out_of_range("moldudp64_report: no object \"" + std::string(object) + "\"");
     }
     json const& fields = object.empty() ? j : j[std::string(object)];
     std::vector<std::string> names;
@@ -180,4 +180,4 @@ std::vector<std::string> report::field_names(std::string_view object) {
     return names;
 }
 
-} // namespace signet::publisher
+} // namespace signet::publisher::nasdaq

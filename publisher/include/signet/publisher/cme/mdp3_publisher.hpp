@@ -30,9 +30,9 @@
 #include <signet/publisher/fault_injector.hpp>
 #include <signet/publisher/line_output.hpp>
 #include <signet/publisher/pacing_clock.hpp>
-#include <signet/publisher/publisher.hpp>
+#include <signet/publisher/run_result.hpp>
 
-namespace signet::publisher {
+namespace signet::publisher::cme {
 
 struct mdp3_publisher_options {
     double rate = 10'000;      ///< incremental packets per second; 0: as fast as possible
@@ -47,6 +47,7 @@ struct mdp3_publisher_options {
 
 struct mdp3_counts {
     std::uint64_t packets = 0;                  ///< incremental packets that left on a line
+    std::uint64_t messages = 0;                 ///< the SBE messages in those
     std::uint64_t dropped_packets = 0;          ///< kept off every line
     std::uint64_t dropped_one_line_packets = 0; ///< kept off one line of two
     std::uint64_t duplicated_packets = 0;
@@ -72,8 +73,9 @@ public:
     run_result run();
     void stop() noexcept { stop_.store(true, std::memory_order_relaxed); }
     [[nodiscard]] mdp3_counts const& counts() const noexcept { return counts_; }
-    /// The run as one line of JSON (md_feed's report): protocol, elapsed_s, every count above,
-    /// instruments.
+    /// The run as one line of JSON (md_feed's report): the fields every protocol's report
+    /// starts with (feed_report.hpp), then book_entries, trades, order_entries,
+    /// snapshot_packets, snapshot_loops, definition_packets, instruments.
     [[nodiscard]] std::string report_json(double elapsed_s) const;
 
 private:
@@ -95,7 +97,6 @@ private:
     time_point next_snapshot_{};
     time_point next_definition_{};
     std::size_t snapshot_instrument_ = 0;
-    std::uint32_t snapshot_part_ = 0; // 0: the 52; then the 53's chunks
     std::uint32_t loop_sequence_ = 0;
     std::size_t definition_instrument_ = 0;
     std::error_code send_error_;
@@ -104,4 +105,4 @@ private:
     std::atomic<bool> stop_{false};
 };
 
-} // namespace signet::publisher
+} // namespace signet::publisher::cme

@@ -1,12 +1,13 @@
-// report: the field list is the contract external tools read (scripts/md-verdict, the end to
-// end tests): names and order exactly as md_feed always wrote them, the optional parts only
-// with their sources, values from the counts, wire bytes as text, one line of ASCII.
+// moldudp64_report: the field list is the contract external tools read (scripts/md-verdict, the
+// end to end tests): the fields every protocol's report starts with, then MoldUDP64's own,
+// names and order fixed, the optional parts only with their sources, values from the counts,
+// wire bytes as text, one line of ASCII.
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include <signet/publisher/report.hpp>
+#include <signet/publisher/nasdaq/moldudp64_report.hpp>
 
 namespace {
 
@@ -22,21 +23,23 @@ std::vector<std::string> keys(json const& j) {
     return out;
 }
 
-std::vector<std::string> const top = {"elapsed_s",
-                                      "session",
+std::vector<std::string> const top = {"protocol",
+                                      "elapsed_s",
                                       "packets",
                                       "messages",
-                                      "messages_by_type",
                                       "dropped_packets",
-                                      "dropped_messages",
                                       "dropped_sequences",
-                                      "dropped_by_type",
                                       "dropped_one_line_packets",
                                       "duplicated_packets",
                                       "reordered_packets",
                                       "heartbeats",
                                       "end_of_session_packets",
-                                      "next_sequence"};
+                                      "side_packets",
+                                      "next_sequence",
+                                      "session",
+                                      "messages_by_type",
+                                      "dropped_messages",
+                                      "dropped_by_type"};
 std::vector<std::string> const replay = {"replay_truncated", "replay_malformed_records"};
 std::vector<std::string> const pcap = {"file",  "link_type", "frames",    "datagrams", "filtered",
                                        "other", "fragments", "truncated", "error"};
@@ -81,15 +84,15 @@ TEST(Report, FieldNamesAndOrderAreTheContract) {
     all.push_back("pcap");
     all.push_back("rerequests");
     all.push_back("glimpse");
-    EXPECT_EQ(pub::report::field_names(), all);
-    EXPECT_EQ(pub::report::field_names("pcap"), pcap);
-    EXPECT_EQ(pub::report::field_names("rerequests"), rerequests);
-    EXPECT_EQ(pub::report::field_names("glimpse"), glimpse);
-    EXPECT_THROW((void)pub::report::field_names("nothing"), std::out_of_range);
+    EXPECT_EQ(pub::nasdaq::moldudp64_report::field_names(), all);
+    EXPECT_EQ(pub::nasdaq::moldudp64_report::field_names("pcap"), pcap);
+    EXPECT_EQ(pub::nasdaq::moldudp64_report::field_names("rerequests"), rerequests);
+    EXPECT_EQ(pub::nasdaq::moldudp64_report::field_names("glimpse"), glimpse);
+    EXPECT_THROW((void)pub::nasdaq::moldudp64_report::field_names("nothing"), std::out_of_range);
 }
 
 TEST(Report, OptionalPartsOnlyWithTheirSources) {
-    pub::report r;
+    pub::nasdaq::moldudp64_report r;
     EXPECT_EQ(keys(r.to_json()), top);
     r.replay_truncated = true;
     std::vector<std::string> with_replay = top;
@@ -106,10 +109,10 @@ TEST(Report, OptionalPartsOnlyWithTheirSources) {
 }
 
 TEST(Report, ValuesComeFromTheCounts) {
-    pub::report r;
+    pub::nasdaq::moldudp64_report r;
     r.elapsed_s = 1.5;
     r.session = "SIGNET0001";
-    pub::publisher_counts& c = r.counts;
+    pub::nasdaq::moldudp64_counts& c = r.counts;
     c.sent = {.packets = 10, .messages = 80};
     c.sent.by_type['A'] = 70;
     c.sent.by_type['S'] = 9;
@@ -124,13 +127,13 @@ TEST(Report, ValuesComeFromTheCounts) {
     c.next_sequence = 97;
     c.malformed_records = 2;
     r.replay_truncated = false;
-    r.pcap =
-        pub::report::capture{"feed\xff.pcap", "EN10MB", {.frames = 12, .datagrams = 10}, "damaged"};
+    r.pcap = pub::nasdaq::moldudp64_report::capture{
+        "feed\xff.pcap", "EN10MB", {.frames = 12, .datagrams = 10}, "damaged"};
     md::nasdaq::rerequest_stats stats{};
     stats.requests = 7;
     stats.answered = 5;
     stats.rate_limited = 2;
-    r.rerequests = pub::report::requests{
+    r.rerequests = pub::nasdaq::moldudp64_report::requests{
         31002, "SIGNET0001", stats, {.stored = 96, .evicted = 1, .restarts = 0, .send_errors = 0}};
     json const j = r.to_json();
     EXPECT_EQ(j["elapsed_s"], 1.5);
@@ -166,11 +169,12 @@ TEST(Report, ValuesComeFromTheCounts) {
     EXPECT_NE(text.find(R"("messages_by_type":{"A":70,"S":9,"\u0080":1})"), std::string::npos)
         << text;
     EXPECT_NE(text.find(R"("file":"feed\u00ff.pcap")"), std::string::npos) << text;
-    EXPECT_EQ(text.rfind(R"({"elapsed_s":1.5,"session":"SIGNET0001","packets":10,)", 0), 0U);
+    EXPECT_EQ(text.rfind(R"({"protocol":"moldudp64","elapsed_s":1.5,"packets":10,)", 0), 0U)
+        << text;
 }
 
 TEST(Report, SummaryLinesForStderr) {
-    pub::report r;
+    pub::nasdaq::moldudp64_report r;
     r.counts.sent = {.packets = 10, .messages = 80};
     r.counts.dropped = {.packets = 2, .messages = 16};
     r.counts.duplicated_packets = 4;
@@ -186,7 +190,7 @@ TEST(Report, SummaryLinesForStderr) {
     stats.answered = 5;
     stats.messages_resent = 40;
     stats.packets_resent = 6;
-    r.rerequests = pub::report::requests{1, "S", stats, {}};
+    r.rerequests = pub::nasdaq::moldudp64_report::requests{1, "S", stats, {}};
     std::string const text = r.summary("md_feed");
     EXPECT_EQ(text.find("md_feed: day.itch: record 7 has length 0 (not a message): skipped"), 0U)
         << text;

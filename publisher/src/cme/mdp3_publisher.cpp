@@ -1,11 +1,13 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include <signet/publisher/mdp3_publisher.hpp>
+#include <signet/md/cme/mdp3.hpp>
+#include <signet/publisher/cme/mdp3_publisher.hpp>
+#include <signet/publisher/feed_report.hpp>
 
 #include <nlohmann/json.hpp>
 
-namespace signet::publisher {
+namespace signet::publisher::cme {
 
 mdp3_publisher::mdp3_publisher(mdp3_publisher_options options,
                                signet::publisher::cme::mdp3_generator& generator,
@@ -51,25 +53,31 @@ bool mdp3_publisher::send(line_output& out, std::size_t line, std::span<std::byt
 bool mdp3_publisher::service_loops(time_point now) {
     std::size_t const instruments = generator_.instruments();
     while (now >= next_snapshot_) {
-        // The loop's MsgSeqNum: 1 for its first packet.
-        if (snapshot_instrument_ == 0 && snapshot_part_ == 0) {
-            loop_sequence_ = 0;
+        // One instrument per tick: its SnapshotFullRefresh52, then every chunk of its
+        // SnapshotFullRefreshOrderBook53 back to back — built at one instant, so that they
+        // describe one book (one LastMsgSeqNumProcessed, NoChunks that hold).
+        if (snapshot_instrument_ == 0) {
+            loop_sequence_ = 0; // the loop's MsgSeqNum: 1 for its first packet
         }
-        std::size_t const n =
-            snapshot_part_ == 0
-                ? generator_.snapshot(loop_buffer_, snapshot_instrument_, ++loop_sequence_)
-                : generator_.order_snapshot(loop_buffer_, snapshot_instrument_, snapshot_part_,
-                                            ++loop_sequence_);
-        if (!send(snapshots_, 0, std::span(loop_buffer_).first(n))) {
-            return false;
-        }
-        ++counts_.snapshot_packets;
-        if (++snapshot_part_ > generator_.order_chunks(snapshot_instrument_)) {
-            snapshot_part_ = 0;
-            if (++snapshot_instrument_ == instruments) {
-                snapshot_instrument_ = 0;
-                ++counts_.snapshot_loops;
+        std::uint32_t const chunks = generator_.order_chunks(snapshot_instrument_);
+        for (std::uint32_t part = 0; part <= chunks; ++part) {
+            std::size_t const n =
+                part == 0
+                    ? generator_.snapshot(loop_buffer_, snapshot_instrument_, loop_sequence_ + 1)
+                    : generator_.order_snapshot(loop_buffer_, snapshot_instrument_, part,
+                                                loop_sequence_ + 1);
+            if (n == 0) {
+                continue; // nothing to say: no datagram, and no MsgSeqNum used up
             }
+            ++loop_sequence_;
+            if (!send(snapshots_, 0, std::span(loop_buffer_).first(n))) {
+                return false;
+            }
+            ++counts_.snapshot_packets;
+        }
+        if (++snapshot_instrument_ == instruments) {
+            snapshot_instrument_ = 0;
+            ++counts_.snapshot_loops;
         }
         next_snapshot_ += options_.snapshot_interval;
     }
@@ -136,6 +144,11 @@ run_result mdp3_publisher::run() {
         }
         ++sent;
         counts_.packets += outcome.dropped ? 0 : 1;
+        counts_.messages += outcome.dropped
+                                ? 0
+                                : md::cme::for_each_message(std::span(buffer_).first(n),
+                                                            [](md::cme::message const&) {})
+                                      .messages;
         counts_.dropped_packets += outcome.dropped ? 1 : 0;
         counts_.dropped_one_line_packets += outcome.dropped_one_line ? 1 : 0;
         counts_.duplicated_packets += outcome.duplicated ? 1 : 0;
@@ -165,23 +178,30 @@ run_result mdp3_publisher::run() {
 
 std::string mdp3_publisher::report_json(double elapsed_s) const {
     mdp3_counts const& c = counts_;
-    nlohmann::ordered_json j;
-    j["protocol"] = "mdp3";
-    j["elapsed_s"] = elapsed_s;
-    j["packets"] = c.packets;
-    j["dropped_packets"] = c.dropped_packets;
-    j["dropped_one_line_packets"] = c.dropped_one_line_packets;
-    j["duplicated_packets"] = c.duplicated_packets;
-    j["reordered_packets"] = c.reordered_packets;
+    // The fields every protocol's report starts with (feed_report.hpp): MDP 3.0 numbers
+    // packets, so the sequence numbers the drops took away are the dropped packets; the snapshot
+    // loop and the definitions are the other lines' packets.
+    nlohmann::ordered_json j =
+        feed_report_json("mdp3", elapsed_s,
+                         {.packets = c.packets,
+                          .messages = c.messages,
+                          .dropped_packets = c.dropped_packets,
+                          .dropped_sequences = c.dropped_packets,
+                          .dropped_one_line_packets = c.dropped_one_line_packets,
+                          .duplicated_packets = c.duplicated_packets,
+                          .reordered_packets = c.reordered_packets,
+                          .heartbeats = 0,
+                          .end_of_session_packets = 0,
+                          .side_packets = c.snapshot_packets + c.definition_packets,
+                          .next_sequence = c.next_sequence});
     j["book_entries"] = c.book_entries;
     j["trades"] = c.trades;
     j["order_entries"] = c.order_entries;
     j["snapshot_packets"] = c.snapshot_packets;
     j["snapshot_loops"] = c.snapshot_loops;
     j["definition_packets"] = c.definition_packets;
-    j["next_sequence"] = c.next_sequence;
     j["instruments"] = generator_.instruments();
     return j.dump();
 }
 
-} // namespace signet::publisher
+} // namespace signet::publisher::cme

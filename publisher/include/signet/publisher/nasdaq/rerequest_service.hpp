@@ -54,7 +54,7 @@
 #include <signet/net/udp_sender.hpp>
 #include <signet/publisher/detail/record_ring.hpp>
 
-namespace signet::publisher {
+namespace signet::publisher::nasdaq {
 
 /// A store's bounds: messages, and ring bytes (md::message_store).
 struct store_size {
@@ -67,7 +67,7 @@ struct store_size {
 /// std::system_error if it cannot be read.
 [[nodiscard]] store_size store_for_file(std::string const& path);
 
-struct request_service_options {
+struct rerequest_service_options {
     int family = AF_INET;   ///< AF_INET or AF_INET6
     std::uint16_t port = 0; ///< 0: any free port (port() tells which)
     store_size store = store_for_messages(1'000'000);
@@ -80,7 +80,7 @@ struct request_service_options {
     std::size_t handoff_bytes = 0;
 };
 
-struct request_store_counts {
+struct rerequest_store_counts {
     std::uint64_t stored = 0;      ///< messages appended
     std::uint64_t evicted = 0;     ///< messages the store's bounds (or a restart) pushed out
     std::uint64_t restarts = 0;    ///< the recorded stream jumped ahead: the store started anew
@@ -89,15 +89,15 @@ struct request_store_counts {
         0; ///< recorded bytes overwritten before the service read them
 };
 
-class request_service {
+class rerequest_service {
 public:
     /// Binds the socket and starts the service thread. Throws std::system_error (bind: the
     /// port and why), std::invalid_argument (bad options), std::bad_alloc (store too large).
-    explicit request_service(request_service_options const& options);
+    explicit rerequest_service(rerequest_service_options const& options);
     /// Stops the thread.
-    ~request_service();
-    request_service(request_service const&) = delete;
-    request_service& operator=(request_service const&) = delete;
+    ~rerequest_service();
+    rerequest_service(rerequest_service const&) = delete;
+    rerequest_service& operator=(rerequest_service const&) = delete;
 
     [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
 
@@ -117,7 +117,7 @@ public:
 
     /// Any thread: the counters as of the service thread's last round (final after stop()).
     [[nodiscard]] md::nasdaq::rerequest_stats stats() const;
-    [[nodiscard]] request_store_counts store_counts() const;
+    [[nodiscard]] rerequest_store_counts store_counts() const;
     /// The session served (space padded), empty while still unknown.
     [[nodiscard]] std::string session() const;
     /// Any thread: "port P (any IPv4 address), session S, store of M messages / B bytes"
@@ -127,7 +127,7 @@ public:
 private:
     struct snapshot {
         md::nasdaq::rerequest_stats stats{};
-        request_store_counts store{};
+        rerequest_store_counts store{};
         md::nasdaq::moldudp64_session_id session{};
         bool session_known = false;
     };
@@ -146,7 +146,7 @@ private:
     std::unique_ptr<std::byte[]> record_buffer_; // record_ring::max_record_size bytes
     md::message_store store_;
     md::nasdaq::rerequest_server server_;
-    request_store_counts counts_{};
+    rerequest_store_counts counts_{};
     bool session_known_ = false;
     // The service thread writes it after each round; readers copy it out.
     mutable std::mutex snapshot_mutex_;
@@ -155,4 +155,4 @@ private:
     std::thread thread_; // last: starts once everything above is built
 };
 
-} // namespace signet::publisher
+} // namespace signet::publisher::nasdaq

@@ -24,8 +24,8 @@
 #include <signet/net/udp_sender.hpp>
 #include <signet/net/udp_socket.hpp>
 #include <signet/publisher/nasdaq/itch_generator.hpp>
-#include <signet/publisher/publisher.hpp>
-#include <signet/publisher/request_service.hpp>
+#include <signet/publisher/nasdaq/moldudp64_publisher.hpp>
+#include <signet/publisher/nasdaq/rerequest_service.hpp>
 
 #include "publisher/publisher_test_support.hpp"
 
@@ -79,7 +79,7 @@ private:
 };
 
 /// Waits (10 s at most) until the service has taken in `requests` requests.
-void wait_for_requests(pub::request_service const& service, std::uint64_t requests) {
+void wait_for_requests(pub::nasdaq::rerequest_service const& service, std::uint64_t requests) {
     auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (service.stats().requests < requests && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -87,9 +87,9 @@ void wait_for_requests(pub::request_service const& service, std::uint64_t reques
     ASSERT_EQ(service.stats().requests, requests);
 }
 
-pub::request_service_options options(std::string session = "SIGNET0001") {
+pub::nasdaq::rerequest_service_options options(std::string session = "SIGNET0001") {
     return {.family = AF_INET,
-            .store = pub::store_for_messages(100'000),
+            .store = pub::nasdaq::store_for_messages(100'000),
             .session = std::move(session),
             .max_messages_per_answer = 1000,
             .requests_per_second = 1e6};
@@ -109,19 +109,19 @@ std::map<std::uint64_t, bytes> messages_of(std::vector<bytes> const& datagrams) 
 
 /// Runs the generator through a publisher into `service` (every 4th packet dropped); returns
 /// every packet built, in order.
-std::vector<bytes> publish(pub::request_service& service, std::uint64_t messages,
+std::vector<bytes> publish(pub::nasdaq::rerequest_service& service, std::uint64_t messages,
                            std::vector<bytes>* dropped = nullptr) {
     fake_clock clock;
     recording_lines out(clock, 1);
     std::vector<bytes> built;
-    pub::publisher p({.rate = 0,
-                      .faults = {.drop_every = 4},
-                      .on_packet =
-                          [&](std::span<std::byte const> d) {
-                              service.record(d);
-                              built.emplace_back(d.begin(), d.end());
-                          }},
-                     out, clock);
+    pub::nasdaq::moldudp64_publisher p({.rate = 0,
+                                        .faults = {.drop_every = 4},
+                                        .on_packet =
+                                            [&](std::span<std::byte const> d) {
+                                                service.record(d);
+                                                built.emplace_back(d.begin(), d.end());
+                                            }},
+                                       out, clock);
     signet::publisher::nasdaq::itch_generator generator({.symbols = 4, .messages = messages});
     EXPECT_TRUE(p.run(generator).ok());
     if (dropped != nullptr) {
@@ -133,7 +133,7 @@ std::vector<bytes> publish(pub::request_service& service, std::uint64_t messages
 }
 
 TEST(RequestService, AnswersDroppedPacketsFromTheStore) {
-    pub::request_service service(options());
+    pub::nasdaq::rerequest_service service(options());
     ASSERT_NE(service.port(), 0);
     std::vector<bytes> dropped;
     std::vector<bytes> const built = publish(service, 1000, &dropped);
@@ -149,7 +149,7 @@ TEST(RequestService, AnswersDroppedPacketsFromTheStore) {
     EXPECT_EQ(r.requests, dropped.size());
     EXPECT_EQ(r.answered, dropped.size());
     EXPECT_EQ(r.packets_resent, dropped.size());
-    pub::request_store_counts const store = service.store_counts();
+    pub::nasdaq::rerequest_store_counts const store = service.store_counts();
     EXPECT_EQ(store.stored, messages_of(built).size()) << "every message, dropped ones included";
     EXPECT_EQ(store.restarts, 0U);
     EXPECT_EQ(store.evicted, 0U);
@@ -159,10 +159,10 @@ TEST(RequestService, AnswersDroppedPacketsFromTheStore) {
 }
 
 TEST(RequestService, IgnoredRequestsAreCountedByReason) {
-    pub::request_service_options o = options();
-    o.store = pub::store_for_messages(100); // the oldest messages are evicted
-    o.max_messages_per_answer = 20;         // one packet
-    pub::request_service service(o);
+    pub::nasdaq::rerequest_service_options o = options();
+    o.store = pub::nasdaq::store_for_messages(100); // the oldest messages are evicted
+    o.max_messages_per_answer = 20;                 // one packet
+    pub::nasdaq::rerequest_service service(o);
     std::vector<bytes> const built = publish(service, 1000);
     std::uint64_t const next =
         md::nasdaq::moldudp64_sequence(view(built.back())) + mold_count(built.back());
@@ -194,9 +194,9 @@ TEST(RequestService, IgnoredRequestsAreCountedByReason) {
 }
 
 TEST(RequestService, EachClientHasItsOwnBudget) {
-    pub::request_service_options o = options();
+    pub::nasdaq::rerequest_service_options o = options();
     o.requests_per_second = 0.001; // a burst of one, then one per 1000 s
-    pub::request_service service(o);
+    pub::nasdaq::rerequest_service service(o);
     publish(service, 100);
     client first(service.port());
     client second(service.port());
@@ -214,7 +214,7 @@ TEST(RequestService, EachClientHasItsOwnBudget) {
 }
 
 TEST(RequestService, AnAnswerIncludesEverythingRecordedBeforeTheRequest) {
-    pub::request_service service(options());
+    pub::nasdaq::rerequest_service service(options());
     client c(service.port());
     for (std::uint64_t sequence = 1; sequence <= 50; ++sequence) {
         service.record(view(md::test::mold_packet("SIGNET0001", sequence,
@@ -230,7 +230,7 @@ TEST(RequestService, AnAnswerIncludesEverythingRecordedBeforeTheRequest) {
 }
 
 TEST(RequestService, ServesTheFirstRecordedSessionWhenNoneIsGiven) {
-    pub::request_service service(options(""));
+    pub::nasdaq::rerequest_service service(options(""));
     EXPECT_EQ(service.session(), "");
     EXPECT_NE(service.describe().find("session of the first data packet"), std::string::npos)
         << service.describe();
@@ -256,7 +256,7 @@ TEST(RequestService, ServesTheFirstRecordedSessionWhenNoneIsGiven) {
 }
 
 TEST(RequestService, AJumpAheadStartsTheStoreAnew) {
-    pub::request_service service(options());
+    pub::nasdaq::rerequest_service service(options());
     service.record(view(md::test::mold_packet("SIGNET0001", 1, {md::test::add(1, 1, 'B', 1, 1)})));
     service.record(view(md::test::mold_packet("SIGNET0001", 5, {md::test::add(1, 5, 'B', 1, 1)})));
     service.stop();
@@ -266,7 +266,7 @@ TEST(RequestService, AJumpAheadStartsTheStoreAnew) {
 }
 
 TEST(RequestService, StoreSizes) {
-    pub::store_size const n = pub::store_for_messages(10);
+    pub::nasdaq::store_size const n = pub::nasdaq::store_for_messages(10);
     EXPECT_EQ(n.messages, 10U);
     EXPECT_EQ(n.bytes, 10U * 50 + 65535);
     scratch_dir dir("request_service_test");
@@ -281,19 +281,20 @@ TEST(RequestService, StoreSizes) {
                        static_cast<std::streamsize>(m.size()));
         }
     }
-    pub::store_size const whole = pub::store_for_file((dir / "day.itch").string());
+    pub::nasdaq::store_size const whole = pub::nasdaq::store_for_file((dir / "day.itch").string());
     EXPECT_EQ(whole.messages, 2U);
     EXPECT_EQ(whole.bytes, 36U + 19);
-    EXPECT_THROW((void)pub::store_for_file((dir / "missing.itch").string()), std::system_error);
+    EXPECT_THROW((void)pub::nasdaq::store_for_file((dir / "missing.itch").string()),
+                 std::system_error);
 }
 
 TEST(RequestService, ATakenPortIsAClearError) {
     net::udp_socket const taken(
         {.bind = net::udp_endpoint::parse("0.0.0.0:0"), .timestamps = net::timestamping::off});
-    pub::request_service_options o = options();
+    pub::nasdaq::rerequest_service_options o = options();
     o.port = taken.local_endpoint().port();
     try {
-        pub::request_service const service(o);
+        pub::nasdaq::rerequest_service const service(o);
         FAIL() << "bound a port that is taken";
     } catch (std::system_error const& e) {
         EXPECT_NE(std::string(e.what()).find("cannot bind UDP port " + std::to_string(o.port)),
@@ -303,7 +304,7 @@ TEST(RequestService, ATakenPortIsAClearError) {
 }
 
 TEST(RequestService, LingerEndsWhenTheFlagIsSetAndStops) {
-    pub::request_service service(options());
+    pub::nasdaq::rerequest_service service(options());
     std::atomic<bool> interrupted{true};
     service.linger(std::chrono::hours(1), &interrupted); // returns at once: the flag is set
     client c(service.port());
@@ -311,7 +312,7 @@ TEST(RequestService, LingerEndsWhenTheFlagIsSetAndStops) {
     c.request("SIGNET0001", 1, 1);
     EXPECT_EQ(service.stats().requests, 0U) << "stopped: nothing is answered";
     service.stop(); // idempotent
-    pub::request_service other(options());
+    pub::nasdaq::rerequest_service other(options());
     other.linger(std::chrono::nanoseconds(0));
     EXPECT_EQ(other.stats().requests, 0U);
 }

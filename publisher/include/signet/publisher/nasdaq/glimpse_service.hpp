@@ -45,7 +45,7 @@
 #include <signet/net/unique_fd.hpp>
 #include <signet/publisher/detail/record_ring.hpp>
 
-namespace signet::publisher {
+namespace signet::publisher::nasdaq {
 
 struct glimpse_service_options {
     int family = AF_INET;   ///< AF_INET or AF_INET6 (any address of it)
@@ -119,4 +119,4 @@ private:
     std::thread thread_;
 };
 
-} // namespace signet::publisher
+} // namespace signet::publisher::nasdaq

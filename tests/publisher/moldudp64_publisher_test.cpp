@@ -21,7 +21,7 @@
 #include <signet/md/nasdaq/moldudp64.hpp>
 #include <signet/net/udp_socket.hpp>
 #include <signet/publisher/nasdaq/itch_generator.hpp>
-#include <signet/publisher/publisher.hpp>
+#include <signet/publisher/nasdaq/moldudp64_publisher.hpp>
 #include <signet/publisher/udp_lines.hpp>
 
 #include "publisher/publisher_test_support.hpp"
@@ -92,7 +92,7 @@ TEST(Publisher, NoLineIsSilentLongerThanTheHeartbeat) {
     for (std::size_t lines : {1U, 2U}) {
         fake_clock clock;
         recording_lines out(clock, lines);
-        pub::publisher p(
+        pub::nasdaq::moldudp64_publisher p(
             {.rate = 10, .heartbeat = milliseconds(30), .duration = milliseconds(2000)}, out,
             clock);
         signet::publisher::nasdaq::itch_generator generator({.symbols = 2});
@@ -120,11 +120,12 @@ TEST(Publisher, DroppedAndHeldPacketsDoNotSilenceALine) {
     for (pub::fault_line const drop : {pub::fault_line::a, pub::fault_line::both}) {
         fake_clock clock;
         recording_lines out(clock, 2);
-        pub::publisher p({.rate = 10,
-                          .heartbeat = milliseconds(30),
-                          .duration = milliseconds(3000),
-                          .faults = {.drop_every = 2, .drop_line = drop, .reorder_every = 3}},
-                         out, clock);
+        pub::nasdaq::moldudp64_publisher p(
+            {.rate = 10,
+             .heartbeat = milliseconds(30),
+             .duration = milliseconds(3000),
+             .faults = {.drop_every = 2, .drop_line = drop, .reorder_every = 3}},
+            out, clock);
         signet::publisher::nasdaq::itch_generator generator({.symbols = 2});
         ASSERT_TRUE(p.run(generator).ok());
         EXPECT_GT(p.counts().reordered_packets, 0U);
@@ -138,8 +139,8 @@ TEST(Publisher, DroppedAndHeldPacketsDoNotSilenceALine) {
 TEST(Publisher, AMessageBuiltAsTheHeartbeatFallsDueLeavesWithinTheInterval) {
     fake_clock clock;
     recording_lines out(clock, 1);
-    pub::publisher p({.rate = 10, .heartbeat = milliseconds(30), .duration = milliseconds(250)},
-                     out, clock);
+    pub::nasdaq::moldudp64_publisher p(
+        {.rate = 10, .heartbeat = milliseconds(30), .duration = milliseconds(250)}, out, clock);
     signet::publisher::nasdaq::itch_generator generator({.symbols = 1});
     ASSERT_TRUE(p.run(generator).ok());
     // 0 ms: message 1 built; 30: its packet; 60, 90: heartbeats; 100: message 2 built;
@@ -166,7 +167,8 @@ TEST(Publisher, AMessageBuiltAsTheHeartbeatFallsDueLeavesWithinTheInterval) {
 TEST(Publisher, PacesMessagesToTheRateInFullBatches) {
     fake_clock clock;
     recording_lines out(clock, 1);
-    pub::publisher p({.rate = 1000, .heartbeat = milliseconds(1000), .batch = 8}, out, clock);
+    pub::nasdaq::moldudp64_publisher p({.rate = 1000, .heartbeat = milliseconds(1000), .batch = 8},
+                                       out, clock);
     std::string const file = binary_file(adds(400));
     md::nasdaq::binary_file_reader reader(std::as_bytes(std::span(file)));
     ASSERT_TRUE(p.run(reader).ok());
@@ -191,7 +193,8 @@ TEST(Publisher, PacesMessagesToTheRateInFullBatches) {
 TEST(Publisher, AsFastAsPossibleNeverWaits) {
     fake_clock clock;
     recording_lines out(clock, 1);
-    pub::publisher p({.rate = 0, .batch = 16, .end_of_session_packets = 1}, out, clock);
+    pub::nasdaq::moldudp64_publisher p({.rate = 0, .batch = 16, .end_of_session_packets = 1}, out,
+                                       clock);
     signet::publisher::nasdaq::itch_generator generator({.symbols = 4, .messages = 1000});
     ASSERT_TRUE(p.run(generator).ok());
     EXPECT_EQ(clock.sleeps(), 0U);
@@ -202,7 +205,8 @@ TEST(Publisher, AsFastAsPossibleNeverWaits) {
 TEST(Publisher, EndsTheSessionWithSpacedEndOfSessionPackets) {
     fake_clock clock;
     recording_lines out(clock, 2);
-    pub::publisher p({.rate = 0, .end_of_session_spacing = milliseconds(5)}, out, clock);
+    pub::nasdaq::moldudp64_publisher p({.rate = 0, .end_of_session_spacing = milliseconds(5)}, out,
+                                       clock);
     signet::publisher::nasdaq::itch_generator generator({.symbols = 2, .messages = 20});
     ASSERT_TRUE(p.run(generator).ok());
     std::vector<sent_datagram> ends;
@@ -224,8 +228,8 @@ TEST(Publisher, EndsTheSessionWithSpacedEndOfSessionPackets) {
 TEST(Publisher, TheDurationClosesTheGeneratorWithItsClosingEvents) {
     fake_clock clock;
     recording_lines out(clock, 1);
-    pub::publisher p({.rate = 100, .heartbeat = milliseconds(50), .duration = milliseconds(1000)},
-                     out, clock);
+    pub::nasdaq::moldudp64_publisher p(
+        {.rate = 100, .heartbeat = milliseconds(50), .duration = milliseconds(1000)}, out, clock);
     signet::publisher::nasdaq::itch_generator generator({.symbols = 2});
     ASSERT_TRUE(p.run(generator).ok());
     // 100 messages in the second (0 to 990 ms), then the three closing system events.
@@ -270,18 +274,18 @@ TEST(Publisher, FaultInjectionPerLineIsExactAndCounted) {
         fake_clock clock;
         recording_lines out(clock, 2);
         std::size_t hooked = 0;
-        pub::publisher p({.rate = 0,
-                          .batch = 1,
-                          .faults = {.drop_every = 4,
-                                     .drop_line = c.drop_line,
-                                     .duplicate_every = 3,
-                                     .reorder_every = 5},
-                          .end_of_session_packets = 0,
-                          .on_packet =
-                              [&](std::span<std::byte const>) {
-                                  ++hooked;
-                              }},
-                         out, clock);
+        pub::nasdaq::moldudp64_publisher p({.rate = 0,
+                                            .batch = 1,
+                                            .faults = {.drop_every = 4,
+                                                       .drop_line = c.drop_line,
+                                                       .duplicate_every = 3,
+                                                       .reorder_every = 5},
+                                            .end_of_session_packets = 0,
+                                            .on_packet =
+                                                [&](std::span<std::byte const>) {
+                                                    ++hooked;
+                                                }},
+                                           out, clock);
         std::string const file = binary_file(adds(12));
         md::nasdaq::binary_file_reader reader(std::as_bytes(std::span(file)));
         ASSERT_TRUE(p.run(reader).ok());
@@ -289,7 +293,7 @@ TEST(Publisher, FaultInjectionPerLineIsExactAndCounted) {
         EXPECT_EQ(sequences(out.on(0)), c.line_a) << label;
         EXPECT_EQ(sequences(out.on(1)), c.line_b) << label;
         EXPECT_EQ(hooked, 12U) << "every built packet, dropped ones too";
-        pub::publisher_counts const& n = p.counts();
+        pub::nasdaq::moldudp64_counts const& n = p.counts();
         bool const both = c.drop_line == pub::fault_line::both;
         EXPECT_EQ(n.sent.packets, both ? 9U : 12U) << label;
         EXPECT_EQ(n.sent.messages, both ? 9U : 12U) << label;
@@ -308,15 +312,15 @@ TEST(Publisher, DroppedPacketsOnTheOnlyLineAreCountedAsDropped) {
     fake_clock clock;
     recording_lines out(clock, 1);
     std::vector<bytes> hooked;
-    pub::publisher p({.rate = 0,
-                      .batch = 2,
-                      .faults = {.drop_every = 3},
-                      .end_of_session_packets = 0,
-                      .on_packet =
-                          [&](std::span<std::byte const> d) {
-                              hooked.emplace_back(d.begin(), d.end());
-                          }},
-                     out, clock);
+    pub::nasdaq::moldudp64_publisher p({.rate = 0,
+                                        .batch = 2,
+                                        .faults = {.drop_every = 3},
+                                        .end_of_session_packets = 0,
+                                        .on_packet =
+                                            [&](std::span<std::byte const> d) {
+                                                hooked.emplace_back(d.begin(), d.end());
+                                            }},
+                                       out, clock);
     std::string const file = binary_file(adds(20));
     md::nasdaq::binary_file_reader reader(std::as_bytes(std::span(file)));
     ASSERT_TRUE(p.run(reader).ok());
@@ -339,7 +343,7 @@ TEST(Publisher, DroppedPacketsOnTheOnlyLineAreCountedAsDropped) {
 TEST(Publisher, ZeroLengthRecordsAreSkippedAndCounted) {
     fake_clock clock;
     recording_lines out(clock, 1);
-    pub::publisher p({.rate = 0}, out, clock);
+    pub::nasdaq::moldudp64_publisher p({.rate = 0}, out, clock);
     std::vector<bytes> messages = adds(3);
     messages.insert(messages.begin() + 1, bytes{});
     messages.push_back(bytes{});
@@ -355,7 +359,7 @@ TEST(Publisher, ZeroLengthRecordsAreSkippedAndCounted) {
 TEST(Publisher, AMessageTooLongForAPacketEndsTheRunWithAnError) {
     fake_clock clock;
     recording_lines out(clock, 1);
-    pub::publisher p({.rate = 0}, out, clock);
+    pub::nasdaq::moldudp64_publisher p({.rate = 0}, out, clock);
     std::string const file = binary_file({adds(1)[0], bytes(2000, std::byte{'A'})});
     md::nasdaq::binary_file_reader reader(std::as_bytes(std::span(file)));
     pub::run_result const result = p.run(reader);
@@ -370,7 +374,7 @@ TEST(Publisher, ASendErrorEndsTheRunNamingTheLine) {
     fake_clock clock;
     recording_lines out(clock, 2);
     out.fail_at(4); // the second packet's line B
-    pub::publisher p({.rate = 0, .batch = 1}, out, clock);
+    pub::nasdaq::moldudp64_publisher p({.rate = 0, .batch = 1}, out, clock);
     signet::publisher::nasdaq::itch_generator generator({.symbols = 2, .messages = 10});
     pub::run_result const result = p.run(generator);
     EXPECT_FALSE(result.ok());
@@ -381,12 +385,14 @@ TEST(Publisher, ASendErrorEndsTheRunNamingTheLine) {
 TEST(Publisher, RejectsBadOptions) {
     fake_clock clock;
     recording_lines out(clock, 1);
-    EXPECT_THROW(pub::publisher({.batch = 0}, out, clock), std::invalid_argument);
-    EXPECT_THROW(pub::publisher({.heartbeat = nanoseconds(0)}, out, clock), std::invalid_argument);
-    EXPECT_THROW(pub::publisher({.rate = -1}, out, clock), std::invalid_argument);
-    EXPECT_THROW(pub::publisher({.max_payload = 10}, out, clock), std::invalid_argument);
+    EXPECT_THROW(pub::nasdaq::moldudp64_publisher({.batch = 0}, out, clock), std::invalid_argument);
+    EXPECT_THROW(pub::nasdaq::moldudp64_publisher({.heartbeat = nanoseconds(0)}, out, clock),
+                 std::invalid_argument);
+    EXPECT_THROW(pub::nasdaq::moldudp64_publisher({.rate = -1}, out, clock), std::invalid_argument);
+    EXPECT_THROW(pub::nasdaq::moldudp64_publisher({.max_payload = 10}, out, clock),
+                 std::invalid_argument);
     recording_lines three(clock, 3);
-    EXPECT_THROW(pub::publisher({}, three, clock), std::invalid_argument);
+    EXPECT_THROW(pub::nasdaq::moldudp64_publisher({}, three, clock), std::invalid_argument);
     EXPECT_EQ(pub::parse_fault_line("a"), pub::fault_line::a);
     EXPECT_EQ(pub::parse_fault_line("both"), pub::fault_line::both);
     EXPECT_FALSE(pub::parse_fault_line("c").has_value());
@@ -418,13 +424,14 @@ TEST(Publisher, StopFromAnotherThreadClosesTheSession) {
     fake_clock clock; // only the publisher's thread uses it
     recording_lines out(clock, 1);
     std::atomic<std::uint64_t> packets{0};
-    pub::publisher p({.rate = 0,
-                      .on_packet =
-                          [&](std::span<std::byte const>) {
-                              // relaxed: a progress count; the stopper only waits for it.
-                              packets.fetch_add(1, std::memory_order_relaxed);
-                          }},
-                     out, clock);
+    pub::nasdaq::moldudp64_publisher p({.rate = 0,
+                                        .on_packet =
+                                            [&](std::span<std::byte const>) {
+                                                // relaxed: a progress count; the stopper only waits
+                                                // for it.
+                                                packets.fetch_add(1, std::memory_order_relaxed);
+                                            }},
+                                       out, clock);
     signet::publisher::nasdaq::itch_generator generator(
         {.symbols = 2}); // no message limit: only stop() ends it
     std::thread stopper([&] {
@@ -446,7 +453,7 @@ TEST(Publisher, AStopFlagSetBeforeTheRunSendsOnlyTheOpeningAndClosing) {
     fake_clock clock;
     recording_lines out(clock, 1);
     std::atomic<bool> flag{true};
-    pub::publisher p({.rate = 0, .stop_flag = &flag}, out, clock);
+    pub::nasdaq::moldudp64_publisher p({.rate = 0, .stop_flag = &flag}, out, clock);
     signet::publisher::nasdaq::itch_generator generator({.symbols = 2});
     ASSERT_TRUE(p.run(generator).ok());
     // The opening events and the directory are still due before the closing ones.
@@ -480,13 +487,13 @@ TEST(Publisher, SendsBothLinesOverUdp) {
         {.bind = udp_endpoint::parse("127.0.0.1:0"), .timestamps = signet::net::timestamping::off});
     pub::udp_lines lines({a.local_endpoint(), b.local_endpoint()}, {});
     std::vector<bytes> built;
-    pub::publisher p({.rate = 0,
-                      .end_of_session_packets = 1,
-                      .on_packet =
-                          [&](std::span<std::byte const> d) {
-                              built.emplace_back(d.begin(), d.end());
-                          }},
-                     lines);
+    pub::nasdaq::moldudp64_publisher p({.rate = 0,
+                                        .end_of_session_packets = 1,
+                                        .on_packet =
+                                            [&](std::span<std::byte const> d) {
+                                                built.emplace_back(d.begin(), d.end());
+                                            }},
+                                       lines);
     signet::publisher::nasdaq::itch_generator generator({.symbols = 2, .messages = 50});
     ASSERT_TRUE(p.run(generator).ok());
     std::vector<bytes> want = built;

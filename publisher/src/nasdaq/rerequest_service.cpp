@@ -15,10 +15,10 @@
 #include <signet/md/nasdaq/binary_file_reader.hpp>
 #include <signet/md/nasdaq/itch50.hpp>
 #include <signet/net/udp_endpoint.hpp>
+#include <signet/publisher/nasdaq/rerequest_service.hpp>
 #include <signet/publisher/pacing_clock.hpp>
-#include <signet/publisher/request_service.hpp>
 
-namespace signet::publisher {
+namespace signet::publisher::nasdaq {
 
 namespace {
 
@@ -52,7 +52,7 @@ std::uint64_t requester_key(sockaddr_storage const& from) noexcept {
 
 net::udp_sender bind_any(int family, std::uint16_t port) {
     if (family != AF_INET && family != AF_INET6) {
-        throw std::invalid_argument("request_service: family must be AF_INET or AF_INET6");
+        throw std::invalid_argument("rerequest_service: family must be AF_INET or AF_INET6");
     }
     std::optional<net::udp_endpoint> const any =
         net::udp_endpoint::try_parse_address(family == AF_INET6 ? "::" : "0.0.0.0", port);
@@ -66,7 +66,7 @@ net::udp_sender bind_any(int family, std::uint16_t port) {
     return socket;
 }
 
-std::size_t handoff_size(request_service_options const& o) {
+std::size_t handoff_size(rerequest_service_options const& o) {
     if (o.handoff_bytes != 0) {
         return o.handoff_bytes;
     }
@@ -95,7 +95,7 @@ store_size store_for_file(std::string const& path) {
     return {std::max<std::size_t>(size.messages, 1), std::max<std::size_t>(size.bytes, 1)};
 }
 
-request_service::request_service(request_service_options const& options)
+rerequest_service::rerequest_service(rerequest_service_options const& options)
     : socket_(bind_any(options.family, options.port))
     , port_(socket_.local_endpoint().port())
     , ring_(handoff_size(options))
@@ -110,11 +110,11 @@ request_service::request_service(request_service_options const& options)
     thread_ = std::thread([this] { run(); });
 }
 
-request_service::~request_service() {
+rerequest_service::~rerequest_service() {
     stop();
 }
 
-void request_service::stop() noexcept {
+void rerequest_service::stop() noexcept {
     // release: what record() pushed before this call is visible to the thread's final drain;
     // pairs with the acquire load in run().
     stopping_.store(true, std::memory_order_release);
@@ -123,13 +123,13 @@ void request_service::stop() noexcept {
     }
 }
 
-void request_service::linger(std::chrono::nanoseconds how_long,
-                             std::atomic<bool> const* interrupt) noexcept {
+void rerequest_service::linger(std::chrono::nanoseconds how_long,
+                               std::atomic<bool> const* interrupt) noexcept {
     wait_unless_interrupted(how_long, interrupt);
     stop();
 }
 
-void request_service::record(std::span<std::byte const> datagram) noexcept {
+void rerequest_service::record(std::span<std::byte const> datagram) noexcept {
     std::optional<md::nasdaq::moldudp64_header> const header =
         md::nasdaq::moldudp64_peek_header(datagram);
     if (!header || header->count == 0 ||
@@ -139,7 +139,7 @@ void request_service::record(std::span<std::byte const> datagram) noexcept {
     (void)ring_.push(datagram); // false only beyond 65535 bytes: not a UDP payload
 }
 
-void request_service::run() noexcept {
+void rerequest_service::run() noexcept {
     // acquire: pairs with the release store in stop().
     while (!stopping_.load(std::memory_order_acquire)) {
         pollfd ready{.fd = socket_.native_handle(), .events = POLLIN, .revents = 0};
@@ -154,14 +154,14 @@ void request_service::run() noexcept {
     publish();
 }
 
-void request_service::drain() noexcept {
+void rerequest_service::drain() noexcept {
     counts_.handoff_lost_bytes += ring_.read_all(
         ring_position_,
         std::span<std::byte>(record_buffer_.get(), detail::record_ring::max_record_size),
         [this](std::span<std::byte const> datagram) { store_datagram(datagram); });
 }
 
-void request_service::store_datagram(std::span<std::byte const> datagram) noexcept {
+void rerequest_service::store_datagram(std::span<std::byte const> datagram) noexcept {
     std::optional<md::nasdaq::moldudp64_header> const header =
         md::nasdaq::moldudp64_data_header(datagram);
     if (!header) {
@@ -190,7 +190,7 @@ void request_service::store_datagram(std::span<std::byte const> datagram) noexce
         });
 }
 
-void request_service::answer() noexcept {
+void rerequest_service::answer() noexcept {
     std::array<std::byte, 2048> request{};
     for (;;) {
         sockaddr_storage from{};
@@ -229,8 +229,8 @@ void request_service::answer() noexcept {
     }
 }
 
-void request_service::publish() noexcept {
-    request_store_counts store = counts_;
+void rerequest_service::publish() noexcept {
+    rerequest_store_counts store = counts_;
     store.evicted = store_.evicted();
     std::lock_guard const lock(snapshot_mutex_);
     snapshot_.stats = server_.stats();
@@ -239,17 +239,17 @@ void request_service::publish() noexcept {
     snapshot_.session_known = session_known_;
 }
 
-md::nasdaq::rerequest_stats request_service::stats() const {
+md::nasdaq::rerequest_stats rerequest_service::stats() const {
     std::lock_guard const lock(snapshot_mutex_);
     return snapshot_.stats;
 }
 
-request_store_counts request_service::store_counts() const {
+rerequest_store_counts rerequest_service::store_counts() const {
     std::lock_guard const lock(snapshot_mutex_);
     return snapshot_.store;
 }
 
-std::string request_service::describe() const {
+std::string rerequest_service::describe() const {
     std::string const served = session();
     // The store's bounds are fixed at construction: any thread may read them.
     return "port " + std::to_string(port_) + " (any " +
@@ -259,7 +259,7 @@ std::string request_service::describe() const {
            std::to_string(store_.max_bytes()) + " bytes";
 }
 
-std::string request_service::session() const {
+std::string rerequest_service::session() const {
     std::lock_guard const lock(snapshot_mutex_);
     if (!snapshot_.session_known) {
         return {};
@@ -267,4 +267,4 @@ std::string request_service::session() const {
     return {snapshot_.session.data(), snapshot_.session.size()};
 }
 
-} // namespace signet::publisher
+} // namespace signet::publisher::nasdaq

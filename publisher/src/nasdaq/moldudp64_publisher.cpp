@@ -5,9 +5,9 @@
 
 #include <signet/md/big_endian.hpp>
 #include <signet/md/nasdaq/itch50.hpp>
-#include <signet/publisher/publisher.hpp>
+#include <signet/publisher/nasdaq/moldudp64_publisher.hpp>
 
-namespace signet::publisher {
+namespace signet::publisher::nasdaq {
 
 namespace {
 
@@ -49,13 +49,14 @@ std::uint64_t add_packet(message_counts& counts, std::span<std::byte const> data
     return header->sequence + header->count;
 }
 
-std::size_t checked_payload(publisher_options const& o) {
+std::size_t checked_payload(moldudp64_publisher_options const& o) {
     if (o.batch == 0 || o.batch > md::nasdaq::moldudp64_max_messages) {
-        throw std::invalid_argument("publisher: batch must be 1 to 65534 messages");
+        throw std::invalid_argument("moldudp64_publisher: batch must be 1 to 65534 messages");
     }
     if (!(o.rate >= 0) || o.heartbeat <= std::chrono::nanoseconds::zero() ||
         o.duration < std::chrono::nanoseconds::zero()) {
-        throw std::invalid_argument("publisher: rate >= 0, heartbeat > 0 and duration >= 0");
+        throw std::invalid_argument(
+            "moldudp64_publisher: rate >= 0, heartbeat > 0 and duration >= 0");
     }
     return o.max_payload; // the packer checks it against the header
 }
@@ -64,7 +65,7 @@ std::size_t checked_payload(publisher_options const& o) {
 
 // ---- sources of messages ------------------------------------------------------------------------
 
-struct publisher::message_source {
+struct moldudp64_publisher::message_source {
     enum class status : std::uint8_t { message, skipped, end };
     virtual ~message_source() = default;
     /// The next message into `message` (valid until the next call).
@@ -73,7 +74,7 @@ struct publisher::message_source {
     virtual void close() noexcept = 0;
 };
 
-struct publisher::generator_source final : message_source {
+struct moldudp64_publisher::generator_source final : message_source {
     explicit generator_source(signet::publisher::nasdaq::itch_generator& g)
         : generator(g) {}
     status next(std::span<std::byte const>& message, bool) noexcept override {
@@ -87,8 +88,8 @@ struct publisher::generator_source final : message_source {
     std::array<std::byte, md::nasdaq::itch50::max_message_length> scratch{};
 };
 
-struct publisher::file_source final : message_source {
-    file_source(md::nasdaq::binary_file_reader& r, publisher_counts& c)
+struct moldudp64_publisher::file_source final : message_source {
+    file_source(md::nasdaq::binary_file_reader& r, moldudp64_counts& c)
         : reader(r)
         , counts(c) {}
     status next(std::span<std::byte const>& message, bool closing) noexcept override {
@@ -116,12 +117,14 @@ struct publisher::file_source final : message_source {
     void close() noexcept override {}
 
     md::nasdaq::binary_file_reader& reader;
-    publisher_counts& counts;
+    moldudp64_counts& counts;
 };
 
-// ---- publisher ----------------------------------------------------------------------------------
+// ---- moldudp64_publisher
+// ----------------------------------------------------------------------------------
 
-publisher::publisher(publisher_options options, line_output& out, pacing_clock& clock)
+moldudp64_publisher::moldudp64_publisher(moldudp64_publisher_options options, line_output& out,
+                                         pacing_clock& clock)
     : options_(std::move(options))
     , out_(out)
     , clock_(clock)
@@ -130,39 +133,39 @@ publisher::publisher(publisher_options options, line_output& out, pacing_clock& 
               {.max_payload = options_.max_payload, .max_messages = options_.batch})
     , faults_(options_.faults) {
     if (out_.lines() < 1 || out_.lines() > 2) {
-        throw std::invalid_argument("publisher: one or two lines");
+        throw std::invalid_argument("moldudp64_publisher: one or two lines");
     }
     counts_.next_sequence = options_.first_sequence;
 }
 
-void publisher::stop() noexcept {
+void moldudp64_publisher::stop() noexcept {
     // relaxed: the flag only ends the loop; nothing is published with it.
     stop_.store(true, std::memory_order_relaxed);
 }
 
-bool publisher::stop_requested() const noexcept {
+bool moldudp64_publisher::stop_requested() const noexcept {
     // relaxed (both): see stop(); the outside flag is a plain request too.
     return stop_.load(std::memory_order_relaxed) ||
            (options_.stop_flag != nullptr && options_.stop_flag->load(std::memory_order_relaxed));
 }
 
-run_result publisher::run(signet::publisher::nasdaq::itch_generator& source) {
+run_result moldudp64_publisher::run(signet::publisher::nasdaq::itch_generator& source) {
     generator_source adapter(source);
     return run_messages(adapter);
 }
 
-run_result publisher::run(md::nasdaq::binary_file_reader& source) {
+run_result moldudp64_publisher::run(md::nasdaq::binary_file_reader& source) {
     file_source adapter(source, counts_);
     return run_messages(adapter);
 }
 
-publisher::time_point publisher::lines_due() const noexcept {
+moldudp64_publisher::time_point moldudp64_publisher::lines_due() const noexcept {
     time_point const oldest =
         out_.lines() > 1 ? std::min(last_send_[0], last_send_[1]) : last_send_[0];
     return oldest + options_.heartbeat;
 }
 
-run_result publisher::run_messages(message_source& source) {
+run_result moldudp64_publisher::run_messages(message_source& source) {
     time_point const start = clock_.now();
     last_send_ = {start, start};
     time_point const stop_at = options_.duration > std::chrono::nanoseconds::zero()
@@ -237,7 +240,7 @@ run_result publisher::run_messages(message_source& source) {
     return finish({});
 }
 
-run_result publisher::replay(pcap_source& capture, replay_timing const& timing) {
+run_result moldudp64_publisher::replay(pcap_source& capture, replay_timing const& timing) {
     time_point const start = clock_.now();
     last_send_ = {start, start};
     time_point const stop_at = options_.duration > std::chrono::nanoseconds::zero()
@@ -284,7 +287,7 @@ run_result publisher::replay(pcap_source& capture, replay_timing const& timing) 
     return finish(capture.error());
 }
 
-bool publisher::wait_until(time_point due, time_point stop_at) noexcept {
+bool moldudp64_publisher::wait_until(time_point due, time_point stop_at) noexcept {
     for (;;) {
         time_point const now = clock_.now();
         if (stop_requested() || now >= stop_at) {
@@ -297,14 +300,14 @@ bool publisher::wait_until(time_point due, time_point stop_at) noexcept {
     }
 }
 
-run_result publisher::finish(std::string error) {
+run_result moldudp64_publisher::finish(std::string error) {
     if (send_error_) {
         error = "sendto " + out_.describe(send_error_line_) + ": " + send_error_.message();
     }
     return {std::move(error)};
 }
 
-bool publisher::flush() {
+bool moldudp64_publisher::flush() {
     std::span<std::byte const> const packet = packer_.finish();
     if (options_.on_packet) {
         options_.on_packet(packet); // dropped packets too: recovery needs them
@@ -312,7 +315,7 @@ bool publisher::flush() {
     return emit(packet);
 }
 
-bool publisher::heartbeat() {
+bool moldudp64_publisher::heartbeat() {
     if (!send(packer_.heartbeat(), false, false, 1)) {
         return false;
     }
@@ -320,7 +323,7 @@ bool publisher::heartbeat() {
     return true;
 }
 
-bool publisher::emit(std::span<std::byte const> packet) {
+bool moldudp64_publisher::emit(std::span<std::byte const> packet) {
     fault_outcome outcome;
     bool const sent = faults_.emit(packet, out_.lines(), sender(), outcome);
     std::uint64_t const next = add_packet(outcome.dropped ? counts_.dropped : counts_.sent, packet);
@@ -331,7 +334,8 @@ bool publisher::emit(std::span<std::byte const> packet) {
     return sent;
 }
 
-bool publisher::send(std::span<std::byte const> datagram, bool skip_a, bool skip_b, int copies) {
+bool moldudp64_publisher::send(std::span<std::byte const> datagram, bool skip_a, bool skip_b,
+                               int copies) {
     std::size_t const lines = out_.lines();
     for (int c = 0; c < copies; ++c) {
         for (std::size_t line = 0; line < lines; ++line) {
@@ -354,4 +358,4 @@ bool publisher::send(std::span<std::byte const> datagram, bool skip_a, bool skip
     return true;
 }
 
-} // namespace signet::publisher
+} // namespace signet::publisher::nasdaq

@@ -1,8 +1,8 @@
 #pragma once
 
-// publisher: sends MoldUDP64 on one or two lines (A/B: every datagram on both) from a source of
-// messages — the ITCH generator (signet::publisher::nasdaq::itch_generator), a Nasdaq BinaryFILE
-// (md::binary_file_reader) — or re-sends the datagrams of a capture (pcap_source).
+// moldudp64_publisher: sends MoldUDP64 on one or two lines (A/B: every datagram on both) from a
+// source of messages — the ITCH generator (signet::publisher::nasdaq::itch_generator), a Nasdaq
+// BinaryFILE (md::binary_file_reader) — or re-sends the datagrams of a capture (pcap_source).
 //
 // Messages (run): packed into packets of at most `batch` messages and `max_payload` bytes,
 // paced to `rate` messages per second. The line is never silent longer than `heartbeat`:
@@ -28,7 +28,7 @@
 // Threading: run()/replay() and counts() on one thread (the publisher's); stop() from any
 // thread or a signal handler. One run per publisher (the sequence goes on if run again). Use it
 // to publish a feed, or as a test's source of MoldUDP64; it is not a retransmission server
-// (request_service is). Costs: buffers allocated at construction; per packet no
+// (rerequest_service is). Costs: buffers allocated at construction; per packet no
 // allocation, lock, log or exception (a send error or an oversized message ends the run with a
 // message in run_result). Not copyable or movable: stop() may be called through a pointer.
 
@@ -52,10 +52,11 @@
 #include <signet/publisher/nasdaq/itch_generator.hpp>
 #include <signet/publisher/pacing_clock.hpp>
 #include <signet/publisher/pcap_source.hpp>
+#include <signet/publisher/run_result.hpp>
 
-namespace signet::publisher {
+namespace signet::publisher::nasdaq {
 
-struct publisher_options {
+struct moldudp64_publisher_options {
     /// The MoldUDP64 session id (space padded to 10).
     std::string session = "SIGNET0001";
     std::uint64_t first_sequence = 1;
@@ -87,7 +88,7 @@ struct message_counts {
     std::array<std::uint64_t, 256> by_type{};
 };
 
-struct publisher_counts {
+struct moldudp64_counts {
     message_counts sent;    ///< data packets that left on a line (each counted once)
     message_counts dropped; ///< data packets fault injection kept off every line
     std::uint64_t dropped_one_line_packets = 0; ///< kept off one line of two
@@ -110,20 +111,13 @@ struct replay_timing {
     double speed = 1;
 };
 
-struct run_result {
-    /// What ended the run early: a send error, a message too long for a packet, a damaged
-    /// capture. Empty when the source ended, the duration elapsed or stop() was called.
-    std::string error;
-    [[nodiscard]] bool ok() const noexcept { return error.empty(); }
-};
-
-class publisher {
+class moldudp64_publisher {
 public:
     /// Throws std::invalid_argument on bad options. `out` and `clock` must outlive it.
-    publisher(publisher_options options, line_output& out,
-              pacing_clock& clock = pacing_clock::steady());
-    publisher(publisher const&) = delete;
-    publisher& operator=(publisher const&) = delete;
+    moldudp64_publisher(moldudp64_publisher_options options, line_output& out,
+                        pacing_clock& clock = pacing_clock::steady());
+    moldudp64_publisher(moldudp64_publisher const&) = delete;
+    moldudp64_publisher& operator=(moldudp64_publisher const&) = delete;
 
     /// Sends the generator's messages until it finishes; the duration or stop() closes it (its
     /// closing events still go out).
@@ -140,8 +134,8 @@ public:
     [[nodiscard]] bool stop_requested() const noexcept;
 
     /// Publisher's thread (or after run()/replay() returned to the thread that reads it).
-    [[nodiscard]] publisher_counts const& counts() const noexcept { return counts_; }
-    [[nodiscard]] publisher_options const& options() const noexcept { return options_; }
+    [[nodiscard]] moldudp64_counts const& counts() const noexcept { return counts_; }
+    [[nodiscard]] moldudp64_publisher_options const& options() const noexcept { return options_; }
 
 private:
     using time_point = pacing_clock::time_point;
@@ -165,7 +159,7 @@ private:
     [[nodiscard]] bool wait_until(time_point due, time_point stop_at) noexcept;
     [[nodiscard]] run_result finish(std::string error);
 
-    publisher_options options_;
+    moldudp64_publisher_options options_;
     line_output& out_;
     pacing_clock& clock_;
     std::vector<std::byte> packet_buffer_;
@@ -174,8 +168,8 @@ private:
     std::array<time_point, 2> last_send_{};
     std::error_code send_error_;
     std::size_t send_error_line_ = 0;
-    publisher_counts counts_{};
+    moldudp64_counts counts_{};
     std::atomic<bool> stop_{false};
 };
 
-} // namespace signet::publisher
+} // namespace signet::publisher::nasdaq

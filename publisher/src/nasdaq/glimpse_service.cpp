@@ -17,9 +17,9 @@
 #include <signet/md/nasdaq/itch_snapshot.hpp>
 #include <signet/md/nasdaq/moldudp64.hpp>
 #include <signet/md/nasdaq/soupbintcp_server.hpp>
-#include <signet/publisher/glimpse_service.hpp>
+#include <signet/publisher/nasdaq/glimpse_service.hpp>
 
-namespace signet::publisher {
+namespace signet::publisher::nasdaq {
 
 namespace {
 
@@ -356,4 +356,4 @@ void glimpse_service::publish() noexcept {
     published_ = counts_;
 }
 
-} // namespace signet::publisher
+} // namespace signet::publisher::nasdaq
