@@ -567,7 +567,8 @@ TEST(MdConfig, AfXdpMistakesNameTheKey) {
 }
 
 TEST(MdConfig, ShippedExamplesParse) {
-    for (char const* name : {"demo.toml", "multicast.toml", "ab_lines.toml", "af_xdp.toml"}) {
+    for (char const* name :
+         {"demo.toml", "multicast.toml", "ab_lines.toml", "af_xdp.toml", "mdp3.toml"}) {
         std::string const path = std::string(SIGNET_CONFIG_DIR) + "/" + name;
         EXPECT_NO_THROW(signet::receiver::load_receiver_config(path)) << path;
     }

@@ -11,8 +11,8 @@
 /// min(max_messages, (max_bytes - L + 1) / L) of them, and max_bytes = max_messages * L + L
 /// keeps exactly the last max_messages.
 ///
-/// Threading: none. One writer; readers must not run concurrently with append() (md_feed holds
-/// one mutex around append() and the server's reads). Costs: append() is one memcpy plus O(1)
+/// Threading: none. One writer; readers must not run concurrently with append() (md_feed's
+/// rerequest_service appends and reads on its own thread). Costs: append() is one memcpy plus O(1)
 /// index work per evicted message; find() is O(1). Nothing allocates or throws after
 /// construction. Memory: max_bytes + 8 * max_messages bytes.
 

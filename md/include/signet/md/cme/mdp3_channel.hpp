@@ -1,8 +1,9 @@
 #pragma once
 
-/// cme::mdp3_channel: one CME MDP 3.0 channel's market-by-price books, kept right through loss —
-/// the incremental feed (packets in MsgSeqNum order: put a sequence_arbiter in front for A/B
-/// lines), the market recovery feed (the snapshot loop) and the instrument definition feed.
+/// cme::mdp3_channel: one CME MDP 3.0 channel's books by price (and by order where the channel
+/// sends templates 47 and 53), kept right through loss — the incremental feed (packets in
+/// MsgSeqNum order: on_incremental() sequences them itself, on_sequenced() takes them from a
+/// caller that already did, as the receiver's shared sequencing does), the market recovery feed (the snapshot loop) and the instrument definition feed.
 ///
 ///   definitions   MDInstrumentDefinitionFuture54 creates an instrument (security id, symbol,
 ///                 tick, display factor, book depth from MarketDepth of "GBX"), or deletes it.
@@ -26,8 +27,9 @@
 ///
 /// recovering() tells the caller to listen to the snapshot loop; on_time() counts a silent
 /// loop. Threading: none (the channel's parser contract). Costs: per entry a lookup of the
-/// instrument (a hash map) and a book update; nothing allocates in steady state (instruments
-/// are created by definitions; the held-packet store is allocated once).
+/// instrument (a hash map) and a book update; the by-price path allocates nothing in steady
+/// state (instruments are created by definitions; the held-packet store is allocated once);
+/// the by-order book allocates once per new live order (mdp3_order_book.hpp).
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
 
 /// itch_feed_handler: one ITCH 5.0 over MoldUDP64 feed — a moldudp64_session whose delivered
-/// messages go to an itch50_parser and its order_book.
+/// messages go to an itch50_parser and its itch_order_book.
 ///
 /// Threading: none. One feed = one handler; the socket layer calls it from the feed's parser
 /// contract, which never runs concurrently with itself. Readers of the stats and the book run on

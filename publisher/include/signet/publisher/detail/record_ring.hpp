@@ -4,7 +4,7 @@
 // consumer reads behind it. When the consumer falls more than the ring's capacity behind, the
 // producer overwrites the oldest records anyway; the consumer notices and skips to the oldest
 // record still intact (a seqlock-style check per record), and is told how many bytes it lost.
-// request_service uses it to hand the publisher's packets to its own thread: the publisher's
+// nasdaq::rerequest_service and nasdaq::glimpse_service use it to hand the publisher's packets to its own thread: the publisher's
 // thread never blocks behind the service, whatever the service is doing.
 //
 // Threading: push() on one producer thread; read() on one consumer thread; nothing else is

@@ -9,10 +9,10 @@
 // with that sequence: the service builds it from a book to which it applied exactly the
 // messages before it.
 //
-// Design (as request_service): the publisher's thread only copies each data packet into a
+// Design (as rerequest_service): the publisher's thread only copies each data packet into a
 // lock-free record ring (record(), the publisher's on_packet hook; never waits). A thread of the
-// service's own owns everything else: it moves the ring's packets into an md::itch50_parser
-// (its book), accepts connections on a listening TCP socket, runs one md::soupbintcp::server
+// service's own owns everything else: it moves the ring's packets into an md::nasdaq::itch50_parser
+// (its book), accepts connections on a listening TCP socket, runs one md::nasdaq::soupbintcp::server
 // per connection and, when a login arrives, drains the ring, writes the snapshot of the book
 // into the connection's buffer and sends it as the socket takes it (poll, 5 ms at most). No
 // lock is held while building or sending. Packets the ring lost (it overflowed while the thread

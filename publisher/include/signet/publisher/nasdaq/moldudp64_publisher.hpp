@@ -2,7 +2,7 @@
 
 // moldudp64_publisher: sends MoldUDP64 on one or two lines (A/B: every datagram on both) from a
 // source of messages — the ITCH generator (signet::publisher::nasdaq::itch_generator), a Nasdaq
-// BinaryFILE (md::binary_file_reader) — or re-sends the datagrams of a capture (pcap_source).
+// BinaryFILE (md::nasdaq::binary_file_reader) — or re-sends the datagrams of a capture (pcap_source).
 //
 // Messages (run): packed into packets of at most `batch` messages and `max_payload` bytes,
 // paced to `rate` messages per second. The line is never silent longer than `heartbeat`:

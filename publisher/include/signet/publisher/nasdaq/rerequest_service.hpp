@@ -3,7 +3,7 @@
 // request_service: a MoldUDP64 re-request server beside a publisher. One net::udp_sender bound
 // to any address of one family on a port receives the requests and sends the answers (so they
 // come from the port the requests went to); a thread of its own answers requests from any
-// client through md::rerequest_server, from a md::message_store of the packets the publisher
+// client through md::nasdaq::rerequest_server, from a md::message_store of the packets the publisher
 // built or replayed (record(), the publisher's on_packet hook). The socket is a udp_sender, not
 // a net::udp_socket: requests need none of the receive path's timestamps and drop counters, and
 // answers must leave from the port the requests went to, so one socket does both.
@@ -20,7 +20,7 @@
 //   1. It waits for a request (poll, 5 ms at most) and then, and before each request, moves
 //      what the ring holds into the store (the moldudp64 data packets of the served session;
 //      sequences already stored are skipped, a jump ahead starts the store anew).
-//   2. It builds the answer from the store (md::rerequest_server::handle) and sends it with
+//   2. It builds the answer from the store (md::nasdaq::rerequest_server::handle) and sends it with
 //      net::udp_sender::send (which waits while the socket's queue is full). No lock is held
 //      while building or sending: the store and the server are the thread's own.
 //   3. After each round it copies the counters into a snapshot under a mutex that only the

@@ -3,7 +3,7 @@
 // glimpse_client: the late-join and gap-loss path of one ITCH feed — a GLIMPSE 5.0 snapshot
 // over SoupBinTCP, loaded into an md::nasdaq::itch_snapshot_sync while the feed's live messages are
 // buffered. It joins three pieces that know nothing of each other: a net::tcp_client (the
-// connection, run by the feed's parser contract), an md::soupbintcp::client (the login,
+// connection, run by the feed's parser contract), an md::nasdaq::soupbintcp::client (the login,
 // heartbeats and sequenced data; a fresh one per connection, since each snapshot starts at
 // sequence 1) and the feed's md::nasdaq::itch_snapshot_sync (buffer, fresh book, replay, swap).
 //
