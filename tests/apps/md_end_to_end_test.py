@@ -60,10 +60,10 @@ def feed_command(binary, *args):
     return [binary, *args]
 
 
-def sender_socket():
-    """A UDP socket in the sending namespace (this one on loopback)."""
+def sender_socket(kind=socket.SOCK_DGRAM):
+    """A socket (UDP unless told) in the sending namespace (this one on loopback)."""
     if not NET.sender_ns:
-        return socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        return socket.socket(socket.AF_INET, kind)
     libc = ctypes.CDLL(None, use_errno=True)
     clone_newnet = 0x40000000
     home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
@@ -71,7 +71,7 @@ def sender_socket():
     try:
         if libc.setns(target, clone_newnet) != 0:
             raise OSError(ctypes.get_errno(), "setns into " + NET.sender_ns)
-        return socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        return socket.socket(socket.AF_INET, kind)
     finally:
         libc.setns(home, clone_newnet)
         os.close(home)
@@ -655,7 +655,15 @@ def case_snapshot_server_down_or_refusing_is_counted(args, workdir, backend):
     port = free_port()
     dead = free_port()  # nothing listens here
     receiver = Receiver(args.receiver, late_join_config(port, dead), workdir, backend)
-    wait_until(lambda: len(receiver.find("connect failed")) >= 3, 20, "three refused connects")
+    # A snapshot is asked for once the stream has shown where it is.
+    stream = start_feed(args.feed, "--to", f"{NET.host}:{port}", "--rate", "1000",
+                        "--duration", "60")
+    try:
+        wait_until(lambda: len(receiver.find("connect failed")) >= 3, 20,
+                   "three refused connects")
+    finally:
+        stream.terminate()
+        finish_feed(stream)
     summary, _ = receiver.terminate()
     snapshot = glimpse_of(receiver.read_summary()["feeds"][0])
     assert snapshot["connect_failures"] >= 3 and snapshot["completed"] == 0, snapshot
@@ -676,6 +684,79 @@ def case_snapshot_server_down_or_refusing_is_counted(args, workdir, backend):
     expect_equal("login_rejected", snapshot["login_rejected"], 1)
     expect_equal("state", snapshot["state"], "rejected")
     assert sent["glimpse"]["rejected_logins"] >= 1, sent["glimpse"]
+
+
+def soup_packet(kind, payload=b""):
+    """A SoupBinTCP packet: its length (type and payload, u16 big-endian), type, payload."""
+    return (1 + len(payload)).to_bytes(2, "big") + kind + payload
+
+
+class LyingGlimpseServer:
+    """A GLIMPSE server (SoupBinTCP) that answers every login with one stock directory, one add
+    and an End of Snapshot naming `resume`: what a server of another session or day sends."""
+
+    def __init__(self, resume):
+        self.listener = sender_socket(socket.SOCK_STREAM)
+        self.listener.bind((NET.peer, 0))
+        self.listener.listen(4)
+        self.listener.settimeout(0.1)
+        self.port = self.listener.getsockname()[1]
+        self.snapshot = b"".join(soup_packet(b"S", m) for m in (
+            itch_directory(1, b"LIAR    "), itch_add(1, 1, b"B", 100, 1000000),
+            b"G" + str(resume).rjust(20).encode()))
+        self.logins = 0
+        self.running = True
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while self.running:
+            try:
+                connection, _ = self.listener.accept()
+            except socket.timeout:
+                continue
+            with connection:
+                connection.settimeout(5)
+                try:
+                    request = connection.recv(2 + 47)  # Login Request: 'L' and 46 bytes
+                    if request[2:3] != b"L":
+                        continue
+                    self.logins += 1
+                    connection.sendall(soup_packet(b"A", b"GLIMPSE   " + b"1".rjust(20)) +
+                                       self.snapshot)
+                    while connection.recv(4096):  # until the client closes
+                        pass
+                except OSError:
+                    continue
+
+    def close(self):
+        self.running = False
+        self.thread.join(timeout=5)
+        self.listener.close()
+
+
+def case_snapshot_from_the_future_is_refused(args, workdir, backend):
+    """A GLIMPSE server whose End of Snapshot names a sequence a trillion ahead of the stream:
+    the receiver refuses it (counted as future, one warning), asks again, keeps buffering and
+    never calls its book complete; taken, it would have skipped every live message."""
+    liar = LyingGlimpseServer(10 ** 12)
+    try:
+        port = free_port()
+        receiver = Receiver(args.receiver, late_join_config(port, liar.port), workdir, backend)
+        sent = run_feed(args.feed, "--to", f"{NET.host}:{port}", "--count", "100000", "--rate",
+                        "50000", "--live-orders", "20000")
+        wait_until(lambda: liar.logins >= 2, 30, "a second login after the refusal")
+        summary, _ = receiver.stop()
+    finally:
+        liar.close()
+    feed = summary["feeds"][0]
+    glimpse = glimpse_of(feed)
+    assert glimpse["future"] >= 1 and glimpse["completed"] == 0, glimpse
+    assert glimpse["state"] in ("buffering", "loading"), glimpse["state"]
+    expect_equal("covered_messages", glimpse["covered_messages"], 0)
+    expect_equal("book_state", feed["book_state"], "recovering")
+    expect_equal("messages", feed["messages"], sent["messages"])
+    expect_equal("warnings", len(receiver.find("beyond the live stream")), 1)
 
 
 def case_mdp3_loss_on_a_b_or_both_is_recovered(args, workdir, backend):
@@ -1287,6 +1368,7 @@ def main():
     runs = [(case, backend) for backend in args.backends.split(",") for case in cases]
     for backend in args.backends.split(","):
         runs.append((case_late_join_builds_the_books_of_a_full_run, backend))
+        runs.append((case_snapshot_from_the_future_is_refused, backend))
     for backend in args.backends.split(","):
         runs.append((case_mdp3_loss_on_a_b_or_both_is_recovered, backend))
     for backend in filter(None, args.five_point_backends.split(",")):

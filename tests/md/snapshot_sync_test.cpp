@@ -132,6 +132,8 @@ void late_join(std::vector<t::bytes> const& all, std::size_t join, std::size_t s
     expect_same_books(sync.parser().book(), reference.book());
     EXPECT_EQ(sync.stats().orders_loaded, snapshot.size() - symbols);
     EXPECT_GT(sync.stats().replayed_messages, 0U);
+    // Sequences join + 1 ..= snapshot_at were buffered and are in the snapshot.
+    EXPECT_EQ(sync.stats().covered_messages, snapshot_at - join);
 }
 
 TEST(SnapshotSync, LateJoinersAtFiveRandomPointsEndWithTheSameBooks) {
@@ -221,6 +223,75 @@ TEST(SnapshotSync, ASnapshotNewerThanTheBufferSkipsWhatItHolds) {
     }
     expect_same_books(sync.parser().book(), reference.book());
     EXPECT_EQ(sync.stats().replayed_messages, 0U);
+    // 2001..2100 were buffered, 2101..2500 arrived after: all in the snapshot.
+    EXPECT_EQ(sync.stats().covered_messages, 500U);
+}
+
+TEST(SnapshotSync, ASnapshotFarBeyondTheStreamIsRefusedAndNothingChanges) {
+    std::vector<t::bytes> const all = stream(13, 10'000);
+    itch50_parser reference(book);
+    for (t::bytes const& m : all) {
+        reference.on_message(t::view(m));
+    }
+    itch_snapshot_sync sync({.book = book, .max_ahead = 1000});
+    sync.start_buffering();
+    for (std::size_t i = 2000; i < 2100; ++i) {
+        sync.on_live(i + 1, t::view(all[i]));
+    }
+    sync.stream_position(2105); // a heartbeat: the stream is at 2105
+    EXPECT_EQ(sync.stream_next(), 2105U);
+    std::vector<t::bytes> const snapshot = snapshot_after(all, 2100);
+    // One past the allowance is refused; the fresh book is dropped, the buffer kept.
+    sync.start_snapshot();
+    for (t::bytes const& m : snapshot) {
+        sync.on_snapshot(t::view(m));
+    }
+    EXPECT_EQ(sync.end(2105 + 1001), itch_snapshot_sync::end_result::future);
+    EXPECT_EQ(sync.phase(), sync_phase::buffering);
+    EXPECT_EQ(sync.stats().future, 1U);
+    EXPECT_EQ(sync.stats().last_future_resume, 3106U);
+    EXPECT_EQ(sync.stats().snapshots_completed, 0U);
+    EXPECT_EQ(sync.buffer_first(), 2001U) << "the buffered live messages are kept";
+    // A trillion ahead, the probe's server: refused too.
+    sync.start_snapshot();
+    EXPECT_EQ(sync.end(1'000'000'000'000), itch_snapshot_sync::end_result::future);
+    // The right snapshot then synchronizes with nothing lost.
+    sync.start_snapshot();
+    for (t::bytes const& m : snapshot) {
+        sync.on_snapshot(t::view(m));
+    }
+    ASSERT_EQ(sync.end(2101), itch_snapshot_sync::end_result::synchronized);
+    for (std::size_t i = 2100; i < all.size(); ++i) {
+        sync.on_live(i + 1, t::view(all[i]));
+    }
+    expect_same_books(sync.parser().book(), reference.book());
+    EXPECT_EQ(sync.stats().future, 2U);
+    EXPECT_EQ(sync.stats().covered_messages, 100U);
+}
+
+TEST(SnapshotSync, WithinTheAllowanceASnapshotAheadOfTheStreamIsTaken) {
+    // The server's view runs ahead of what has arrived here (packets in flight): taken, and
+    // the live messages it holds are skipped as they arrive, counted.
+    std::vector<t::bytes> const all = stream(17, 10'000);
+    itch50_parser reference(book);
+    for (t::bytes const& m : all) {
+        reference.on_message(t::view(m));
+    }
+    itch_snapshot_sync sync({.book = book, .max_ahead = 1000});
+    sync.start_buffering();
+    for (std::size_t i = 2000; i < 2100; ++i) {
+        sync.on_live(i + 1, t::view(all[i]));
+    }
+    sync.start_snapshot();
+    for (t::bytes const& m : snapshot_after(all, 3100)) { // 1000 beyond the stream's 2101
+        sync.on_snapshot(t::view(m));
+    }
+    ASSERT_EQ(sync.end(3101), itch_snapshot_sync::end_result::synchronized);
+    for (std::size_t i = 2100; i < all.size(); ++i) {
+        sync.on_live(i + 1, t::view(all[i]));
+    }
+    expect_same_books(sync.parser().book(), reference.book());
+    EXPECT_EQ(sync.stats().covered_messages, 1100U);
 }
 
 TEST(Glimpse, EndOfSnapshotCarriesTwentyDigitsRightAligned) {

@@ -1,9 +1,10 @@
 // glimpse_client through a runtime (memory backend: the live messages come through a memory
 // line; the snapshot through a real TCP connection to a peer on the test's thread that plays
 // the GLIMPSE server with md::soupbintcp::server): a snapshot after a disconnect mid-way, a
-// server that trickles, a snapshot older than the buffer, a lying length field, a rejected
-// login. Each ends with the book of a receiver that saw the whole stream, or with the failure
-// counted and the feed still buffering.
+// server that trickles, a snapshot older than the buffer, one that resumes far beyond the live
+// stream, a lying length field, a rejected login, no connection before the stream is seen. Each
+// ends with the book of a receiver that saw the whole stream, or with the failure counted and the
+// feed still buffering.
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -105,9 +106,10 @@ public:
         flush();
         return server_.state();
     }
-    /// The snapshot of the stream's first `count` messages, End of Snapshot included.
-    [[nodiscard]] static std::vector<std::byte> snapshot(std::vector<t::bytes> const& all,
-                                                         std::size_t count) {
+    /// The snapshot of the stream's first `count` messages, End of Snapshot included (resuming
+    /// at `resume`, by default the sequence after them).
+    [[nodiscard]] static std::vector<std::byte>
+    snapshot(std::vector<t::bytes> const& all, std::size_t count, std::uint64_t resume = 0) {
         std::vector<std::byte> out;
         auto append = [&](std::span<std::byte const> message) {
             std::vector<std::byte> packet(soup::length_prefix + 1 + message.size());
@@ -119,7 +121,8 @@ public:
             append(t::view(m));
         }
         std::array<std::byte, signet::md::nasdaq::glimpse::end_of_snapshot_length> end{};
-        (void)signet::md::nasdaq::glimpse::write_end_of_snapshot(end, count + 1);
+        (void)signet::md::nasdaq::glimpse::write_end_of_snapshot(end,
+                                                                 resume != 0 ? resume : count + 1);
         append(end);
         return out;
     }
@@ -150,6 +153,18 @@ protected:
     }
 
     void start(glimpse_client_options options = {}) {
+        start_client(options);
+        send_live(join, all_.size());
+        // Every live message buffered before any snapshot arrives: otherwise a snapshot could
+        // resume ahead of (or behind) what the parser has taken so far, and the outcomes the
+        // tests expect would depend on the scheduling.
+        std::uint64_t const live = all_.size() - join;
+        ASSERT_TRUE(eventually([&] { return feed_->current().buffered_messages == live; }))
+            << feed_->current().buffered_messages << " of " << live;
+    }
+
+    /// The client, asked for a snapshot, and the runtime started; no live message yet.
+    void start_client(glimpse_client_options options) {
         options.name = "test snapshot";
         signet::net::tcp_client_options tcp;
         tcp.peer = signet::net::udp_endpoint::parse("127.0.0.1:" + std::to_string(server_.port()));
@@ -159,9 +174,13 @@ protected:
                                                          rt_->parser_timer(id_), feed_->sync);
         feed_->client->request(glimpse_client::clock::now());
         rt_->start();
-        // The live stream from sequence join + 1 on: buffered until a snapshot is applied.
+    }
+
+    /// The live stream's messages [from, to) (sequences from + 1 on): buffered until a
+    /// snapshot is applied.
+    void send_live(std::size_t from, std::size_t to) {
         auto line = rt_->memory_line(id_);
-        for (std::size_t i = join; i < all_.size(); ++i) {
+        for (std::size_t i = from; i < to; ++i) {
             while (!line.write([&](std::span<std::byte> buffer) {
                 std::uint64_t const sequence = i + 1;
                 std::memcpy(buffer.data(), &sequence, sizeof sequence);
@@ -172,12 +191,6 @@ protected:
             }
         }
         line.flush();
-        // Every live message buffered before any snapshot arrives: otherwise a snapshot could
-        // resume ahead of (or behind) what the parser has taken so far, and the outcomes the
-        // tests expect would depend on the scheduling.
-        std::uint64_t const live = all_.size() - join;
-        ASSERT_TRUE(eventually([&] { return feed_->current().buffered_messages == live; }))
-            << feed_->current().buffered_messages << " of " << live;
     }
 
     /// The whole stream's book, and the sync's after the runtime stopped.
@@ -266,6 +279,43 @@ TEST_F(GlimpseClientTest, ASnapshotOlderThanTheBufferIsRefusedAndANewerOneTaken)
     ASSERT_TRUE(wait_for(glimpse_phase::live));
     EXPECT_EQ(feed_->current().completed, 1U);
     expect_full_books();
+}
+
+TEST_F(GlimpseClientTest, ASnapshotFromTheFutureIsRefusedAndTheBookKept) {
+    // A server of another session or day: End of Snapshot names a sequence a trillion ahead.
+    // Taken, every live message below it would be skipped and the book would freeze.
+    signet::test::watchdog dog(60s, "future");
+    start();
+    {
+        peer liar(server_.accept());
+        ASSERT_EQ(liar.login(), soup::server_state::serving);
+        ASSERT_TRUE(liar.send(peer::snapshot(all_, join + 10, 1'000'000'000'000)));
+        ASSERT_TRUE(eventually([&] { return feed_->current().future == 1; }));
+    }
+    EXPECT_EQ(feed_->current_phase(), glimpse_phase::buffering);
+    EXPECT_EQ(feed_->current().completed, 0U);
+    EXPECT_EQ(feed_->current().failures(), 1U);
+    peer honest(server_.accept()); // asked again
+    ASSERT_EQ(honest.login(), soup::server_state::serving);
+    ASSERT_TRUE(honest.send(peer::snapshot(all_, join + 10)));
+    ASSERT_TRUE(wait_for(glimpse_phase::live));
+    glimpse_counters const c = feed_->current();
+    EXPECT_EQ(c.completed, 1U);
+    EXPECT_EQ(c.future, 1U);
+    EXPECT_EQ(c.covered_messages, 10U) << "buffered live messages the snapshot held";
+    expect_full_books();
+}
+
+TEST_F(GlimpseClientTest, NoSnapshotIsAskedForBeforeTheStreamShowsWhereItIs) {
+    // A snapshot is checked against the live stream's position: with none yet, the client
+    // waits for the first live datagram before it connects.
+    signet::test::watchdog dog(60s, "stream first");
+    start_client({});
+    EXPECT_FALSE(server_.accept(300ms).is_open());
+    send_live(join, join + 1);
+    peer server(server_.accept());
+    ASSERT_EQ(server.login(), soup::server_state::serving);
+    rt_->stop();
 }
 
 TEST_F(GlimpseClientTest, ALyingLengthFieldFailsTheAttemptWithoutReadingPastIt) {

@@ -12,9 +12,12 @@ itch_snapshot_sync::itch_snapshot_sync(itch_snapshot_sync_options const& options
     , buffer_(options.buffer_messages, options.buffer_bytes) {}
 
 void itch_snapshot_sync::on_live(std::uint64_t sequence, std::span<std::byte const> message) {
+    stream_position(sequence + 1);
     if (phase_ == sync_phase::live) {
         if (sequence >= skip_below_) {
             parser_->on_message(message);
+        } else {
+            ++stats_.covered_messages;
         }
         return;
     }
@@ -31,6 +34,10 @@ void itch_snapshot_sync::on_live(std::uint64_t sequence, std::span<std::byte con
         buffer_.clear();
         ++stats_.buffer_restarts;
     }
+}
+
+void itch_snapshot_sync::stream_position(std::uint64_t next) noexcept {
+    stream_next_ = std::max(stream_next_, next);
 }
 
 void itch_snapshot_sync::start_buffering() noexcept {
@@ -77,7 +84,20 @@ itch_snapshot_sync::end_result itch_snapshot_sync::end(std::uint64_t resume_sequ
         ++stats_.too_old;
         return end_result::too_old;
     }
+    // Sequence 1 is where a stream starts: the reference while no live datagram has come.
+    std::uint64_t const stream = std::max<std::uint64_t>(stream_next_, 1);
+    if (resume_sequence > stream && resume_sequence - stream > options_.max_ahead) {
+        fresh_.reset(); // applied, its live messages below the resume would vanish unseen
+        phase_ = sync_phase::buffering;
+        ++stats_.future;
+        stats_.last_future_resume = resume_sequence;
+        return end_result::future;
+    }
     std::uint64_t const loaded = fresh_->stats().count('A') + fresh_->stats().count('F');
+    if (!buffer_.empty() && resume_sequence > buffer_.first_sequence()) {
+        stats_.covered_messages +=
+            std::min(resume_sequence, buffer_.next_sequence()) - buffer_.first_sequence();
+    }
     for (std::uint64_t s = resume_sequence; s < buffer_.next_sequence(); ++s) {
         if (std::optional<std::span<std::byte const>> const m = buffer_.find(s)) {
             fresh_->on_message(*m);

@@ -1,3 +1,5 @@
+#include <utility>
+
 #include <spdlog/spdlog.h>
 
 #include <signet/md/nasdaq/glimpse.hpp>
@@ -67,7 +69,7 @@ void glimpse_client::request(clock::time_point now) {
             sync_.start_buffering();
         }
     }
-    if (tcp_->state() == net::tcp_state::idle) {
+    if (tcp_->state() == net::tcp_state::idle && sync_.stream_known()) {
         tcp_->connect(now);
     }
     publish();
@@ -75,7 +77,7 @@ void glimpse_client::request(clock::time_point now) {
 
 void glimpse_client::service(clock::time_point now) {
     std::int64_t const now_ns = ns(now);
-    if (wanted_ && !rejected_ && tcp_->state() == net::tcp_state::idle) {
+    if (wanted_ && !rejected_ && tcp_->state() == net::tcp_state::idle && sync_.stream_known()) {
         tcp_->connect(now);
     }
     net::tcp_event const event = tcp_->service(now, [&](std::span<std::byte const> bytes) {
@@ -178,6 +180,16 @@ void glimpse_client::on_message(std::span<std::byte const> message) {
                     options_.name, sync_.buffer_first());
         pending_ = outcome::retry;
         break;
+    case md::nasdaq::itch_snapshot_sync::end_result::future:
+        if (!std::exchange(future_logged_, true)) {
+            SPDLOG_WARN("{}: the snapshot resumes at sequence {}, beyond the live stream (next "
+                        "{}) by more than {}: refused, the book kept; a snapshot of another "
+                        "session or day? Asking again (counted as future, logged once)",
+                        options_.name, sync_.stats().last_future_resume, sync_.stream_next(),
+                        sync_.options().max_ahead);
+        }
+        pending_ = outcome::retry;
+        break;
     case md::nasdaq::itch_snapshot_sync::end_result::malformed:
     case md::nasdaq::itch_snapshot_sync::end_result::not_loading:
         fail("an End of Snapshot whose sequence does not parse");
@@ -224,8 +236,8 @@ void glimpse_client::finish(outcome what, clock::time_point now) {
         rejected_ = true;
         wanted_ = false;
         tcp_->disconnect(now, false);
-        SPDLOG_ERROR("{}: the snapshot server rejected the login (check snapshot_username and "
-                     "snapshot_password); the feed stays unsynchronized",
+        SPDLOG_ERROR("{}: the snapshot server rejected the login (check glimpse_username and "
+                     "glimpse_password); the feed stays unsynchronized",
                      options_.name);
         break;
     case outcome::none:
@@ -263,6 +275,8 @@ glimpse_counters glimpse_client::counters() const noexcept {
     c.buffer_evictions = s.buffer_evictions;
     c.buffer_restarts = s.buffer_restarts;
     c.too_old = s.too_old;
+    c.future = s.future;
+    c.covered_messages = s.covered_messages;
     c.aborted = s.aborted;
     return c;
 }

@@ -62,7 +62,10 @@ constexpr summary_field fields[] = {
      "with glimpse (late join): state, requests, attempts, completed, orders_loaded, "
      "snapshot_messages, buffered_messages, replayed_messages, buffer_evictions, "
      "buffer_restarts, connect_failures, disconnects, login_rejected, protocol_failures, "
-     "too_old, aborted, last_sync_ms, total_sync_ms"},
+     "too_old (snapshots that resumed before the buffered messages), future (snapshots refused: "
+     "they resumed beyond the live stream by more than max_sequence_jump), covered_messages "
+     "(live messages skipped because the loaded snapshot held them), aborted, last_sync_ms, "
+     "total_sync_ms"},
     {"moldudp64.record", "with --record: path, messages, bytes, drops, write_errors"},
 };
 
@@ -150,7 +153,9 @@ moldudp64_protocol::moldudp64_protocol(feed_config const& feed, moldudp64_settin
                 .book = {.max_orders = feed.max_orders},
                 .buffer_messages = settings_.glimpse_buffer_messages,
                 .buffer_bytes =
-                    settings_.glimpse_buffer_messages * md::nasdaq::itch50::max_message_length});
+                    settings_.glimpse_buffer_messages * md::nasdaq::itch50::max_message_length,
+                // A snapshot may run ahead of the stream by what a jump may: no farther.
+                .max_ahead = feed.max_sequence_jump});
             sync_->start_buffering();
         } else {
             parser_.emplace(md::nasdaq::itch_order_book_options{.max_orders = feed.max_orders});
@@ -236,6 +241,9 @@ void moldudp64_protocol::deliver(delivery const& d) {
     now_ = d.now_ns;
     session_ = d.unit.key;
     messages_ += d.step.fresh;
+    if (sync_) {
+        sync_->stream_position(d.next_sequence); // heartbeats too: a snapshot is checked on it
+    }
     if (d.step.missing != 0) {
         if (glimpse_) {
             glimpse_->request(glimpse_client::clock::now()); // the book is wrong until a snapshot
@@ -521,6 +529,8 @@ void moldudp64_protocol::summary(nlohmann::ordered_json& out) const {
                           {"login_rejected", c.login_rejected},
                           {"protocol_failures", c.protocol_failures},
                           {"too_old", c.too_old},
+                          {"future", c.future},
+                          {"covered_messages", c.covered_messages},
                           {"aborted", c.aborted},
                           {"last_sync_ms", static_cast<double>(c.last_sync_us) / 1e3},
                           {"total_sync_ms", static_cast<double>(c.total_sync_us) / 1e3}};

@@ -8,15 +8,18 @@
 // sequence 1) and the feed's md::nasdaq::itch_snapshot_sync (buffer, fresh book, replay, swap).
 //
 //   request(now)   the feed needs a snapshot (at start; a gap declared lost): live messages
-//                  are buffered from here on and the connection is made (now, or when the
-//                  backoff of a failed attempt ends)
+//                  are buffered from here on and the connection is made once the live stream
+//                  has shown where it is (a snapshot is checked against it) — now, or at the
+//                  first datagram, or when the backoff of a failed attempt ends
 //   service(now)   from the parser contract on every run (on_batch/on_idle): connects, reads
 //                  at most one chunk (the tcp_client's receive buffer) and feeds its snapshot
 //                  messages to the sync, sends, re-arms the timer
 //
 // Outcomes, each counted: End of Snapshot applied (synchronized: logout, close, time to
 // synchronized recorded); a snapshot that resumes before the buffer's start (too_old:
-// reconnect for a newer one after the backoff); the connection lost or the server silent or
+// reconnect for a newer one after the backoff); one that resumes beyond the live stream by
+// more than the sync's max_ahead (future: refused, logged once, retried: a server of another
+// session or day must not freeze the book); the connection lost or the server silent or
 // malformed mid-snapshot (the fresh book is dropped — nothing half-applied — and the attempt
 // retried); a server that trickles past snapshot_timeout (dropped, retried); a rejected login
 // (logged as an error, not retried: the credentials are wrong). Failures are logged (warn)
@@ -68,13 +71,16 @@ struct glimpse_counters {
     std::uint64_t login_rejected = 0;
     std::uint64_t protocol_failures = 0; ///< login timeout, silent server, bad frames
     std::uint64_t too_old = 0;
-    std::uint64_t aborted = 0;       ///< snapshots dropped mid-way (all causes)
-    std::uint64_t last_sync_us = 0;  ///< request -> synchronized, the last time
-    std::uint64_t total_sync_us = 0; ///< summed over completed snapshots
+    std::uint64_t future = 0;           ///< refused: resumed beyond the live stream + max_ahead
+    std::uint64_t covered_messages = 0; ///< live messages skipped: the loaded snapshot held them
+    std::uint64_t aborted = 0;          ///< snapshots dropped mid-way (all causes)
+    std::uint64_t last_sync_us = 0;     ///< request -> synchronized, the last time
+    std::uint64_t total_sync_us = 0;    ///< summed over completed snapshots
 
     /// Failed attempts, all causes.
     [[nodiscard]] std::uint64_t failures() const noexcept {
-        return connect_failures + disconnects + login_rejected + protocol_failures + too_old;
+        return connect_failures + disconnects + login_rejected + protocol_failures + too_old +
+               future;
     }
 };
 
@@ -84,7 +90,7 @@ struct glimpse_live {
     std::uint64_t completed = 0;
     std::uint64_t orders_loaded = 0;
     std::uint64_t buffered_messages = 0;
-    std::uint64_t failures = 0; ///< connect failures, disconnects, rejections, protocol, too old
+    std::uint64_t failures = 0; ///< glimpse_counters::failures()
     std::uint64_t last_sync_us = 0;
 };
 
@@ -136,6 +142,7 @@ private:
     std::optional<md::nasdaq::soupbintcp::client> soup_; // one per connection
     bool wanted_ = false;
     bool rejected_ = false;
+    bool future_logged_ = false;      // a snapshot from the future is logged once
     outcome pending_ = outcome::none; // decided inside a read, acted on after it
     clock::time_point requested_at_{};
     clock::time_point connected_at_{};
