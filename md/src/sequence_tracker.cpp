@@ -90,7 +90,7 @@ bool sequence_tracker::believe(sequence_unit const& unit, sequence_step& step) n
     return false;
 }
 
-sequence_step sequence_tracker::track(sequence_unit const& unit) noexcept {
+sequence_step sequence_tracker::track_other(sequence_unit const& unit) noexcept {
     ++stats_.units;
     sequence_step step;
     if (!believe(unit, step)) {

@@ -11,13 +11,13 @@ mdp3_channel::mdp3_channel(mdp3_channel_options const& options)
                                         .max_jump = options.max_sequence_jump}) {}
 
 mdp3_instrument* mdp3_channel::lookup(std::int32_t security_id) noexcept {
-    auto const it = index_.find(security_id);
-    return it == index_.end() ? nullptr : &instruments_[it->second];
+    std::size_t const* const i = index_.find(security_id);
+    return i == nullptr ? nullptr : &instruments_[*i];
 }
 
 mdp3_instrument const* mdp3_channel::find(std::int32_t security_id) const noexcept {
-    auto const it = index_.find(security_id);
-    return it == index_.end() ? nullptr : &instruments_[it->second];
+    std::size_t const* const i = index_.find(security_id);
+    return i == nullptr ? nullptr : &instruments_[*i];
 }
 
 void mdp3_channel::on_definition(std::span<std::byte const> packet, std::uint64_t now_ns) {
@@ -43,7 +43,10 @@ void mdp3_channel::on_definition(std::span<std::byte const> packet, std::uint64_
                           .trading_status = d->trading_status,
                           .book = mdp3_price_book(depth > 0 ? static_cast<std::size_t>(depth) : 10),
                           .orders = {}};
-        index_.emplace(d->security_id, instruments_.size());
+        if (!index_.insert(d->security_id, instruments_.size())) { // full: a definition is a
+            index_.rehash(2 * index_.capacity());                  // control-path event
+            (void)index_.insert(d->security_id, instruments_.size());
+        }
         instruments_.push_back(i);
         if (started_) {
             make_stale(instruments_.back(), now_ns); // its book missed what came before
@@ -69,32 +72,40 @@ void mdp3_channel::on_sequenced(std::span<std::byte const> packet, std::uint64_t
     if (step.fresh == 0) {
         return; // line B's copy, or a resend
     }
-    if ((!started_ && sequence != 1) || step.missing != 0 || step.resynced) {
-        // A late start, packets lost, or the stream moved: any instrument may have missed data.
-        if (!started_) {
-            for (mdp3_instrument& i : instruments_) {
-                make_stale(i, now_ns); // joined mid-session: every book needs its snapshot
-            }
-        }
-        for (mdp3_instrument& i : instruments_) {
-            i.orders_stale = true; // MBO entries carry no RptSeq: any book may have lost some
-        }
-        start_recovery(now_ns);
-        held_.clear(); // the store holds consecutive packets from here on
+    if ((!started_ && sequence != 1) || step.missing != 0 || step.resynced) [[unlikely]] {
+        on_discontinuity(now_ns);
     }
     ++stats_.incremental_packets;
     next_sequence_ = sequence + 1;
     started_ = true;
-    if (recovering_) {
-        std::uint64_t const evicted = held_.evicted();
-        if (!held_.append(sequence, packet)) {
-            held_.clear();
-            (void)held_.append(sequence, packet);
-        }
-        stats_.held_evicted += held_.evicted() - evicted;
+    if (recovering_) [[unlikely]] {
+        hold(sequence, packet);
     }
     applying_sequence_ = sequence;
     stats_.incremental_messages += apply_packet(packet, now_ns, nullptr).messages;
+}
+
+void mdp3_channel::on_discontinuity(std::uint64_t now_ns) {
+    // A late start, packets lost, or the stream moved: any instrument may have missed data.
+    if (!started_) {
+        for (mdp3_instrument& i : instruments_) {
+            make_stale(i, now_ns); // joined mid-session: every book needs its snapshot
+        }
+    }
+    for (mdp3_instrument& i : instruments_) {
+        i.orders_stale = true; // MBO entries carry no RptSeq: any book may have lost some
+    }
+    start_recovery(now_ns);
+    held_.clear(); // the store holds consecutive packets from here on
+}
+
+void mdp3_channel::hold(std::uint64_t sequence, std::span<std::byte const> packet) {
+    std::uint64_t const evicted = held_.evicted();
+    if (!held_.append(sequence, packet)) {
+        held_.clear();
+        (void)held_.append(sequence, packet);
+    }
+    stats_.held_evicted += held_.evicted() - evicted;
 }
 
 packet_walk mdp3_channel::apply_packet(std::span<std::byte const> packet, std::uint64_t now_ns,

@@ -3,7 +3,8 @@
 /// cme::mdp3_channel: one CME MDP 3.0 channel's books by price (and by order where the channel
 /// sends templates 47 and 53), kept right through loss — the incremental feed (packets in
 /// MsgSeqNum order: on_incremental() sequences them itself, on_sequenced() takes them from a
-/// caller that already did, as the receiver's shared sequencing does), the market recovery feed (the snapshot loop) and the instrument definition feed.
+/// caller that already did, as the receiver's shared sequencing does), the market recovery feed
+/// (the snapshot loop) and the instrument definition feed.
 ///
 ///   definitions   MDInstrumentDefinitionFuture54 creates an instrument (security id, symbol,
 ///                 tick, display factor, book depth from MarketDepth of "GBX"), or deletes it.
@@ -27,21 +28,22 @@
 ///
 /// recovering() tells the caller to listen to the snapshot loop; on_time() counts a silent
 /// loop. Threading: none (the channel's parser contract). Costs: per entry a lookup of the
-/// instrument (a hash map) and a book update; the by-price path allocates nothing in steady
-/// state (instruments are created by definitions; the held-packet store is allocated once);
-/// the by-order book allocates once per new live order (mdp3_order_book.hpp).
+/// instrument (detail::fixed_hash_map: open addressing, one probe as a rule) and a book
+/// update; the by-price path allocates nothing in steady state (instruments are created by
+/// definitions; the held-packet store is allocated once); the by-order book allocates once
+/// per new live order (mdp3_order_book.hpp).
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include <signet/md/cme/mdp3.hpp>
 #include <signet/md/cme/mdp3_order_book.hpp>
 #include <signet/md/cme/mdp3_price_book.hpp>
+#include <signet/md/detail/fixed_hash_map.hpp>
 #include <signet/md/message_store.hpp>
 #include <signet/md/sequence_tracker.hpp>
 
@@ -116,9 +118,8 @@ struct mdp3_instrument {
     std::int64_t tick = 0;           ///< MinPriceIncrement, PRICE9
     std::int64_t display_factor = 0; ///< Decimal9
     std::uint8_t trading_status = null_uint8;
-    std::uint32_t rpt_seq = 0; ///< the last applied (every template that carries one)
-    bool stale = false;        ///< waits for a snapshot
-    mdp3_statistics statistics{};
+    std::uint32_t rpt_seq = 0;          ///< the last applied (every template that carries one)
+    bool stale = false;                 ///< waits for a snapshot
     std::uint64_t seen_in_recovery = 0; ///< the recovery whose loop showed it
     mdp3_price_book book;
     // market by order (channels that send it: templates 47 and 53)
@@ -130,6 +131,9 @@ struct mdp3_instrument {
     /// The incremental packet the MBO book was loaded as of: entries of packets up to it are
     /// in it already (they may still arrive: another socket).
     std::uint64_t orders_as_of = 0;
+    /// Volume, settlement, limits, session statistics (templates 37, 49, 50, 51, 52): last, as
+    /// the book updates need none of it.
+    mdp3_statistics statistics{};
 };
 
 class mdp3_channel {
@@ -180,12 +184,15 @@ private:
     void make_stale(mdp3_instrument& i, std::uint64_t now_ns) noexcept;
     void load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns);
     void start_recovery(std::uint64_t now_ns) noexcept;
+    // on_sequenced()'s rare paths, out of line: a discontinuity, and holding while recovering.
+    [[gnu::noinline]] void on_discontinuity(std::uint64_t now_ns);
+    [[gnu::noinline]] void hold(std::uint64_t sequence, std::span<std::byte const> packet);
     void finish_recovery_if_done(std::uint64_t now_ns) noexcept;
     void reset_channel() noexcept;
 
     mdp3_channel_options options_;
     std::vector<mdp3_instrument> instruments_;
-    std::unordered_map<std::int32_t, std::size_t> index_;
+    detail::fixed_hash_map<std::int32_t, std::size_t> index_{64}; // security id -> instruments_
     message_store held_;
     sequence_tracker tracker_; // on_incremental() only
     std::uint64_t next_sequence_ = 0;
