@@ -100,14 +100,14 @@ inline bytes add(std::uint16_t locate, std::uint64_t ref, char side, std::uint32
 }
 
 inline bytes add_mpid(std::uint16_t locate, std::uint64_t ref, char side, std::uint32_t shares,
-                      std::uint32_t price) {
+                      std::uint32_t price, std::string_view mpid = "GSCO") {
     bytes b = itch_message('F', 40, locate);
     put_be(b, 11, ref, 8);
     b.at(19) = static_cast<std::byte>(side);
     put_be(b, 20, shares, 4);
     put_text(b, 24, "TEST", 8);
     put_be(b, 32, price, 4);
-    put_text(b, 36, "GSCO", 4);
+    put_text(b, 36, mpid, 4);
     return b;
 }
 

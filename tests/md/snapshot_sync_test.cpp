@@ -11,11 +11,13 @@
 #include <random>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include <signet/md/big_endian.hpp>
 #include <signet/md/nasdaq/glimpse.hpp>
 #include <signet/md/nasdaq/itch_snapshot.hpp>
 #include <signet/md/nasdaq/itch_snapshot_sync.hpp>
@@ -59,6 +61,166 @@ TEST(ItchSnapshot, RebuildsTheBookItWasWrittenFrom) {
     expect_same_books(rebuilt.book(), original.book());
     ASSERT_TRUE(original.book().size() > 100U);
     EXPECT_TRUE(rebuilt.book().check_invariants());
+}
+
+// A by-order view of a stream, independent of the book: each price level's queue of live orders
+// in time priority (an add joins the back; a replace leaves its place and joins the back of its
+// new level with its MPID; executions and cancels keep the place).
+class by_order_model {
+public:
+    struct order {
+        std::uint64_t ref;
+        std::uint32_t shares;
+        std::string mpid; // "" for an unattributed add
+        bool operator==(order const&) const = default;
+    };
+    using level = std::tuple<std::uint16_t, char, std::uint32_t>; // locate, side, price
+
+    void on_message(std::span<std::byte const> m) {
+        auto const be = [&](std::size_t at, std::size_t width) {
+            std::uint64_t v = 0;
+            for (std::size_t i = 0; i < width; ++i) {
+                v = v << 8 | std::to_integer<std::uint64_t>(m[at + i]);
+            }
+            return v;
+        };
+        char const type = static_cast<char>(m[0]);
+        std::uint64_t const ref = be(11, 8);
+        switch (type) {
+        case 'A':
+        case 'F':
+            push({static_cast<std::uint16_t>(be(1, 2)), static_cast<char>(m[19]),
+                  static_cast<std::uint32_t>(be(32, 4))},
+                 {ref, static_cast<std::uint32_t>(be(20, 4)),
+                  type == 'F' ? std::string(reinterpret_cast<char const*>(m.data()) + 36, 4)
+                              : std::string()});
+            break;
+        case 'E':
+        case 'C':
+        case 'X':
+            if (auto* o = find(ref)) {
+                o->shares -=
+                    std::min<std::uint32_t>(o->shares, static_cast<std::uint32_t>(be(19, 4)));
+                if (o->shares == 0) {
+                    remove(ref);
+                }
+            }
+            break;
+        case 'D':
+            remove(ref);
+            break;
+        case 'U':
+            if (auto const it = where_.find(ref); it != where_.end()) {
+                level const old = it->second;
+                std::string const mpid = find(ref)->mpid;
+                remove(ref);
+                push({std::get<0>(old), std::get<1>(old), static_cast<std::uint32_t>(be(31, 4))},
+                     {be(19, 8), static_cast<std::uint32_t>(be(27, 4)), mpid});
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    [[nodiscard]] std::map<level, std::vector<order>> const& levels() const { return levels_; }
+
+private:
+    void push(level const& l, order const& o) {
+        levels_[l].push_back(o);
+        where_[o.ref] = l;
+    }
+    order* find(std::uint64_t ref) {
+        auto const it = where_.find(ref);
+        if (it == where_.end()) {
+            return nullptr;
+        }
+        for (order& o : levels_[it->second]) {
+            if (o.ref == ref) {
+                return &o;
+            }
+        }
+        return nullptr;
+    }
+    void remove(std::uint64_t ref) {
+        auto const it = where_.find(ref);
+        if (it == where_.end()) {
+            return;
+        }
+        std::vector<order>& q = levels_[it->second];
+        std::erase_if(q, [&](order const& o) { return o.ref == ref; });
+        if (q.empty()) {
+            levels_.erase(it->second);
+        }
+        where_.erase(it);
+    }
+    std::map<level, std::vector<order>> levels_;
+    std::map<std::uint64_t, level> where_;
+};
+
+std::vector<t::bytes> snapshot_with_origins(std::vector<t::bytes> const& all) {
+    itch50_parser publisher(book);
+    itch_snapshot_state state(book.max_orders);
+    for (t::bytes const& m : all) {
+        publisher.on_message(t::view(m));
+        state.on_message(t::view(m));
+    }
+    std::vector<t::bytes> out;
+    (void)write_itch_snapshot(publisher.book(), &state,
+                              [&](auto m) { out.emplace_back(m.begin(), m.end()); });
+    return out;
+}
+
+TEST(ItchSnapshot, KeepsEachLevelsQueueInTimePriorityAndTheAttribution) {
+    // References out of time order, a partial execution (keeps its place), a replace (goes to
+    // the back, keeps its MPID) and a delete: the snapshot rebuilds every queue as it was.
+    std::vector<t::bytes> const stream{
+        t::directory(1, "TEST"),
+        t::add(1, 50, 'B', 100, 1000),
+        t::add_mpid(1, 10, 'B', 200, 1000, "MSCO"),
+        t::add(1, 30, 'B', 300, 1000),
+        t::add(1, 20, 'B', 400, 1000),
+        t::executed(30, 100),         // 30 keeps its place with 200 left
+        t::replace(10, 5, 250, 1000), // 10 leaves; 5 joins the back, still MSCO's
+        t::delete_order(20),
+        t::add_mpid(1, 1, 'S', 100, 1100, "UBSS"),
+        t::add(1, 2, 'S', 100, 1100),
+    };
+    by_order_model from_start;
+    for (t::bytes const& m : stream) {
+        from_start.on_message(t::view(m));
+    }
+    std::vector<t::bytes> const snapshot = snapshot_with_origins(stream);
+    by_order_model rebuilt;
+    std::vector<std::pair<std::uint64_t, char>> adds; // as the snapshot sends them
+    for (t::bytes const& m : snapshot) {
+        rebuilt.on_message(t::view(m));
+        if (m[0] == std::byte{'A'} || m[0] == std::byte{'F'}) {
+            adds.emplace_back(load_be64(m.data() + itch50::field::order_ref),
+                              static_cast<char>(m[0]));
+        }
+    }
+    EXPECT_EQ(rebuilt.levels(), from_start.levels());
+    using add = std::pair<std::uint64_t, char>;
+    EXPECT_EQ(adds, (std::vector<add>{{50, 'A'}, {30, 'A'}, {5, 'F'}, {1, 'F'}, {2, 'A'}}));
+    auto const bids = from_start.levels().at({1, 'B', 1000});
+    ASSERT_EQ(bids.size(), 3U);
+    EXPECT_EQ(bids[2], (by_order_model::order{5, 250, "MSCO"}));
+}
+
+TEST(ItchSnapshot, AByOrderBookFromTheSnapshotEqualsTheFromStartOne) {
+    std::vector<t::bytes> const all = stream(21, 30'000);
+    by_order_model from_start;
+    for (t::bytes const& m : all) {
+        from_start.on_message(t::view(m));
+    }
+    by_order_model rebuilt;
+    std::size_t attributed = 0;
+    for (t::bytes const& m : snapshot_with_origins(all)) {
+        rebuilt.on_message(t::view(m));
+        attributed += m[0] == std::byte{'F'} ? 1U : 0U;
+    }
+    EXPECT_EQ(rebuilt.levels(), from_start.levels());
+    EXPECT_GT(attributed, 0U);
 }
 
 TEST(ItchSnapshot, CarriesTheSystemEventDirectoryTradingActionAndRegShoAsReceived) {

@@ -123,6 +123,35 @@ TEST(FeedParser, EndOfSessionIsVisibleLive) {
     EXPECT_TRUE(processor->live().end_of_stream);
 }
 
+TEST(FeedParser, AReceiverStartedAfterTheStreamCountsALateStartNotAGap) {
+    // The stream was at sequence 1000 when this receiver started: nothing was lost on the wire,
+    // so there is no gap to count or recover; but the orders added before are not in the book.
+    feed_config config;
+    config.name = "late";
+    test_setup setup;
+    auto const processor = make_parser(config, {}, setup);
+    push(*processor, t::mold_packet("S", 1000, {t::directory(1, "TEST"), t::delete_order(7)}));
+    push(*processor, t::mold_packet("S", 1002, {t::add(1, 11, 'B', 100, 10'0000)}));
+    EXPECT_EQ(processor->live().late_start, 999U);
+    EXPECT_EQ(processor->live().gaps, 0U);
+    EXPECT_EQ(processor->live().missing, 0U);
+    EXPECT_EQ(processor->live().messages, 3U);
+    EXPECT_EQ(processor->live().book, book_state::stale) << "the book misses the earlier adds";
+}
+
+TEST(FeedParser, AStreamFromItsFirstSequenceHasNoLateStart) {
+    feed_config config;
+    config.name = "from start";
+    test_setup setup;
+    auto const processor = make_parser(config, {}, setup);
+    push(*processor, t::mold_packet("S", 1, {t::directory(1, "TEST")}));
+    push(*processor, t::mold_packet("S", 3, {t::add(1, 11, 'B', 100, 10'0000)})); // 2 lost
+    processor->finish();
+    EXPECT_EQ(processor->live().late_start, 0U);
+    EXPECT_EQ(processor->live().gaps, 1U);
+    EXPECT_EQ(processor->live().missing, 1U);
+}
+
 // Gap recovery through a real request socket: the hold expires in front of a gap, the
 // processor sends a request to the "server" socket, the answer (a normal packet on the request
 // line) fills the gap, and everything is delivered in sequence.

@@ -116,7 +116,8 @@ glimpse_service::glimpse_service(glimpse_service_options const& options)
     , port_(bound_port(listener_.get()))
     , ring_(options.handoff_bytes)
     , record_buffer_(std::make_unique<std::byte[]>(detail::record_ring::max_record_size))
-    , parser_(options.book) {
+    , parser_(options.book)
+    , state_(options.book.max_orders) {
     if (options.max_clients == 0 || options.heartbeat.count() <= 0 ||
         options.client_timeout.count() <= 0) {
         throw std::invalid_argument(

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <stdexcept>
 
@@ -242,8 +243,9 @@ std::size_t itch_generator::add_order(std::byte* m) noexcept {
     store_be32(m + f::shares, shares);
     put_stock(m + f::order_stock, stock);
     store_be32(m + f::price, price);
-    if (mpid) {
-        put_text(m + f::attribution, "GSCO");
+    if (mpid) { // a few firms, by reference: no random draw, so streams stay as they were
+        static constexpr std::array<char const*, 4> firms{"GSCO", "MSCO", "UBSS", "NITE"};
+        put_text(m + f::attribution, firms[ref % firms.size()]);
     }
     live_.push_back(live_order{ref, shares, price, locate, side}); // reserved: never reallocates
     return n;

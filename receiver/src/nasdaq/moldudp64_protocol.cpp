@@ -188,8 +188,10 @@ std::vector<line_spec> moldudp64_protocol::lines() const {
 
 md::sequence_tracker_options moldudp64_protocol::sequencing() const {
     md::sequence_tracker_options options;
-    // Late join: the first packet's sequence is adopted (the snapshot covers what came before).
-    options.first_sequence = settings_.glimpse ? md::sequence_tracker::late_join : 1;
+    // The first packet's sequence is adopted: a receiver started after the stream began counts
+    // what it missed as late_start, not as a gap (a snapshot covers it; without GLIMPSE the
+    // book lacks the orders added before and says so: stale).
+    options.first_sequence = md::sequence_tracker::late_join;
     if (!settings_.session.empty()) {
         md::stream_key key{};
         auto const id = md::nasdaq::make_moldudp64_session_id(settings_.session);
@@ -241,6 +243,10 @@ void moldudp64_protocol::deliver(delivery const& d) {
     now_ = d.now_ns;
     session_ = d.unit.key;
     messages_ += d.step.fresh;
+    if (!started_) {
+        started_ = true;
+        started_late_ = d.unit.first > 1;
+    }
     if (sync_) {
         sync_->stream_position(d.next_sequence); // heartbeats too: a snapshot is checked on it
     }
@@ -374,9 +380,12 @@ protocol_counters moldudp64_protocol::counters() const noexcept {
         c.book = book_state::none;
     } else if (c.recovering) {
         c.book = book_state::recovering;
-    } else if (auto const* s = itch_stats();
-               lost_gaps_ != 0 || s->unknown_order_refs != 0 || s->book_full_drops != 0) {
-        c.book = book_state::stale; // a gap lost the orders' adds, or the book overflowed
+    } else if (auto const* s = itch_stats(); lost_gaps_ != 0 || (started_late_ && !sync_) ||
+                                             s->unknown_order_refs != 0 ||
+                                             s->book_full_drops != 0) {
+        // A gap lost the orders' adds, the stream began before this receiver did, or the book
+        // overflowed.
+        c.book = book_state::stale;
     } else {
         c.book = book_state::complete;
     }

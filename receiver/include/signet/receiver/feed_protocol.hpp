@@ -59,11 +59,11 @@ enum class book_state : std::uint8_t {
 [[nodiscard]] char const* to_string(book_state state) noexcept;
 
 /// A feed's counters, one meaning for every protocol (the stats line, the summary, the metrics,
-/// --top and scripts/md-verdict read these). Sequence numbers are the protocol's: messages for
-/// MoldUDP64, packets for MDP 3.0.
+/// --top and scripts/md-verdict read these). Sequence numbers are the protocol's (messages or
+/// packets: its summary section says which).
 struct feed_counters {
     std::uint64_t packets = 0;    ///< datagrams the feed's parser took, all lines
-    std::uint64_t messages = 0;   ///< protocol messages delivered in sequence (MDP 3.0: SBE)
+    std::uint64_t messages = 0;   ///< protocol messages delivered in sequence
     std::uint64_t gaps = 0;       ///< sequence gaps not recovered
     std::uint64_t missing = 0;    ///< sequence numbers lost in those gaps
     std::uint64_t recovered = 0;  ///< messages a recovery brought back (re-requests)
@@ -73,7 +73,7 @@ struct feed_counters {
     std::uint64_t ignored = 0;    ///< packets of another stream, or with an implausible sequence
     std::uint64_t late_start = 0; ///< sequence numbers before the first packet of a late join
     bool recovering = false;      ///< a gap or the book is being recovered
-    bool end_of_stream = false;   ///< the stream said it ended (MoldUDP64 end of session)
+    bool end_of_stream = false;   ///< the stream said it ended (an end-of-session packet)
     book_state book = book_state::none;
 };
 
@@ -87,7 +87,8 @@ struct protocol_counters {
 };
 
 /// One instrument's top of book, for books() and the live view: prices are integers of
-/// 10^price_exponent (ITCH: -4, MDP 3.0: -9), sizes in the protocol's units; 0 when empty.
+/// 10^price_exponent (the protocol's: -4 for prices in 1/10000), sizes in the protocol's units;
+/// 0 when empty.
 struct book_row {
     std::array<char, 20> symbol{}; ///< NUL padded
     std::int64_t bid_price = 0;
@@ -204,7 +205,7 @@ public:
                              std::vector<std::string>& out) const {
         (void)feed, (void)live, (void)out;
     }
-    /// The live view's state column ("synchronized", "glimpse loading").
+    /// The live view's state column ("synchronized", "snapshot loading").
     [[nodiscard]] virtual std::string live_state(feed_counters const& live) const {
         (void)live;
         return {};
@@ -224,7 +225,7 @@ public:
 class config_reader; // receiver/src/config_reader.hpp: a [[feed]] table's typed getters
 
 /// One field of the summary JSON: its name (top level, in each element of "feeds", or in a
-/// protocol's section: "mdp3.instruments") and what it holds.
+/// protocol's section: "<protocol>.<field>") and what it holds.
 struct summary_field {
     std::string_view name;
     std::string_view meaning;
@@ -258,7 +259,7 @@ struct protocol_registration {
 class protocol_settings {
 public:
     virtual ~protocol_settings() = default;
-    /// The name `protocol = "..."` selects ("moldudp64", "mdp3", "raw").
+    /// The name `protocol = "..."` selects (its registration's).
     [[nodiscard]] virtual std::string_view protocol() const noexcept = 0;
     /// The feed's protocol object. Throws std::invalid_argument for settings it cannot run.
     [[nodiscard]] virtual std::unique_ptr<feed_protocol> make(feed_config const& feed) const = 0;

@@ -3,8 +3,9 @@
 // glimpse_service: a GLIMPSE 5.0 snapshot server beside a publisher (md_feed --serve-glimpse).
 // Receivers that join late, or declared a gap lost, log in over SoupBinTCP and get the book the
 // publisher has published so far as ITCH 5.0 messages — the last system event, per listed
-// stock its directory, trading action and Reg SHO messages, every live order as an add
-// (md::write_itch_snapshot) — then an End of Snapshot carrying the
+// stock its directory, trading action and Reg SHO messages, every live order as an add in time
+// priority, an attributed one as an 'F' with its MPID (md::nasdaq::write_itch_snapshot) — then
+// an End of Snapshot carrying the
 // MoldUDP64 sequence to resume the multicast from (md/glimpse.hpp). The snapshot is consistent
 // with that sequence: the service builds it from a book to which it applied exactly the
 // messages before it.
@@ -12,12 +13,13 @@
 // Design (as rerequest_service): the publisher's thread only copies each data packet into a
 // lock-free record ring (record(), the publisher's on_packet hook; never waits). A thread of the
 // service's own owns everything else: it moves the ring's packets into an md::nasdaq::itch50_parser
-// (its book), accepts connections on a listening TCP socket, runs one md::nasdaq::soupbintcp::server
-// per connection and, when a login arrives, drains the ring, writes the snapshot of the book
-// into the connection's buffer and sends it as the socket takes it (poll, 5 ms at most). No
-// lock is held while building or sending. Packets the ring lost (it overflowed while the thread
-// was kept off the CPU) leave the book incomplete: counted (sequence_breaks), logged, and every
-// later login is rejected (session not available) rather than served a wrong book.
+// (its book), accepts connections on a listening TCP socket, runs one
+// md::nasdaq::soupbintcp::server per connection and, when a login arrives, drains the ring, writes
+// the snapshot of the book into the connection's buffer and sends it as the socket takes it (poll,
+// 5 ms at most). No lock is held while building or sending. Packets the ring lost (it overflowed
+// while the thread was kept off the CPU) leave the book incomplete: counted (sequence_breaks),
+// logged, and every later login is rejected (session not available) rather than served a wrong
+// book.
 //
 // Heartbeats: the server's, between the snapshot and the client's logout; while a snapshot
 // is being sent the data is the heartbeat, and a client that takes nothing for
@@ -108,8 +110,9 @@ private:
     std::uint64_t ring_position_ = 0;
     std::unique_ptr<std::byte[]> record_buffer_;
     md::nasdaq::itch50_parser parser_;
-    md::nasdaq::itch_snapshot_state state_; // system event, directory, trading action, Reg SHO
-    std::uint64_t next_sequence_ = 0;       // 0: nothing applied yet
+    // System event, directory, trading action, Reg SHO; each live order's priority and MPID.
+    md::nasdaq::itch_snapshot_state state_;
+    std::uint64_t next_sequence_ = 0; // 0: nothing applied yet
     bool broken_ = false;
     std::vector<std::unique_ptr<connection>> connections_;
     glimpse_counts counts_{}; // the thread's

@@ -144,6 +144,8 @@ private:
     metrics::histogram recovery_latency_;
     std::uint64_t messages_ = 0;
     std::uint64_t lost_gaps_ = 0; // gaps delivered without a snapshot to repair them
+    bool started_ = false;        // a unit was delivered
+    bool started_late_ = false;   // the first one was not the stream's first (late_start)
     std::uint64_t record_since_ = 0;
     std::uint64_t request_send_errors_ = 0;
     std::uint64_t now_ = 0; // the last delivery's time (recording)
