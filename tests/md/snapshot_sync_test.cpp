@@ -85,6 +85,9 @@ public:
             return v;
         };
         char const type = static_cast<char>(m[0]);
+        if (m.size() < 19) {
+            return; // no order reference (system event, ...)
+        }
         std::uint64_t const ref = be(11, 8);
         switch (type) {
         case 'A':
