@@ -5,11 +5,14 @@
 // docs/md_receiver.md describes the config, the stats lines, the metrics and the summary.
 //
 // Exit codes: 0 ok, 1 runtime error (e.g. a port in use), 2 bad command line or config.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <signal.h>
 #include <time.h>
@@ -20,8 +23,10 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <signet/md/events.hpp>
 #include <signet/net/log.hpp>
 #include <signet/receiver/config.hpp>
+#include <signet/receiver/event_json.hpp>
 #include <signet/receiver/receiver.hpp>
 #include <signet/receiver/summary.hpp>
 
@@ -66,6 +71,28 @@ void print_summary_fields() {
     }
 }
 
+/// --events: a queued subscriber printing each event of `symbols` ("all": every one) as a JSON
+/// line to `out` (on its own event worker: a slow terminal drops events, counted in the
+/// summary's subscribers, never stalls a feed).
+void subscribe_json_lines(receiver::receiver& feeds, std::vector<std::string> symbols,
+                          std::vector<std::string> const& kinds, std::FILE* out) {
+    md::event_mask mask = kinds.empty() ? md::event_mask::all() : md::event_mask{};
+    for (std::string const& k : kinds) {
+        mask = mask | md::event_mask::of({*md::parse_event_kind(k)});
+    }
+    if (std::find(symbols.begin(), symbols.end(), "all") != symbols.end()) {
+        symbols.clear();
+    }
+    feeds.subscribe(
+        {.name = "events", .symbols = std::move(symbols), .kinds = mask, .queue_capacity = 1 << 20},
+        [out, line = std::string()](receiver::event_view const& v) mutable {
+            line.clear();
+            receiver::append_event_json(line, v);
+            line += '\n';
+            std::fwrite(line.data(), 1, line.size(), out);
+        });
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -94,6 +121,22 @@ int main(int argc, char** argv) {
                    "FILE.<feed name>)");
     cli.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical, off")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+    std::vector<std::string> event_symbols;
+    cli.add_option("--events", event_symbols,
+                   "print the market events of these symbols as JSON lines (one per event; "
+                   "'all': every instrument); see docs/events.md")
+        ->delimiter(',');
+    std::vector<std::string> event_kinds;
+    cli.add_option("--event-kinds", event_kinds,
+                   "with --events: only these kinds (bbo, trade, level_update, order_add, ...)")
+        ->delimiter(',')
+        ->check([](std::string const& kind) {
+            return md::parse_event_kind(kind) ? std::string() : "no event kind '" + kind + "'";
+        });
+    std::string events_out;
+    cli.add_option("--events-out", events_out,
+                   "write the --events lines to this file (default: "
+                   "stdout, before the summary)");
     bool fields = false;
     cli.add_flag("--summary-fields", fields, "print the summary JSON's fields and exit");
     if (argc == 2 && std::string(argv[1]) == "--summary-fields") {
@@ -127,8 +170,20 @@ int main(int argc, char** argv) {
         options.top = 0;
     }
     std::unique_ptr<receiver::receiver> feeds;
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> events_file(nullptr, &std::fclose);
     try {
         feeds = std::make_unique<receiver::receiver>(config, options);
+        if (!event_symbols.empty()) {
+            std::FILE* out = stdout;
+            if (!events_out.empty()) {
+                events_file.reset(std::fopen(events_out.c_str(), "w"));
+                if (!events_file) {
+                    throw std::runtime_error("cannot write the events to " + events_out);
+                }
+                out = events_file.get();
+            }
+            subscribe_json_lines(*feeds, event_symbols, event_kinds, out);
+        }
         feeds->start();
     } catch (std::exception const& e) {
         SPDLOG_ERROR("md_receiver: {}", cli::describe(e));
@@ -153,7 +208,8 @@ int main(int argc, char** argv) {
         }
     }
 
-    feeds->stop();      // drain: every received packet is parsed or counted
+    feeds->stop(); // drain: every received packet is parsed or counted
+    std::fflush(events_file ? events_file.get() : stdout);
     spdlog::shutdown(); // flush the async log before the summary goes to stdout
     std::fputs(receiver::summary_text(*feeds).c_str(), stdout);
     if (!summary_path.empty()) {

@@ -239,6 +239,12 @@ std::uint64_t digest(md::nasdaq::itch_order_book const& book) {
     return h;
 }
 
+// The cheapest subscriber there is: it counts what it is given (events on, nothing done).
+struct counting_sink final : md::event_sink {
+    std::uint64_t events = 0;
+    void on_event(md::event const&) noexcept override { ++events; }
+};
+
 nlohmann::ordered_json report(std::string const& mode, bool per_message, std::string const& path,
                               int cpu, timed const& t, md::nasdaq::itch50_parser const& parser) {
     md::nasdaq::itch50_stats const& s = parser.stats();
@@ -282,6 +288,7 @@ int main(int argc, char** argv) {
     std::string dump_path;
     std::size_t max_orders = std::size_t{1} << 20;
     bool per_message = false;
+    bool events = false;
     auto* generate_opt = app.add_option("--generate", generate_path, "write the BinaryFILE");
     app.add_option("--messages", gen.messages, "body messages to generate")->needs(generate_opt);
     app.add_option("--symbols", gen.symbols, "stocks")->needs(generate_opt);
@@ -300,6 +307,8 @@ int main(int argc, char** argv) {
     app.add_option("--dump", dump_path, "write the final book here (anchor format)");
     app.add_flag("--per-message", per_message,
                  "one on_message() per message: no batches, no prefetching");
+    app.add_flag("--events", events,
+                 "emit market events (md/events.hpp) to a subscriber that only counts them");
     CLI11_PARSE(app, argc, argv);
 
     try {
@@ -313,6 +322,10 @@ int main(int argc, char** argv) {
         }
         pin_this_thread(cpu, "signet_md_bench");
         md::nasdaq::itch50_parser parser({.max_orders = max_orders});
+        counting_sink sink;
+        if (events) {
+            parser.set_event_sink(&sink);
+        }
         timed t;
         if (mode == "file") {
             md::nasdaq::binary_file_reader reader(path);
@@ -325,7 +338,9 @@ int main(int argc, char** argv) {
             datagrams const input = pack(path);
             t = run_contract(input, parser, per_message);
         }
-        nlohmann::ordered_json const row = report(mode, per_message, path, cpu, t, parser);
+        nlohmann::ordered_json row = report(mode, per_message, path, cpu, t, parser);
+        row["events"] = events;
+        row["events_emitted"] = sink.events;
         std::printf("%-8s %6.1f ns/msg  %llu messages  peak RSS %.0f MiB  orders %zu levels %zu  "
                     "unknown refs %llu  duplicates %llu  book full %llu  digest %016llx\n",
                     mode.c_str(), row["ns_per_msg"].get<double>(),

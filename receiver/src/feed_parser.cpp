@@ -179,6 +179,9 @@ void feed_parser::on_batch() {
     // now_ stays the last packet's receive time: packets still queued behind this run (line
     // B's copies, say) arrived by then, so a hold must not expire against the wall clock yet.
     service();
+    if (after_run_) {
+        after_run_();
+    }
     publish();
     arm_timer();
 }
@@ -253,6 +256,9 @@ void feed_parser::finish() {
         arbiter_->flush([this](auto bytes) { deliver(bytes); }, [this] { return tracker_.next(); });
     }
     protocol_->finish();
+    if (after_run_) {
+        after_run_();
+    }
     while (!publish_books()) { // after the runtime stopped: a reader's copy ends soon
         std::this_thread::yield();
     }

@@ -1,4 +1,5 @@
 #include <array>
+#include <mutex>
 #include <stdexcept>
 
 #include <signet/receiver/metrics_endpoint.hpp>
@@ -173,12 +174,37 @@ public:
         for (auto const& f : feeds_) { // what each protocol adds
             f.parser->protocol().metrics(out, f.parser->config().name);
         }
+        std::lock_guard lock(subscribers_mutex_);
+        if (subscribers_) {
+            for (subscriber_stats const& s : subscribers_()) {
+                metric_labels const labels{{"subscriber", s.name}};
+                out.counter("signet_subscriber_delivered_total",
+                            "Events an event subscriber's handler was called with", labels,
+                            static_cast<double>(s.delivered));
+                out.counter("signet_subscriber_dropped_total",
+                            "Events a subscriber lost (its queue full, or left at stop)", labels,
+                            static_cast<double>(s.dropped));
+                out.counter("signet_subscriber_conflated_total",
+                            "Best bid/offer events replaced by a later one of their instrument",
+                            labels, static_cast<double>(s.conflated));
+                out.counter("signet_subscriber_lost_notices_total",
+                            "events_lost events a subscriber was told", labels,
+                            static_cast<double>(s.lost_notices));
+            }
+        }
         return out.take();
+    }
+
+    void set_subscribers(std::function<std::vector<subscriber_stats>()> source) {
+        std::lock_guard lock(subscribers_mutex_);
+        subscribers_ = std::move(source);
     }
 
 private:
     net::runtime const& rt_;
     std::vector<metrics_feed> feeds_;
+    mutable std::mutex subscribers_mutex_; // guards subscribers_ (scrapes and start())
+    std::function<std::vector<subscriber_stats>()> subscribers_;
 };
 
 metrics_endpoint::metrics_endpoint(std::string const& listen, net::runtime const& rt,
@@ -194,5 +220,9 @@ metrics_endpoint::metrics_endpoint(std::string const& listen, net::runtime const
 }
 
 metrics_endpoint::~metrics_endpoint() = default;
+
+void metrics_endpoint::set_subscribers(std::function<std::vector<subscriber_stats>()> source) {
+    collector_->set_subscribers(std::move(source));
+}
 
 } // namespace signet::receiver

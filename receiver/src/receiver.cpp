@@ -7,6 +7,7 @@
 #include <signet/receiver/metrics_endpoint.hpp>
 #include <signet/receiver/receiver.hpp>
 
+#include "event_dispatch.hpp"
 #include "reporter.hpp"
 
 namespace signet::receiver {
@@ -114,6 +115,65 @@ receiver::receiver(receiver_config config, receiver_options options)
 
 receiver::~receiver() {
     stop();
+    event_workers_.reset(); // joined before the subscribers and the group they use go
+}
+
+std::size_t receiver::subscribe(subscription s, event_handler handler) {
+    if (running_ || stopped_once_) {
+        throw std::logic_error("receiver::subscribe: subscribe before start()");
+    }
+    if (!handler) {
+        throw std::invalid_argument("receiver::subscribe: no handler");
+    }
+    for (std::string const& name : s.feeds) {
+        if (std::none_of(feeds_.begin(), feeds_.end(),
+                         [&](feed_entry const& f) { return f.parser->config().name == name; })) {
+            throw std::invalid_argument("receiver::subscribe: no feed named '" + name + "'");
+        }
+    }
+    std::vector<std::size_t> chosen;
+    for (std::size_t i = 0; i < feeds_.size(); ++i) {
+        std::string const& name = feeds_[i].parser->config().name;
+        if (s.feeds.empty() || std::find(s.feeds.begin(), s.feeds.end(), name) != s.feeds.end()) {
+            chosen.push_back(i);
+        }
+    }
+    if (s.mode == delivery_mode::inline_call && chosen.size() > 1) {
+        throw std::invalid_argument(
+            "receiver::subscribe: an inline handler would run in several feeds' parser "
+            "contracts at once: name one feed, or subscribe queued");
+    }
+    if (s.mode == delivery_mode::queued && s.queue_capacity == 0) {
+        throw std::invalid_argument("receiver::subscribe: queue_capacity must be at least 1");
+    }
+    std::string name =
+        s.name.empty() ? "subscriber-" + std::to_string(subscribers_.size() + 1) : s.name;
+    auto sub =
+        std::make_unique<detail::subscriber>(std::move(s), std::move(handler), std::move(name));
+    dispatchers_.resize(feeds_.size());
+    for (std::size_t i : chosen) {
+        auto& d = dispatchers_[i];
+        if (!d) {
+            d = std::make_unique<detail::feed_dispatcher>(feeds_[i].parser->config().name);
+        }
+        detail::feed_queue* queue = nullptr;
+        if (sub->options().mode == delivery_mode::queued) {
+            queue = &sub->add_feed(d->feed(), d->instruments());
+        }
+        d->add(*sub, queue);
+    }
+    if (sub->options().mode == delivery_mode::queued) {
+        if (!event_group_) {
+            event_group_ = std::make_unique<blocking_work_contract_group>(64);
+        }
+        sub->attach(*event_group_);
+    }
+    subscribers_.push_back(std::move(sub));
+    return subscribers_.size() - 1;
+}
+
+subscriber_stats receiver::subscriber(std::size_t i) const {
+    return subscribers_.at(i)->stats();
 }
 
 void receiver::add_feed(feed_config const& config) {
@@ -174,6 +234,35 @@ void receiver::start() {
     if (running_) {
         return;
     }
+    for (std::size_t i = 0; i < dispatchers_.size(); ++i) {
+        if (detail::feed_dispatcher* const d = dispatchers_[i].get()) {
+            feeds_[i].parser->protocol().set_event_sink(d, d->kinds());
+            feeds_[i].parser->set_after_run([d] { d->end_of_run(); });
+        }
+    }
+    if (event_group_) {
+        std::size_t const queued = static_cast<std::size_t>(
+            std::count_if(subscribers_.begin(), subscribers_.end(), [](auto const& sub) {
+                return sub->options().mode == delivery_mode::queued;
+            }));
+        event_workers_ = std::make_unique<worker_pool<blocking_work_contract_group>>(
+            *event_group_, worker_pool_options{.threads = options_.event_workers != 0
+                                                              ? options_.event_workers
+                                                              : std::min<std::size_t>(queued, 4),
+                                               .cpus = {},
+                                               .idle = options_.event_idle,
+                                               .lanes = {},
+                                               .drain_timeout = std::chrono::milliseconds(1000)});
+    }
+    if (endpoint_ && !subscribers_.empty()) {
+        endpoint_->set_subscribers([this] {
+            std::vector<subscriber_stats> all;
+            for (std::size_t i = 0; i < subscribers_.size(); ++i) {
+                all.push_back(subscriber(i));
+            }
+            return all;
+        });
+    }
     runtime_->start();
     started_ = std::chrono::steady_clock::now();
     running_ = true;
@@ -188,8 +277,15 @@ void receiver::stop() {
     runtime_->stop(); // drain: every received packet is parsed
     stopped_ = std::chrono::steady_clock::now();
     for (auto& f : feeds_) {
-        f.parser->finish();
+        f.parser->finish(); // the events of what it still held go to the subscribers too
     }
+    if (event_workers_) {
+        event_workers_->stop(); // delivers what the queues hold (bounded by its drain timeout)
+        for (auto& sub : subscribers_) {
+            sub->abandon(); // what is left counts as dropped
+        }
+    }
+    stopped_once_ = true;
 }
 
 double receiver::elapsed_s() const noexcept {

@@ -214,7 +214,12 @@ std::span<summary_field const> summary_fields() noexcept {
             {"schema", "the layout's version (2)", false},
             {"elapsed_s", "seconds from start() to stop()", false},
             {"latency_ns", "all feeds: kernel receive stamp -> parsed, p50, p99, p999, max", false},
-            {"feeds", "one object per feed, with the fields below", false}};
+            {"feeds", "one object per feed, with the fields below", false},
+            {"subscribers",
+             "one object per event subscriber (receiver::subscribe, md_receiver --events): name, "
+             "mode (inline, queued), delivered, dropped (a full queue, or left at stop), "
+             "conflated (bbos replaced by a later one), lost_notices (events_lost delivered)",
+             false}};
         for (auto const& f : feed_fields()) {
             list.push_back(f.doc);
         }
@@ -251,6 +256,16 @@ std::string summary_json(receiver const& r) {
         }
         j["feeds"].push_back(std::move(feed));
     }
+    j["subscribers"] = json::array();
+    for (std::size_t i = 0; i < r.subscriber_count(); ++i) {
+        subscriber_stats const s = r.subscriber(i);
+        j["subscribers"].push_back({{"name", s.name},
+                                    {"mode", to_string(s.mode)},
+                                    {"delivered", s.delivered},
+                                    {"dropped", s.dropped},
+                                    {"conflated", s.conflated},
+                                    {"lost_notices", s.lost_notices}});
+    }
     // ASCII output: wire bytes went in as wire_text; a stray invalid byte becomes U+FFFD
     // instead of an exception.
     return j.dump(-1, ' ', true, json::error_handler_t::replace);
@@ -270,6 +285,13 @@ std::string summary_text(receiver const& r, std::size_t books) {
                            c.late_start, f.net.dropped, f.net.kernel_drops, to_string(c.book),
                            c.end_of_stream ? ", end of stream" : "");
         f.parser.protocol().summary_text(out, books);
+    }
+    for (std::size_t i = 0; i < r.subscriber_count(); ++i) {
+        subscriber_stats const s = r.subscriber(i);
+        out += fmt::format("  subscriber {} ({}): {} events delivered, {} dropped, {} conflated, "
+                           "{} loss notices\n",
+                           s.name, to_string(s.mode), s.delivered, s.dropped, s.conflated,
+                           s.lost_notices);
     }
     auto const latency = total_latency(r);
     out += fmt::format("  latency (kernel rx -> parsed): p50 {} ns, p99 {} ns, p99.9 {} ns, max "

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 
@@ -126,7 +127,125 @@ void itch50_parser::on_messages(std::span<std::span<std::byte const> const> mess
     }
 }
 
-void itch50_parser::on_message(std::span<std::byte const> message) {
+void itch50_parser::on_message(std::span<std::byte const> message, event_context const& context) {
+    if (sink_ == nullptr) [[likely]] {
+        apply<false>(message, context);
+    } else {
+        apply<true>(message, context);
+    }
+}
+
+void itch50_parser::set_event_sink(event_sink* sink, event_mask kinds) {
+    if (sink != nullptr && reported_top_.empty()) {
+        reported_top_.resize(itch_order_book::max_locates);
+    }
+    sink_ = sink;
+    wanted_ = kinds;
+    book_.track_changes(sink != nullptr &&
+                            (kinds.has(event_kind::level_update) || kinds.has(event_kind::bbo)),
+                        kinds.has(event_kind::level_update));
+}
+
+void itch50_parser::emit_changes(event const& base) {
+    bool moved = false;
+    std::uint16_t locate = 0;
+    for (level_change const& c : book_.changes()) {
+        locate = c.locate;
+        if (wanted_.has(event_kind::level_update)) {
+            event e = base;
+            e.instrument = c.locate;
+            e.kind = event_kind::level_update;
+            e.side = c.side == order_side::buy ? 'B' : 'S';
+            e.level = {.price = c.price,
+                       .size = c.shares,
+                       .orders = c.orders,
+                       .depth =
+                           static_cast<std::uint16_t>(std::min<std::uint32_t>(c.depth, 0xFFFF)),
+                       .reserved = {}};
+            sink_->on_event(e);
+        }
+        // Only a change at the best (or of the best: a best level that left) moves the bbo.
+        if (c.depth != 0) {
+            continue;
+        }
+        itch_price_level best{c.price, c.orders, c.shares};
+        if (c.orders == 0) { // the best level left: the next one is best now
+            book_side const rest =
+                c.side == order_side::buy ? book_.bids(c.locate) : book_.asks(c.locate);
+            best = rest.empty() ? itch_price_level{} : rest.back();
+        }
+        top_of_book& reported = reported_top_[c.locate];
+        std::uint32_t& price = c.side == order_side::buy ? reported.bid_price : reported.ask_price;
+        std::uint64_t& size = c.side == order_side::buy ? reported.bid_shares : reported.ask_shares;
+        if (price != best.price || size != best.shares) {
+            price = best.price;
+            size = best.shares;
+            moved = true;
+        }
+    }
+    if (moved && wanted_.has(event_kind::bbo)) {
+        emit_bbo(base, locate);
+    }
+}
+
+void itch50_parser::emit_bbo(event const& base, std::uint16_t locate) {
+    top_of_book const& top = reported_top_[locate];
+    event e = base;
+    e.kind = event_kind::bbo;
+    e.side = 0;
+    e.bbo = {top.bid_price, top.bid_shares, top.ask_price, top.ask_shares};
+    send(e);
+}
+
+void itch50_parser::emit_book(std::uint16_t flags, event_context const& context) {
+    event base{};
+    base.flags = flags;
+    base.sequence = context.sequence;
+    base.receive_ns = context.receive_ns;
+    book_.for_each_stock([&](stock_view const& stock) {
+        event e = base;
+        e.instrument = stock.locate;
+        e.kind = event_kind::instrument_definition;
+        e.definition = {};
+        std::copy(stock.symbol.begin(), stock.symbol.end(), e.definition.symbol.begin());
+        e.definition.price_exponent = -4;
+        send(e);
+    });
+    book_.order_store().for_each([&](std::uint64_t ref, detail::order_record const& order) {
+        event e = base;
+        e.instrument = order.locate;
+        e.kind = event_kind::order_add;
+        e.side = static_cast<char>(order.side);
+        e.order = {
+            .id = ref, .price = order.price, .quantity = order.shares, .mpid = {}, .priority = 0};
+        send(e);
+    });
+    book_.for_each_stock([&](stock_view const& stock) {
+        event e = base;
+        e.instrument = stock.locate;
+        e.kind = event_kind::level_update;
+        for (order_side const side : {order_side::buy, order_side::sell}) {
+            book_side const levels =
+                side == order_side::buy ? book_.bids(stock.locate) : book_.asks(stock.locate);
+            e.side = static_cast<char>(side);
+            for (std::size_t depth = 0; depth < levels.size(); ++depth) {
+                itch_price_level const l = levels[levels.size() - 1 - depth];
+                e.level = {.price = l.price,
+                           .size = l.shares,
+                           .orders = l.orders,
+                           .depth =
+                               static_cast<std::uint16_t>(std::min<std::size_t>(depth, 0xFFFF)),
+                           .reserved = {}};
+                send(e);
+            }
+        }
+        reported_top_[stock.locate] = stock.top;
+        emit_bbo(e, stock.locate);
+    });
+}
+
+template <bool Events>
+void itch50_parser::apply(std::span<std::byte const> message, event_context const& context) {
     namespace f = itch50::field;
     if (message.empty()) {
         ++stats_.malformed_messages;
@@ -145,10 +264,60 @@ void itch50_parser::on_message(std::span<std::byte const> message) {
     // From here on every read is below `length`, which the message holds.
     std::byte const* const m = message.data();
     std::uint16_t const locate = itch50::stock_locate(message);
+    event base{};                // what every event of this message shares (Events only)
+    std::optional<order> before; // the order a message changes, as it was (Events only)
+    if constexpr (Events) {
+        base.instrument = locate;
+        base.sequence = context.sequence;
+        base.receive_ns = context.receive_ns;
+        base.exchange_ns = itch50::timestamp(message);
+        if (type == 'E' || type == 'C' || type == 'X' || type == 'D' || type == 'U') {
+            before = book_.find(u64_at(m, f::order_ref)); // original_ref sits there for U
+            if (before) {
+                base.instrument = before->locate; // the order's stock, whatever the header says
+            }
+        }
+    }
+    auto const emit = [&](event_kind kind, char side, auto&& fill) {
+        if (!wanted_.has(kind)) {
+            return;
+        }
+        event e = base;
+        e.kind = kind;
+        e.side = side;
+        fill(e);
+        sink_->on_event(e);
+    };
+    auto const side_char = [](order_side s) {
+        return s == order_side::buy ? 'B' : 'S';
+    };
     switch (type) {
     case 'R':
         book_.set_symbol(locate, std::string_view(reinterpret_cast<char const*>(m + f::stock),
                                                   itch_order_book::max_symbol_length));
+        if constexpr (Events) {
+            emit(event_kind::instrument_definition, 0, [&](event& e) {
+                e.definition = {};
+                std::string_view const symbol = book_.symbol(locate);
+                std::copy(symbol.begin(), symbol.end(), e.definition.symbol.begin());
+                e.definition.price_exponent = -4;
+            });
+        }
+        break;
+    case 'H':
+        if constexpr (Events) {
+            emit(event_kind::trading_status, 0, [&](event& e) {
+                char const state = static_cast<char>(m[f::trading_state]);
+                e.status = {};
+                e.status.state = state == 'T'   ? trading_state::open
+                                 : state == 'H' ? trading_state::halted
+                                 : state == 'P' ? trading_state::paused
+                                 : state == 'Q' ? trading_state::quote_only
+                                                : trading_state::unknown;
+                e.status.code[0] = state;
+                std::memcpy(e.status.reason.data(), m + f::trading_reason, 4);
+            });
+        }
         break;
     case 'A':
     case 'F': {
@@ -157,52 +326,174 @@ void itch50_parser::on_message(std::span<std::byte const> message) {
             ++stats_.malformed_messages;
             return;
         }
-        count(book_.add(locate, u64_at(m, f::order_ref),
-                        side == 'B' ? order_side::buy : order_side::sell, u32_at(m, f::shares),
-                        u32_at(m, f::price)));
+        order_side const s = side == 'B' ? order_side::buy : order_side::sell;
+        book_result const r = book_.add(locate, u64_at(m, f::order_ref), s, u32_at(m, f::shares),
+                                        u32_at(m, f::price));
+        count(r);
+        if constexpr (Events) {
+            if (r == book_result::ok) {
+                emit(event_kind::order_add, side, [&](event& e) {
+                    e.order = {.id = u64_at(m, f::order_ref),
+                               .price = u32_at(m, f::price),
+                               .quantity = u32_at(m, f::shares),
+                               .mpid = {},
+                               .priority = 0};
+                    if (type == 'F') {
+                        std::memcpy(e.order.mpid.data(), m + f::attribution, 4);
+                    }
+                });
+                emit_changes(base);
+            }
+        }
         break;
     }
     case 'E':
-    case 'C':
-        count(book_.reduce(u64_at(m, f::order_ref), u32_at(m, f::executed_shares)));
+    case 'C': {
+        std::uint32_t const shares = u32_at(m, f::executed_shares);
+        count(book_.reduce(u64_at(m, f::order_ref), shares));
+        if constexpr (Events) {
+            if (before) {
+                std::uint32_t const executed = std::min(shares, before->shares);
+                std::int64_t const price =
+                    type == 'C' ? u32_at(m, f::execution_price) : before->price;
+                emit(event_kind::order_execute, side_char(before->side), [&](event& e) {
+                    e.execute = {.id = before->ref,
+                                 .price = price,
+                                 .executed = executed,
+                                 .remaining = before->shares - executed,
+                                 .match = u64_at(m, f::match_number)};
+                });
+                if (type == 'E' || static_cast<char>(m[f::printable]) == 'Y') {
+                    // The aggressor took the resting order: it was on the other side.
+                    emit(event_kind::trade, before->side == order_side::buy ? 'S' : 'B',
+                         [&](event& e) {
+                             e.trade = {.price = price,
+                                        .quantity = executed,
+                                        .match = u64_at(m, f::match_number),
+                                        .order_id = before->ref};
+                         });
+                }
+                emit_changes(base);
+            }
+        }
         break;
-    case 'X':
-        count(book_.reduce(u64_at(m, f::order_ref), u32_at(m, f::cancelled_shares)));
+    }
+    case 'X': {
+        std::uint32_t const shares = u32_at(m, f::cancelled_shares);
+        count(book_.reduce(u64_at(m, f::order_ref), shares));
+        if constexpr (Events) {
+            if (before) {
+                std::uint32_t const left = before->shares - std::min(shares, before->shares);
+                emit(left == 0 ? event_kind::order_delete : event_kind::order_modify,
+                     side_char(before->side), [&](event& e) {
+                         e.order = {.id = before->ref,
+                                    .price = before->price,
+                                    .quantity = left,
+                                    .mpid = {},
+                                    .priority = 0};
+                     });
+                emit_changes(base);
+            }
+        }
         break;
+    }
     case 'D':
         count(book_.remove(u64_at(m, f::order_ref)));
+        if constexpr (Events) {
+            if (before) {
+                emit(event_kind::order_delete, side_char(before->side), [&](event& e) {
+                    e.order = {.id = before->ref,
+                               .price = before->price,
+                               .quantity = 0,
+                               .mpid = {},
+                               .priority = 0};
+                });
+                emit_changes(base);
+            }
+        }
         break;
-    case 'U':
-        count(book_.replace(u64_at(m, f::original_ref), u64_at(m, f::new_ref),
-                            u32_at(m, f::new_shares), u32_at(m, f::new_price)));
+    case 'U': {
+        std::uint64_t const new_ref = u64_at(m, f::new_ref);
+        book_result const r = book_.replace(u64_at(m, f::original_ref), new_ref,
+                                            u32_at(m, f::new_shares), u32_at(m, f::new_price));
+        count(r);
+        if constexpr (Events) {
+            if (before) { // the original left (even when the new reference was refused)
+                char const side = side_char(before->side);
+                base.flags |= event_flag::replace;
+                emit(event_kind::order_delete, side, [&](event& e) {
+                    e.order = {.id = before->ref,
+                               .price = before->price,
+                               .quantity = 0,
+                               .mpid = {},
+                               .priority = 0};
+                });
+                if (r == book_result::ok) {
+                    emit(event_kind::order_add, side, [&](event& e) {
+                        e.order = {.id = new_ref,
+                                   .price = u32_at(m, f::new_price),
+                                   .quantity = u32_at(m, f::new_shares),
+                                   .mpid = {},
+                                   .priority = 0};
+                    });
+                }
+                base.flags = 0; // the level and bbo events are not the replace's own
+                emit_changes(base);
+            }
+        }
+        break;
+    }
+    case 'P':
+        if constexpr (Events) {
+            emit(event_kind::trade, static_cast<char>(m[f::side]), [&](event& e) {
+                e.trade = {.price = u32_at(m, f::price),
+                           .quantity = u32_at(m, f::shares),
+                           .match = u64_at(m, f::trade_match),
+                           .order_id = 0};
+            });
+        }
+        break;
+    case 'Q':
+        if constexpr (Events) {
+            emit(event_kind::trade, 0, [&](event& e) {
+                e.trade = {.price = u32_at(m, f::cross_price),
+                           .quantity = u64_at(m, f::cross_shares),
+                           .match = u64_at(m, f::cross_match),
+                           .order_id = 0};
+            });
+        }
         break;
     default:
-        // P, Q, B (trades of non-displayed orders, crosses, breaks) and the administrative
-        // messages do not change the visible book: counted only.
+        // B (breaks) and the administrative messages do not change the visible book: counted
+        // only.
         break;
     }
     ++stats_.messages_by_type[static_cast<unsigned char>(type)];
     ++stats_.messages;
 }
 
+template void itch50_parser::apply<false>(std::span<std::byte const>, event_context const&);
+template void itch50_parser::apply<true>(std::span<std::byte const>, event_context const&);
+
 void itch50_parser::apply_oldest() {
     if (held_ > prefetch_near) {
         prefetch_near_ahead(held(prefetch_near));
     }
-    on_message(held(0));
+    on_message(held(0), ring_contexts_[oldest_]);
     oldest_ = (oldest_ + 1) & (slots - 1);
     --held_;
 }
 
-void itch50_parser::push(std::span<std::byte const> message) {
+void itch50_parser::push(std::span<std::byte const> message, event_context const& context) {
     if (message.size() > slot_size) {
         flush(); // everything before it first
-        on_message(message);
+        on_message(message, context);
         return;
     }
     std::size_t const newest = (oldest_ + held_) & (slots - 1);
     copy_short(ring_[newest].data(), message.data(), message.size());
     ring_sizes_[newest] = static_cast<std::uint8_t>(message.size());
+    ring_contexts_[newest] = context;
     ++held_;
     prefetch_far_ahead(held(held_ - 1));
     if (held_ > prefetch_far) {

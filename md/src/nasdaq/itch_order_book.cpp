@@ -92,6 +92,9 @@ std::uint32_t itch_order_book::join_level(stock_state& stock, order_side side, s
         detail::level_node& node = levels_[levels[at].node];
         ++node.orders;
         node.shares += shares;
+        if (tracking_) {
+            note(levels[at].node, levels.size() - 1 - at, stock.locate, side);
+        }
         return levels[at].node;
     }
     // A new level. Everything that can throw happens before anything changes.
@@ -113,13 +116,44 @@ std::uint32_t itch_order_book::join_level(stock_state& stock, order_side side, s
     }
     levels_[node] = detail::level_node{shares, 1, price};
     levels.insert(levels.begin() + static_cast<std::ptrdiff_t>(at), detail::level_ref{price, node});
+    if (tracking_) {
+        note(node, levels.size() - 1 - at, stock.locate, side);
+    }
     return node;
+}
+
+void itch_order_book::note(std::uint32_t node, std::size_t depth, std::uint16_t locate,
+                           order_side side) noexcept {
+    if (change_count_ == changes_.size()) {
+        return; // cannot happen: a writer changes at most two levels
+    }
+    detail::level_node const& n = levels_[node];
+    changes_[change_count_++] = {n.price, n.orders, n.shares, static_cast<std::uint32_t>(depth),
+                                 locate,  side};
+}
+
+void itch_order_book::note_level(std::uint32_t node, std::uint16_t locate,
+                                 order_side side) noexcept {
+    stock_state const& stock = stock_of(locate);
+    std::vector<detail::level_ref> const& levels =
+        side == order_side::buy ? stock.bids : stock.asks;
+    std::uint32_t const price = levels_[node].price;
+    if (!depth_) { // only whether it is the best: the best is last
+        note(node, levels.back().node == node ? 0 : 1, locate, side);
+        return;
+    }
+    std::size_t const at =
+        side == order_side::buy ? position<true>(levels, price) : position<false>(levels, price);
+    note(node, levels.size() - 1 - at, locate, side);
 }
 
 void itch_order_book::leave_level(detail::order_record const& order) noexcept {
     detail::level_node& node = levels_[order.level];
     node.shares -= std::min<std::uint64_t>(node.shares, order.shares);
     if (--node.orders != 0) {
+        if (tracking_) {
+            note_level(order.level, order.locate, order.side);
+        }
         return;
     }
     stock_state& stock = stock_of(order.locate);
@@ -128,12 +162,23 @@ void itch_order_book::leave_level(detail::order_record const& order) noexcept {
     std::size_t const at =
         bids ? position<true>(levels, node.price) : position<false>(levels, node.price);
     assert(at < levels.size() && levels[at].node == order.level && "every live order has a level");
+    if (tracking_) {
+        note(order.level, levels.size() - 1 - at, order.locate, order.side); // orders 0: leaves
+    }
     levels.erase(levels.begin() + static_cast<std::ptrdiff_t>(at));
     free_levels_.push_back(order.level); // capacity >= levels_.size(): never reallocates
 }
 
 book_result itch_order_book::add(std::uint16_t locate, std::uint64_t ref, order_side side,
                                  std::uint32_t shares, std::uint32_t price) {
+    if (tracking_) {
+        change_count_ = 0;
+    }
+    return insert(locate, ref, side, shares, price);
+}
+
+book_result itch_order_book::insert(std::uint16_t locate, std::uint64_t ref, order_side side,
+                                    std::uint32_t shares, std::uint32_t price) {
     auto const [order, fresh] = orders_.emplace(ref);
     if (!fresh) {
         return order != nullptr ? book_result::duplicate_order : book_result::book_full;
@@ -159,6 +204,9 @@ void itch_order_book::erase_order(std::uint64_t ref, detail::order_record const&
 }
 
 book_result itch_order_book::reduce(std::uint64_t ref, std::uint32_t shares) {
+    if (tracking_) {
+        change_count_ = 0;
+    }
     detail::order_record* const order = orders_.find(ref);
     if (order == nullptr) {
         return book_result::unknown_order;
@@ -171,10 +219,16 @@ book_result itch_order_book::reduce(std::uint64_t ref, std::uint32_t shares) {
     detail::level_node& node = levels_[order->level];
     node.shares -= std::min<std::uint64_t>(node.shares, cut);
     order->shares -= cut;
+    if (tracking_) {
+        note_level(order->level, order->locate, order->side);
+    }
     return book_result::ok;
 }
 
 book_result itch_order_book::remove(std::uint64_t ref) {
+    if (tracking_) {
+        change_count_ = 0;
+    }
     detail::order_record const* const order = orders_.find(ref);
     if (order == nullptr) {
         return book_result::unknown_order;
@@ -185,6 +239,9 @@ book_result itch_order_book::remove(std::uint64_t ref) {
 
 book_result itch_order_book::replace(std::uint64_t original_ref, std::uint64_t new_ref,
                                      std::uint32_t shares, std::uint32_t price) {
+    if (tracking_) {
+        change_count_ = 0;
+    }
     detail::order_record const* const order = orders_.find(original_ref);
     if (order == nullptr) {
         return book_result::unknown_order;
@@ -192,12 +249,15 @@ book_result itch_order_book::replace(std::uint64_t original_ref, std::uint64_t n
     std::uint16_t const locate = order->locate;
     order_side const side = order->side;
     erase_order(original_ref, *order); // invalidates `order`
-    return add(locate, new_ref, side, shares, price);
+    return insert(locate, new_ref, side, shares, price);
 }
 
 void itch_order_book::prefetch_level(std::uint64_t ref) const noexcept {
     if (detail::order_record const* const order = orders_.find(ref)) {
         __builtin_prefetch(&levels_[order->level]);
+        if (tracking_) { // the change's depth: a scan of the side from its best end
+            prefetch_side(order->locate, order->side);
+        }
     }
 }
 
@@ -213,6 +273,7 @@ void itch_order_book::prefetch_side(std::uint16_t locate, order_side side) const
             side == order_side::buy ? stock->bids : stock->asks;
         if (!levels.empty()) {
             __builtin_prefetch(&levels.back()); // the best price: where an add's scan starts
+            __builtin_prefetch(&levels.back() - std::min<std::size_t>(levels.size() - 1, 8));
         }
     }
 }

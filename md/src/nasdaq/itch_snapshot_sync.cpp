@@ -11,11 +11,18 @@ itch_snapshot_sync::itch_snapshot_sync(itch_snapshot_sync_options const& options
     , parser_(std::make_unique<itch50_parser>(options.book))
     , buffer_(options.buffer_messages, options.buffer_bytes) {}
 
-void itch_snapshot_sync::on_live(std::uint64_t sequence, std::span<std::byte const> message) {
+void itch_snapshot_sync::set_event_sink(event_sink* sink, event_mask kinds) {
+    sink_ = sink;
+    kinds_ = kinds;
+    parser_->set_event_sink(sink, kinds);
+}
+
+void itch_snapshot_sync::on_live(std::uint64_t sequence, std::span<std::byte const> message,
+                                 std::uint64_t receive_ns) {
     stream_position(sequence + 1);
     if (phase_ == sync_phase::live) {
         if (sequence >= skip_below_) {
-            parser_->on_message(message);
+            parser_->on_message(message, {.sequence = sequence, .receive_ns = receive_ns});
         } else {
             ++stats_.covered_messages;
         }
@@ -41,6 +48,11 @@ void itch_snapshot_sync::stream_position(std::uint64_t next) noexcept {
 }
 
 void itch_snapshot_sync::start_buffering() noexcept {
+    if (phase_ == sync_phase::live && sink_ != nullptr &&
+        kinds_.has(event_kind::instrument_stale)) {
+        sink_->on_event(marker_event(event_kind::instrument_stale, all_instruments,
+                                     {.sequence = stream_next_, .receive_ns = 0}));
+    }
     buffer_.clear();
     fresh_.reset();
     phase_ = sync_phase::buffering;
@@ -98,9 +110,12 @@ itch_snapshot_sync::end_result itch_snapshot_sync::end(std::uint64_t resume_sequ
         stats_.covered_messages +=
             std::min(resume_sequence, buffer_.next_sequence()) - buffer_.first_sequence();
     }
+    if (sink_ != nullptr) {
+        emit_loaded(resume_sequence);
+    }
     for (std::uint64_t s = resume_sequence; s < buffer_.next_sequence(); ++s) {
         if (std::optional<std::span<std::byte const>> const m = buffer_.find(s)) {
-            fresh_->on_message(*m);
+            fresh_->on_message(*m, {.sequence = s, .receive_ns = 0});
             ++stats_.replayed_messages;
         }
     }
@@ -111,6 +126,22 @@ itch_snapshot_sync::end_result itch_snapshot_sync::end(std::uint64_t resume_sequ
     ++stats_.snapshots_completed;
     stats_.orders_loaded += loaded;
     return end_result::synchronized;
+}
+
+void itch_snapshot_sync::emit_loaded(std::uint64_t resume_sequence) {
+    event_context const context{.sequence = resume_sequence, .receive_ns = 0};
+    auto const mark = [&](event_kind kind) {
+        if (kinds_.has(kind)) {
+            sink_->on_event(
+                marker_event(kind, all_instruments, context, event_flag::from_snapshot));
+        }
+    };
+    mark(event_kind::snapshot_begin);
+    mark(event_kind::book_clear);
+    fresh_->set_event_sink(sink_, kinds_);
+    fresh_->emit_book(event_flag::from_snapshot, context);
+    mark(event_kind::snapshot_end);
+    mark(event_kind::instrument_recovered);
 }
 
 void itch_snapshot_sync::abort() noexcept {

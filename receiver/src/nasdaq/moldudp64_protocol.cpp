@@ -227,6 +227,16 @@ md::gap_recovery* moldudp64_protocol::recovery() noexcept {
     return recovery_ ? &*recovery_ : nullptr;
 }
 
+void moldudp64_protocol::set_event_sink(md::event_sink* sink, md::event_mask kinds) {
+    sink_ = sink;
+    kinds_ = kinds;
+    if (sync_) {
+        sync_->set_event_sink(sink, kinds);
+    } else if (parser_) {
+        parser_->set_event_sink(sink, kinds);
+    }
+}
+
 std::string moldudp64_protocol::describe() const {
     std::string text;
     if (settings_.rerequest) {
@@ -246,6 +256,9 @@ void moldudp64_protocol::deliver(delivery const& d) {
     if (!started_) {
         started_ = true;
         started_late_ = d.unit.first > 1;
+        if (started_late_ && !sync_) {
+            stale(d); // the orders added before it are not in the book
+        }
     }
     if (sync_) {
         sync_->stream_position(d.next_sequence); // heartbeats too: a snapshot is checked on it
@@ -255,6 +268,7 @@ void moldudp64_protocol::deliver(delivery const& d) {
             glimpse_->request(glimpse_client::clock::now()); // the book is wrong until a snapshot
         } else {
             ++lost_gaps_;
+            stale(d);
         }
     }
     if (d.step.fresh != 0) {
@@ -268,9 +282,10 @@ void moldudp64_protocol::deliver(delivery const& d) {
                 auto const message = d.datagram.subspan(offset, length);
                 record(message);
                 if (sync_) {
-                    sync_->on_live(d.unit.first + i, message);
+                    sync_->on_live(d.unit.first + i, message, d.now_ns);
                 } else if (parser_) {
-                    parser_->push(message); // flushed in service(): before anything reads
+                    // Flushed in service(): before anything reads.
+                    parser_->push(message, {.sequence = d.unit.first + i, .receive_ns = d.now_ns});
                 }
             }
             offset += length;
@@ -280,6 +295,14 @@ void moldudp64_protocol::deliver(delivery const& d) {
         if (std::uint64_t const took = recovery_->progress(d.next_sequence, d.now_ns); took != 0) {
             recovery_latency_.record(took);
         }
+    }
+}
+
+void moldudp64_protocol::stale(delivery const& d) {
+    if (sink_ != nullptr && parser_ && kinds_.has(md::event_kind::instrument_stale)) {
+        parser_->flush(); // what came before the loss goes first
+        sink_->on_event(md::marker_event(md::event_kind::instrument_stale, md::all_instruments,
+                                         {.sequence = d.unit.first, .receive_ns = d.now_ns}));
     }
 }
 

@@ -60,6 +60,9 @@ public:
     /// for this feed, by the line's index in lines()): a hold or a re-request timeout then waits
     /// for it (at most max_input_defer_ns) instead of calling the gap lost.
     void set_input_probe(std::function<bool(std::size_t line)> probe);
+    /// Called at the end of every run of the contract (on_batch(), on_idle()), and of finish():
+    /// subscriptions flush what their producers hold.
+    void set_after_run(std::function<void()> after_run) { after_run_ = std::move(after_run); }
 
     // ---- parser contract ----
     void operator()(net::packet const& p);
@@ -140,6 +143,7 @@ private:
     std::optional<md::sequence_arbiter> arbiter_;    // when the protocol has sequenced lines
     md::gap_recovery* recovery_ = nullptr;           // the protocol's
     std::function<bool(std::size_t)> input_waiting_; // by the runtime's line index
+    std::function<void()> after_run_;
     line_probe probe_{*this};
     std::vector<std::size_t> arbitrated_lines_; // the runtime's index of arbiter line 0, 1
     std::vector<std::size_t> answer_lines_;     // the runtime's index of each answers line

@@ -38,6 +38,7 @@
 
 #include <signet/core/metrics/histogram.hpp>
 #include <signet/core/work_contract_group.hpp>
+#include <signet/md/events.hpp>
 #include <signet/md/gap_recovery.hpp>
 #include <signet/md/sequence_tracker.hpp>
 #include <signet/net/packet.hpp>
@@ -166,6 +167,11 @@ public:
     /// The recovery the arbiter asks while it holds packets behind a gap; none: gaps are lost
     /// once the hold gives up.
     [[nodiscard]] virtual md::gap_recovery* recovery() noexcept { return nullptr; }
+    /// Where its market events go (md/events.hpp), from start() on; `kinds` are those anyone
+    /// wants (the rest need not be made). A protocol without events ignores it.
+    virtual void set_event_sink(md::event_sink* sink, md::event_mask kinds) {
+        (void)sink, (void)kinds;
+    }
     /// What the startup line adds after the lines ("re-requests to 127.0.0.1:31002").
     [[nodiscard]] virtual std::string describe() const { return {}; }
 

@@ -9,15 +9,18 @@
 // line: the line's name, a, b, request, snapshot or definitions), the protocol-neutral counters
 // of every feed, signet_feed_latency_seconds and
 // signet_feed_stage_latency_seconds{stage=receive|queue|parse|sequence} histograms, then the
-// families each feed's protocol adds (signet_feed_<protocol part>_*).
+// families each feed's protocol adds (signet_feed_<protocol part>_*), and per event subscriber
+// (label subscriber) signet_subscriber_{delivered,dropped,conflated,lost_notices}_total.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <signet/net/runtime.hpp>
 #include <signet/receiver/feed_parser.hpp>
+#include <signet/receiver/subscription.hpp>
 
 namespace prometheus {
 class Exposer;
@@ -37,6 +40,9 @@ public:
     metrics_endpoint(std::string const& listen, net::runtime const& rt,
                      std::vector<metrics_feed> feeds);
     ~metrics_endpoint();
+    /// Where the subscribers' counters come from (receiver::start(); any thread may scrape
+    /// meanwhile: a mutex guards the source, on the scrape path only).
+    void set_subscribers(std::function<std::vector<subscriber_stats>()> source);
     metrics_endpoint(metrics_endpoint const&) = delete;
     metrics_endpoint& operator=(metrics_endpoint const&) = delete;
 

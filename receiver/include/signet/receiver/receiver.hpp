@@ -9,14 +9,19 @@
 // Prometheus endpoint.
 //
 //   auto receiver = signet::receiver::receiver(signet::receiver::load_receiver_config(path));
+//   receiver.subscribe({.symbols = {"AAPL"}, .kinds = md::event_mask::of({md::event_kind::bbo})},
+//                      [](signet::receiver::event_view const& v) { ... });   // optional
 //   receiver.start();
 //   ...                                   // feeds run on the runtime's workers
 //   receiver.stop();                      // drains; then books and counters are final
 //   std::puts(signet::receiver::summary_json(receiver).c_str());
 //
-// Threading: construct, start(), stop() and destroy from one controlling thread. parser(i)'s
-// live(), books() and histograms, and net_stats(), from any thread while running; its protocol
-// and summary_json() after stop().
+// Market events go to subscribers (subscription.hpp: inline in the feed's parser contract, or
+// queued to the subscriber's own work contract on the receiver's event workers).
+//
+// Threading: construct, subscribe(), start(), stop() and destroy from one controlling thread.
+// parser(i)'s live(), books() and histograms, net_stats() and subscriber(), from any thread
+// while running; its protocol and summary_json() after stop().
 
 #include <chrono>
 #include <cstddef>
@@ -24,9 +29,12 @@
 #include <string>
 #include <vector>
 
+#include <signet/core/work_contract_group.hpp>
+#include <signet/core/worker_pool.hpp>
 #include <signet/net/runtime.hpp>
 #include <signet/receiver/config.hpp>
 #include <signet/receiver/feed_parser.hpp>
+#include <signet/receiver/subscription.hpp>
 
 namespace signet::receiver {
 
@@ -43,10 +51,20 @@ struct receiver_options {
     /// rates, gaps, recovery state, stage latencies and the `top` busiest instruments' top of
     /// book.
     std::size_t top = 0;
+    /// Threads that run the queued subscribers' contracts; 0: one per queued subscriber, at
+    /// most 4 (a subscriber that blocks then holds only its own thread).
+    std::size_t event_workers = 0;
+    /// How an event worker waits for events: block (sleeps; a wake-up costs microseconds) or
+    /// spin (lowest latency, burns its core).
+    idle_strategy event_idle = idle_strategy::block;
 };
 
 class metrics_endpoint;
 class reporter;
+namespace detail {
+class subscriber;
+class feed_dispatcher;
+} // namespace detail
 
 class receiver {
 public:
@@ -67,6 +85,16 @@ public:
     /// arbiters still hold and lets the protocols flush (recordings closed). Idempotent; the
     /// destructor calls it.
     void stop();
+
+    /// Before start(): `handler` gets the events `s` selects (subscription.hpp). Returns the
+    /// subscriber's index for subscriber(). Throws std::invalid_argument for a feed that does
+    /// not exist, an inline subscription that could run on two feeds' threads (name one feed),
+    /// a queue capacity of 0 or more than 64 subscribers on a feed; std::logic_error after
+    /// start().
+    std::size_t subscribe(subscription s, event_handler handler);
+    [[nodiscard]] std::size_t subscriber_count() const noexcept { return subscribers_.size(); }
+    /// A subscriber's counters (any thread; final after stop()).
+    [[nodiscard]] subscriber_stats subscriber(std::size_t i) const;
 
     [[nodiscard]] receiver_config const& config() const noexcept { return config_; }
     [[nodiscard]] std::size_t feed_count() const noexcept { return feeds_.size(); }
@@ -98,11 +126,16 @@ private:
     receiver_options options_;
     std::vector<feed_entry> feeds_;
     std::unique_ptr<net::runtime> runtime_;
+    std::vector<std::unique_ptr<detail::subscriber>> subscribers_;
+    std::vector<std::unique_ptr<detail::feed_dispatcher>> dispatchers_; // by feed; null: none
+    std::unique_ptr<blocking_work_contract_group> event_group_;         // queued subscribers
+    std::unique_ptr<worker_pool<blocking_work_contract_group>> event_workers_;
     std::unique_ptr<reporter> reporter_;
     std::unique_ptr<metrics_endpoint> endpoint_; // before runtime_ in destruction order
     std::chrono::steady_clock::time_point started_{};
     std::chrono::steady_clock::time_point stopped_{};
     bool running_ = false;
+    bool stopped_once_ = false;
 };
 
 } // namespace signet::receiver

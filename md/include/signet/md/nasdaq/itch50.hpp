@@ -9,6 +9,15 @@
 ///
 /// itch50_parser threading: none; one parser per feed, never called concurrently. Per message:
 /// a table lookup, a bounds check, then the book operation (see itch_order_book.hpp for its costs).
+///
+/// Events (md/events.hpp), with an event_sink set: per message what it did — R: the
+/// instrument's definition (id = stock locate, prices of 10^-4); H: its trading status; A/F:
+/// order_add; E/C: order_execute and a trade (C: when printable); X: order_modify (or
+/// order_delete when nothing is left); D: order_delete; U: order_delete and order_add (flag
+/// replace; the add carries no MPID: the book keeps none); P, Q: a trade. After each book
+/// change the level's level_update (with its depth) and, when the stock's best bid or offer
+/// moved, a bbo. Each carries the message's sequence and receive time (event_context) and its
+/// timestamp. Without a sink nothing of this runs (one predictable branch per message).
 /// Bad input is counted, never read past: a message shorter than its type's length is
 /// malformed; an unknown type is skipped (its length came from the framing); a message longer
 /// than its type's length is decoded (later revisions may append fields).
@@ -17,8 +26,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include <signet/md/big_endian.hpp>
+#include <signet/md/events.hpp>
 #include <signet/md/nasdaq/itch_order_book.hpp>
 
 namespace signet::md::nasdaq {
@@ -100,6 +111,13 @@ inline constexpr std::size_t original_ref = 11; // u64
 inline constexpr std::size_t new_ref = 19;      // u64
 inline constexpr std::size_t new_shares = 27;   // u32
 inline constexpr std::size_t new_price = 31;    // u32
+// H (stock at 11)
+inline constexpr std::size_t trading_state = 19;  // 'H' halted, 'P' paused, 'Q' quotation, 'T'
+inline constexpr std::size_t trading_reason = 21; // char[4]
+// Q
+inline constexpr std::size_t cross_shares = 11; // u64
+inline constexpr std::size_t cross_price = 27;  // u32
+inline constexpr std::size_t cross_match = 31;  // u64
 } // namespace field
 
 /// Header readers. The caller guarantees message.size() >= header_length.
@@ -139,7 +157,8 @@ public:
     explicit itch50_parser(itch_order_book_options options = {});
 
     /// Decodes one message and applies it to the book. Never reads outside `message`.
-    void on_message(std::span<std::byte const> message);
+    /// `context` is what its events carry (the feed's sequence, the receive time).
+    void on_message(std::span<std::byte const> message, event_context const& context = {});
     /// As on_message() for each, in order, with the book's cache hints issued a few messages
     /// ahead, so that the memory latency of one message's order or level overlaps the work of
     /// the messages before it. The same result as one on_message() per message.
@@ -150,8 +169,16 @@ public:
     /// held; flush() applies what is held. Until flush(), stats() and book() lag by up to
     /// prefetch_far messages. A message longer than a slot flushes the ring and is applied in
     /// place, so the order is always kept. No allocation.
-    void push(std::span<std::byte const> message);
+    void push(std::span<std::byte const> message, event_context const& context = {});
     void flush();
+    /// Events of `kinds` go to `sink` from here on (nullptr: none); a kind nobody wants costs
+    /// nothing to make (level_update: the depth search). Allocates the per-stock best bid and
+    /// offer last reported (1.5 MiB) the first time.
+    void set_event_sink(event_sink* sink, event_mask kinds = event_mask::all());
+    /// The whole book as events, flagged `flags` (from_snapshot for a rebuilt book): per listed
+    /// stock its definition, every live order as order_add, every level as level_update (best
+    /// first) and its bbo. Requires a sink.
+    void emit_book(std::uint16_t flags, event_context const& context);
     /// Messages pushed and not yet applied.
     [[nodiscard]] std::size_t pending() const noexcept { return held_; }
     static constexpr std::size_t slot_size = 64;
@@ -176,6 +203,17 @@ private:
     static_assert(slots > prefetch_far && (slots & (slots - 1)) == 0);
 
     void count(book_result result) noexcept;
+    template <bool Events>
+    void apply(std::span<std::byte const> message, event_context const& context);
+    // Events of one book change: a level_update per level the book changed, then a bbo when
+    // one of them moved its side's best (reported_top_ follows).
+    void emit_changes(event const& base);
+    void emit_bbo(event const& base, std::uint16_t locate);
+    void send(event const& e) noexcept {
+        if (wanted_.has(e.kind)) {
+            sink_->on_event(e);
+        }
+    }
     [[nodiscard]] std::span<std::byte const> held(std::size_t age) const noexcept {
         std::size_t const i = (oldest_ + age) & (slots - 1);
         return {ring_[i].data(), ring_sizes_[i]};
@@ -186,6 +224,10 @@ private:
     itch50_stats stats_{};
     std::array<std::array<std::byte, slot_size>, slots> ring_{}; // push(): messages held
     std::array<std::uint8_t, slots> ring_sizes_{};
+    std::array<event_context, slots> ring_contexts_{};
+    event_sink* sink_ = nullptr;
+    event_mask wanted_ = event_mask::all();
+    std::vector<top_of_book> reported_top_; // per locate: the bbo last emitted
     std::size_t oldest_ = 0;
     std::size_t held_ = 0;
 };

@@ -1,6 +1,7 @@
 #pragma once
 
-/// itch_order_book: the visible ITCH 5.0 order book of every stock of a feed, keyed by stock locate.
+/// itch_order_book: the visible ITCH 5.0 order book of every stock of a feed, keyed by stock
+/// locate.
 ///
 /// Threading: none; one writer (the feed's parser), readers on the same thread or after it
 /// stopped. Not for: depth-of-book consumers that need per-order queues at a level (it keeps
@@ -45,6 +46,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -92,6 +94,17 @@ struct stock_view {
     std::uint32_t orders = 0; ///< live orders
 };
 
+/// A price level a writer changed, as it is after the change (orders 0: it left the book), and
+/// its depth from the best (0) after the change (a level that left: the depth it had).
+struct level_change {
+    std::uint32_t price = 0;
+    std::uint32_t orders = 0;
+    std::uint64_t shares = 0;
+    std::uint32_t depth = 0;
+    std::uint16_t locate = 0;
+    order_side side = order_side::buy;
+};
+
 enum class book_result : std::uint8_t {
     ok,
     unknown_order,   ///< no live order with that reference: nothing changed
@@ -126,6 +139,20 @@ public:
     /// original is not live (nothing changes); duplicate_order if new_ref is (original removed).
     book_result replace(std::uint64_t original_ref, std::uint64_t new_ref, std::uint32_t shares,
                         std::uint32_t price);
+
+    /// With tracking on, every writer records the levels it changed (at most two: a replace's
+    /// old and new level), readable through changes() until the next writer call. With
+    /// `depth`, each change has its depth; without, 0 says the level is (or was, when it left)
+    /// the best and 1 that it is not. Costs, on: with depth, a search of the level's side when
+    /// an order leaves a level that stays (the other cases know it already); without, a look
+    /// at the side's best. Off by default.
+    void track_changes(bool on, bool depth = true) noexcept {
+        tracking_ = on;
+        depth_ = depth;
+    }
+    [[nodiscard]] std::span<level_change const> changes() const noexcept {
+        return {changes_.data(), change_count_};
+    }
 
     // Cache hints for a message about to be applied (itch50_parser::on_messages prefetches a
     // few messages ahead); they never change the book. First the order's record (or the
@@ -184,11 +211,19 @@ private:
     [[nodiscard]] stock_state const* find_stock(std::uint16_t locate) const noexcept;
     /// Requires a live order at the locate (so its state exists).
     [[nodiscard]] stock_state& stock_of(std::uint16_t locate) noexcept;
+    /// add() without resetting the recorded changes (replace() records two).
+    book_result insert(std::uint16_t locate, std::uint64_t ref, order_side side,
+                       std::uint32_t shares, std::uint32_t price);
     /// The level of `price` on the order's side, created if new; returns its pool index.
     std::uint32_t join_level(stock_state& stock, order_side side, std::uint32_t price,
                              std::uint32_t shares);
     /// Takes a gone order off its level and erases the level if it was the last.
     void leave_level(detail::order_record const& order) noexcept;
+    /// Tracking: records the level `node` of a side at `depth` from its best.
+    void note(std::uint32_t node, std::size_t depth, std::uint16_t locate,
+              order_side side) noexcept;
+    /// Tracking: records a level that stays after an order left it or shrank (searches it).
+    void note_level(std::uint32_t node, std::uint16_t locate, order_side side) noexcept;
     void erase_order(std::uint64_t ref, detail::order_record const& order) noexcept;
     [[nodiscard]] stock_view view(std::uint16_t locate) const noexcept;
 
@@ -199,6 +234,10 @@ private:
     std::vector<stock_state> stocks_;        // reserved for stock_reserve: rarely reallocates
     std::vector<std::uint16_t> listed_;      // reserved for every locate: never reallocates
     std::size_t level_reserve_;
+    bool tracking_ = false;
+    bool depth_ = true;
+    std::uint8_t change_count_ = 0;
+    std::array<level_change, 2> changes_{};
 };
 
 template <typename F>

@@ -26,6 +26,12 @@
 ///   abort()            the snapshot connection failed mid-way: the fresh book is dropped
 ///                      (nothing half-applied), the attempt is counted, -> buffering.
 ///
+/// Events (set_event_sink; md/events.hpp): live messages emit theirs as they are applied.
+/// Leaving live (a gap the book cannot survive) emits instrument_stale for all_instruments; a
+/// snapshot that synchronizes emits snapshot_begin, book_clear, the loaded book (flag
+/// from_snapshot: itch50_parser::emit_book), snapshot_end, instrument_recovered (each for
+/// all_instruments), then the replayed messages' events. A consumer never sees a silent jump.
+///
 /// Where the live stream is: on_live() and stream_position() (the sequence after the last
 /// datagram, heartbeats included). Until a position is known, a snapshot may resume at most
 /// max_ahead past sequence 1; a client should wait for the stream before it asks for one.
@@ -80,7 +86,10 @@ class itch_snapshot_sync {
 public:
     explicit itch_snapshot_sync(itch_snapshot_sync_options const& options);
 
-    void on_live(std::uint64_t sequence, std::span<std::byte const> message);
+    void on_live(std::uint64_t sequence, std::span<std::byte const> message,
+                 std::uint64_t receive_ns = 0);
+    /// Events of `kinds` to `sink` from here on (nullptr: none).
+    void set_event_sink(event_sink* sink, event_mask kinds = event_mask::all());
     /// The live stream's next sequence (after a datagram, heartbeats included): never moves
     /// back.
     void stream_position(std::uint64_t next) noexcept;
@@ -112,6 +121,8 @@ public:
     [[nodiscard]] std::uint64_t buffer_next() const noexcept { return buffer_.next_sequence(); }
 
 private:
+    void emit_loaded(std::uint64_t resume_sequence); // a synchronized snapshot's events
+
     itch_snapshot_sync_options options_;
     std::unique_ptr<itch50_parser> parser_;
     std::unique_ptr<itch50_parser> fresh_; // loading only
@@ -120,6 +131,8 @@ private:
     std::uint64_t stream_next_ = 0; // 0: no live datagram yet
     sync_phase phase_ = sync_phase::live;
     itch_snapshot_sync_stats stats_{};
+    event_sink* sink_ = nullptr;
+    event_mask kinds_ = event_mask::all();
 };
 
 } // namespace signet::md::nasdaq

@@ -80,6 +80,7 @@ public:
     void setup(feed_setup& setup) override;
     [[nodiscard]] md::gap_recovery* recovery() noexcept override;
     [[nodiscard]] std::string describe() const override;
+    void set_event_sink(md::event_sink* sink, md::event_mask kinds) override;
 
     [[nodiscard]] std::optional<md::sequence_unit>
     frame(std::span<std::byte const> datagram) const noexcept override {
@@ -125,6 +126,7 @@ public:
     }
 
 private:
+    void stale(delivery const& d); // events: the book lost data for good (no GLIMPSE)
     void record(std::span<std::byte const> message);
     bool send_request(std::uint64_t first, std::uint16_t count) noexcept;
 
@@ -143,9 +145,11 @@ private:
     md::stream_key session_{}; // the last delivered packet's: what a re-request names
     metrics::histogram recovery_latency_;
     std::uint64_t messages_ = 0;
-    std::uint64_t lost_gaps_ = 0; // gaps delivered without a snapshot to repair them
-    bool started_ = false;        // a unit was delivered
-    bool started_late_ = false;   // the first one was not the stream's first (late_start)
+    std::uint64_t lost_gaps_ = 0;    // gaps delivered without a snapshot to repair them
+    bool started_ = false;           // a unit was delivered
+    bool started_late_ = false;      // the first one was not the stream's first (late_start)
+    md::event_sink* sink_ = nullptr; // events (set_event_sink)
+    md::event_mask kinds_{};
     std::uint64_t record_since_ = 0;
     std::uint64_t request_send_errors_ = 0;
     std::uint64_t now_ = 0; // the last delivery's time (recording)

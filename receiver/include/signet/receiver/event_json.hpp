@@ -1,0 +1,20 @@
+#pragma once
+
+// event_json: a market event (subscription.hpp's event_view) as one line of JSON, for people and
+// scripts (md_receiver --events). Every line has feed, symbol, instrument, kind, sequence,
+// receive_ns and exchange_ns (side and flags when set), then the kind's own fields under the
+// names md/events.hpp gives them (prices as the integers the events carry; the instrument's
+// instrument_definition line says its price_exponent).
+//
+// Threading: none (a function of its arguments). Costs: formatting into `out` (appends).
+
+#include <string>
+
+#include <signet/receiver/subscription.hpp>
+
+namespace signet::receiver {
+
+/// Appends the event's JSON object (no newline) to `out`.
+void append_event_json(std::string& out, event_view const& view);
+
+} // namespace signet::receiver
