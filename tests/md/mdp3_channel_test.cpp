@@ -1,17 +1,23 @@
 // cme::mdp3_channel: books kept right through late joins, lost packets, old snapshots and channel
 // resets — each case against a reference channel that saw every packet from sequence 1. The
 // packets come from a seeded generator of MBP updates (new, change, delete at random levels of
-// three instruments, depth 3), built byte by byte (mdp3_test_support.hpp).
+// three instruments, depth 3), built byte by byte (mdp3_test_support.hpp). Events: a consumer of
+// the channel's events alone ends with its books through loss and late joins, and sees each
+// recovery as stale -> snapshot (clear, the book) -> recovered; trades and definitions.
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <random>
 #include <span>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include <signet/md/cme/mdp3_channel.hpp>
+#include <signet/md/events.hpp>
 
 #include "mdp3_test_support.hpp"
 
@@ -354,6 +360,177 @@ TEST(Mdp3Channel, ASilentLoopAndMalformedInputAreCounted) {
                      {group(32, {book_entry(5, 1, 999, 1, 1, 1, 0, '0')}), group(24, {}, true)})});
     c.on_incremental(unknown_instrument, 0);
     EXPECT_EQ(c.stats().unknown_instrument_entries, 1U);
+}
+
+// What a consumer knows from the events alone.
+struct event_consumer final : signet::md::event_sink {
+    using ev = signet::md::event;
+    using kind = signet::md::event_kind;
+    std::map<std::tuple<std::uint32_t, char, std::int64_t>, std::pair<std::uint64_t, std::uint32_t>>
+        levels; // (instrument, side, price) -> (size, orders)
+    std::map<std::uint32_t, signet::md::event_bbo> bbo;
+    std::map<std::uint32_t, std::string> symbols;
+    std::map<std::uint32_t, std::vector<kind>> markers; // per instrument
+    std::vector<ev> trades;
+    void on_event(ev const& e) noexcept override {
+        switch (e.kind) {
+        case kind::instrument_definition:
+            symbols[e.instrument] = e.definition.symbol.data();
+            EXPECT_EQ(e.definition.price_exponent, -9);
+            break;
+        case kind::level_update:
+            if (e.level.size == 0) {
+                levels.erase({e.instrument, e.side, e.level.price});
+            } else {
+                levels[{e.instrument, e.side, e.level.price}] = {e.level.size, e.level.orders};
+            }
+            break;
+        case kind::bbo:
+            bbo[e.instrument] = e.bbo;
+            break;
+        case kind::trade:
+            trades.push_back(e);
+            break;
+        case kind::book_clear:
+            std::erase_if(levels,
+                          [&](auto const& l) { return std::get<0>(l.first) == e.instrument; });
+            markers[e.instrument].push_back(e.kind);
+            break;
+        case kind::snapshot_begin:
+        case kind::snapshot_end:
+        case kind::instrument_stale:
+        case kind::instrument_recovered:
+            markers[e.instrument].push_back(e.kind);
+            break;
+        default:
+            break;
+        }
+    }
+    void expect_books_of(m3::mdp3_channel const& c) const {
+        std::size_t count = 0;
+        std::uint32_t index = 0;
+        c.for_each_instrument([&](m3::mdp3_instrument const& i) {
+            for (auto [side, list] :
+                 {std::pair{'B', i.book.bids()}, std::pair{'S', i.book.offers()}}) {
+                for (m3::mdp3_price_level const& l : list) {
+                    auto const it = levels.find({index, side, l.price});
+                    ASSERT_NE(it, levels.end()) << i.security_id << side << l.price;
+                    EXPECT_EQ(it->second.first, static_cast<std::uint64_t>(l.size));
+                    EXPECT_EQ(it->second.second, static_cast<std::uint32_t>(l.orders));
+                    ++count;
+                }
+            }
+            auto const b = bbo.find(index);
+            if (b != bbo.end()) {
+                EXPECT_EQ(b->second.bid_price, i.book.bids().empty() ? 0 : i.book.bids()[0].price);
+                EXPECT_EQ(b->second.ask_price,
+                          i.book.offers().empty() ? 0 : i.book.offers()[0].price);
+            } else {
+                EXPECT_TRUE(i.book.bids().empty() && i.book.offers().empty()) << i.security_id;
+            }
+            ++index;
+        });
+        EXPECT_EQ(levels.size(), count);
+    }
+};
+
+TEST(Mdp3ChannelEvents, ALostPacketsInstrumentGoesStaleThenRecoversAndTheEventsRebuildTheBooks) {
+    std::vector<bytes> const packets = stream(3, 400);
+    m3::mdp3_channel c;
+    event_consumer consumer;
+    c.set_event_sink(&consumer);
+    c.on_definition(definitions(), 0);
+    ASSERT_EQ(consumer.symbols.size(), ids.size());
+    EXPECT_EQ(consumer.symbols.at(0), "FUT101");
+    for (std::size_t k = 0; k < 200; ++k) {
+        if (k != 100) {
+            c.on_incremental(packets[k], 0);
+        }
+    }
+    c.on_snapshot(snapshot_loop(*reference(packets, 180), 180), 0);
+    ASSERT_FALSE(c.recovering());
+    for (std::size_t k = 200; k < packets.size(); ++k) {
+        c.on_incremental(packets[k], 0);
+    }
+    using kind = signet::md::event_kind;
+    std::size_t recovered = 0;
+    for (auto const& [instrument, seen] : consumer.markers) {
+        EXPECT_EQ(seen,
+                  (std::vector<kind>{kind::instrument_stale, kind::snapshot_begin, kind::book_clear,
+                                     kind::snapshot_end, kind::instrument_recovered}))
+            << instrument;
+        ++recovered;
+    }
+    EXPECT_EQ(recovered, 1U); // the lost packet's instrument only
+    consumer.expect_books_of(c);
+}
+
+TEST(Mdp3ChannelEvents, ALateJoinersEventsRebuildEveryBookFromTheLoop) {
+    std::vector<bytes> const packets = stream(2, 400);
+    m3::mdp3_channel late;
+    event_consumer consumer;
+    late.set_event_sink(&consumer);
+    late.on_definition(definitions(), 0);
+    for (std::size_t k = 150; k < 240; ++k) {
+        late.on_incremental(packets[k], 0);
+    }
+    late.on_snapshot(snapshot_loop(*reference(packets, 210), 210), 0);
+    ASSERT_FALSE(late.recovering());
+    for (std::size_t k = 240; k < packets.size(); ++k) {
+        late.on_incremental(packets[k], 0);
+    }
+    EXPECT_EQ(consumer.markers.size(), ids.size());
+    consumer.expect_books_of(late);
+    EXPECT_EQ(late.stats().snapshots_applied, ids.size());
+}
+
+TEST(Mdp3ChannelEvents, ATradeSummaryIsATradeWithItsAggressorAndAChannelResetClearsAll) {
+    m3::mdp3_channel c;
+    event_consumer consumer;
+    c.set_event_sink(&consumer);
+    c.on_definition(definitions(), 0);
+    auto const root = incremental_book_root();
+    c.on_incremental(packet(1, {message(48, 13, 11, root,
+                                        {group(32, {sbe{}
+                                                        .i64(12'500'000'000)
+                                                        .i32(3)
+                                                        .i32(202)
+                                                        .u32(1)
+                                                        .i32(2)
+                                                        .u8(2)
+                                                        .u8(0)
+                                                        .u32(77)
+                                                        .b}),
+                                         group(16, {}, true)})}),
+                     0);
+    ASSERT_EQ(consumer.trades.size(), 1U);
+    signet::md::event const& t = consumer.trades.front();
+    EXPECT_EQ(t.instrument, 1U); // 202: the second defined
+    EXPECT_EQ(t.side, 'S');
+    EXPECT_EQ(t.trade.price, 12'500'000'000);
+    EXPECT_EQ(t.trade.quantity, 3U);
+    EXPECT_EQ(t.trade.match, 77U);
+    EXPECT_EQ(t.sequence, 1U);
+    c.on_incremental(
+        packet(2, {message(4, 13, 9, sbe{}.u64(1).u8(0x80).b, {group(2, {sbe{}.u16(310).b})})}), 0);
+    EXPECT_EQ(consumer.markers.at(signet::md::all_instruments),
+              std::vector<signet::md::event_kind>{signet::md::event_kind::book_clear});
+}
+
+TEST(Mdp3ChannelEvents, OnlyTheKindsAskedForAreMade) {
+    std::vector<bytes> const packets = stream(1, 200);
+    m3::mdp3_channel c;
+    struct counter final : signet::md::event_sink {
+        std::map<signet::md::event_kind, std::size_t> n;
+        void on_event(signet::md::event const& e) noexcept override { ++n[e.kind]; }
+    } only_bbo;
+    c.set_event_sink(&only_bbo, signet::md::event_mask::of({signet::md::event_kind::bbo}));
+    c.on_definition(definitions(), 0);
+    for (bytes const& p : packets) {
+        c.on_incremental(p, 0);
+    }
+    ASSERT_EQ(only_bbo.n.size(), 1U);
+    EXPECT_GT(only_bbo.n[signet::md::event_kind::bbo], 50U);
 }
 
 } // namespace

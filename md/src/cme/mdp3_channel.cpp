@@ -48,6 +48,9 @@ void mdp3_channel::on_definition(std::span<std::byte const> packet, std::uint64_
             (void)index_.insert(d->security_id, instruments_.size());
         }
         instruments_.push_back(i);
+        if (sink_ != nullptr) {
+            emit_definition(instruments_.back(), now_ns);
+        }
         if (started_) {
             make_stale(instruments_.back(), now_ns); // its book missed what came before
         }
@@ -160,6 +163,9 @@ packet_walk mdp3_channel::apply_packet(std::span<std::byte const> packet, std::u
                 switch (i->orders.apply(e)) {
                 case book_update::applied:
                     ++(only != nullptr ? stats_.replayed_entries : stats_.order_entries);
+                    if (sink_ != nullptr) {
+                        emit_order(*i, e, now_ns);
+                    }
                     break;
                 case book_update::inconsistent:
                     ++stats_.inconsistent_updates;
@@ -181,6 +187,7 @@ packet_walk mdp3_channel::apply_packet(std::span<std::byte const> packet, std::u
                 ++stats_.malformed_messages;
                 return;
             }
+            transact_time_ = b->transact_time;
             b->entries.for_each([&](book_entry const& e) {
                 mdp3_instrument* const i = lookup(e.security_id);
                 if (i == nullptr) {
@@ -191,7 +198,15 @@ packet_walk mdp3_channel::apply_packet(std::span<std::byte const> packet, std::u
                     !next_in_sequence(*i, e.rpt_seq, now_ns)) {
                     return;
                 }
-                if (i->book.apply(e) == book_update::inconsistent) {
+                if (sink_ != nullptr) [[unlikely]] {
+                    book_copy const before = copy_of(i->book);
+                    if (i->book.apply(e) == book_update::inconsistent) {
+                        ++stats_.inconsistent_updates;
+                        make_stale(*i, now_ns);
+                        return;
+                    }
+                    emit_book_changes(*i, before, now_ns);
+                } else if (i->book.apply(e) == book_update::inconsistent) {
                     ++stats_.inconsistent_updates;
                     make_stale(*i, now_ns);
                     return;
@@ -202,9 +217,13 @@ packet_walk mdp3_channel::apply_packet(std::span<std::byte const> packet, std::u
         }
         case template_id::incremental_trade_summary:
             if (kind != replay::mbo) {
-                sequenced(
-                    decode_incremental_trade_summary(m), stats_.trade_entries,
-                    [](mdp3_instrument&, trade_entry const&) {}); // RptSeq only: no book change
+                auto const t = decode_incremental_trade_summary(m);
+                transact_time_ = t ? t->transact_time : 0;
+                sequenced(t, stats_.trade_entries, [&](mdp3_instrument& i, trade_entry const& e) {
+                    if (sink_ != nullptr) { // no book change: a trade (and its RptSeq)
+                        emit_trade(i, e, now_ns);
+                    }
+                });
             }
             return;
         case template_id::incremental_volume:
@@ -237,6 +256,10 @@ packet_walk mdp3_channel::apply_packet(std::span<std::byte const> packet, std::u
                     ++stats_.malformed_messages;
                 } else if (mdp3_instrument* const i = lookup(s->security_id)) {
                     i->trading_status = s->trading_status;
+                    if (sink_ != nullptr) {
+                        transact_time_ = s->transact_time;
+                        emit_status(*i, s->trading_status, now_ns);
+                    }
                 }
             }
             return;
@@ -277,6 +300,9 @@ bool mdp3_channel::next_in_sequence(mdp3_instrument& i, std::uint32_t rpt_seq,
 }
 
 void mdp3_channel::make_stale(mdp3_instrument& i, std::uint64_t now_ns) noexcept {
+    if (!i.stale && sink_ != nullptr) {
+        emit(event_kind::instrument_stale, i, now_ns);
+    }
     i.stale = true;
     i.orders_stale = true;
     start_recovery(now_ns);
@@ -361,7 +387,13 @@ void mdp3_channel::load_snapshot(snapshot_full_refresh const& s, std::uint64_t n
     i->statistics.assign(s);
     i->stale = false;
     ++stats_.snapshots_applied;
+    if (sink_ != nullptr) {
+        emit_loaded_book(*i, now_ns);
+    }
     replay_held(*i, from, now_ns, replay::mbp);
+    if (sink_ != nullptr) {
+        emit(event_kind::instrument_recovered, *i, now_ns);
+    }
 }
 
 void mdp3_channel::replay_held(mdp3_instrument& i, std::uint64_t from, std::uint64_t now_ns,
@@ -414,6 +446,9 @@ void mdp3_channel::load_order_snapshot(snapshot_order_book const& s, std::uint64
     i->orders_stale = false;
     i->orders_as_of = s.last_msg_seq_num_processed;
     ++stats_.order_snapshots_applied;
+    if (sink_ != nullptr) {
+        emit_loaded_book(*i, now_ns);
+    }
     replay_held(*i, from, now_ns, replay::mbo);
 }
 
@@ -427,6 +462,10 @@ void mdp3_channel::finish_recovery_if_done(std::uint64_t now_ns) noexcept {
             i.book.clear();
             i.rpt_seq = 0;
             i.stale = false;
+            if (sink_ != nullptr) {
+                emit(event_kind::book_clear, i, now_ns);
+                emit(event_kind::instrument_recovered, i, now_ns);
+            }
         }
         if (i.stale) {
             return; // its snapshot was too old: the next loop
@@ -460,6 +499,10 @@ void mdp3_channel::on_time(std::uint64_t now_ns) noexcept {
 
 void mdp3_channel::reset_channel() noexcept {
     ++stats_.channel_resets;
+    if (wants(event_kind::book_clear)) {
+        sink_->on_event(marker_event(event_kind::book_clear, all_instruments,
+                                     {.sequence = applying_sequence_, .receive_ns = 0}));
+    }
     for (mdp3_instrument& i : instruments_) {
         i.book.clear();
         i.rpt_seq = 0;

@@ -26,6 +26,18 @@
 ///                 them: it is skipped (counted) and the next loop is awaited.
 ///   ChannelReset4 empties every book, resets every RptSeq and ends any recovery.
 ///
+/// Events (set_event_sink; md/events.hpp), instrument id = the instrument's index in the
+/// channel (definition order), prices of 10^-9: a definition creates it
+/// (instrument_definition); 46 entries their levels' level_update (a level that left: size 0;
+/// depth = MDPriceLevel - 1) and, when a side's best moved, a bbo; 47 entries order_add,
+/// order_modify, order_delete (with their priority); 48 a trade per entry (aggressor side);
+/// 30 trading_status. An instrument that goes stale emits instrument_stale; its snapshot
+/// snapshot_begin, book_clear, its levels (and orders, when its by-order book is good) flagged
+/// from_snapshot, its bbo, snapshot_end, then the replayed entries' events and
+/// instrument_recovered. A by-order book reloaded from the loop (53) comes the same way
+/// between snapshot_begin and snapshot_end (levels and orders); ChannelReset4 emits book_clear
+/// for all_instruments.
+///
 /// recovering() tells the caller to listen to the snapshot loop; on_time() counts a silent
 /// loop. Threading: none (the channel's parser contract). Costs: per entry a lookup of the
 /// instrument (detail::fixed_hash_map: open addressing, one probe as a rule) and a book
@@ -44,6 +56,7 @@
 #include <signet/md/cme/mdp3_order_book.hpp>
 #include <signet/md/cme/mdp3_price_book.hpp>
 #include <signet/md/detail/fixed_hash_map.hpp>
+#include <signet/md/events.hpp>
 #include <signet/md/message_store.hpp>
 #include <signet/md/sequence_tracker.hpp>
 
@@ -153,6 +166,11 @@ public:
     void on_snapshot(std::span<std::byte const> packet, std::uint64_t now_ns);
     void on_definition(std::span<std::byte const> packet, std::uint64_t now_ns);
     void on_time(std::uint64_t now_ns) noexcept;
+    /// Events of `kinds` to `sink` from here on (nullptr: none).
+    void set_event_sink(event_sink* sink, event_mask kinds = event_mask::all()) noexcept {
+        sink_ = sink;
+        kinds_ = kinds;
+    }
 
     /// Listen to the snapshot loop.
     [[nodiscard]] bool recovering() const noexcept { return recovering_; }
@@ -190,6 +208,33 @@ private:
     void finish_recovery_if_done(std::uint64_t now_ns) noexcept;
     void reset_channel() noexcept;
 
+    // Events (mdp3_channel_events.cpp). All but wants() require a sink.
+    [[nodiscard]] bool wants(event_kind kind) const noexcept {
+        return sink_ != nullptr && kinds_.has(kind);
+    }
+    /// Both sides of a book, as they were before an entry (levels up to the book's depth).
+    struct book_copy {
+        std::array<mdp3_price_level, mdp3_price_book::max_depth> bids; // the first bid_count
+        std::array<mdp3_price_level, mdp3_price_book::max_depth> offers;
+        std::size_t bid_count = 0;
+        std::size_t offer_count = 0;
+    };
+    [[nodiscard]] static book_copy copy_of(mdp3_price_book const& b) noexcept;
+    [[nodiscard]] event base_event(mdp3_instrument const& i, std::uint64_t now_ns) const noexcept;
+    void emit(event_kind kind, mdp3_instrument const& i, std::uint64_t now_ns,
+              std::uint16_t flags = 0) noexcept;
+    void emit_definition(mdp3_instrument const& i, std::uint64_t now_ns) noexcept;
+    void emit_book_changes(mdp3_instrument const& i, book_copy const& before,
+                           std::uint64_t now_ns) noexcept;
+    void emit_bbo(mdp3_instrument const& i, event const& base) noexcept;
+    void emit_order(mdp3_instrument const& i, order_book_entry const& e,
+                    std::uint64_t now_ns) noexcept;
+    void emit_trade(mdp3_instrument const& i, trade_entry const& e, std::uint64_t now_ns) noexcept;
+    void emit_status(mdp3_instrument const& i, std::uint8_t status, std::uint64_t now_ns) noexcept;
+    /// snapshot_begin, book_clear, the levels (and the orders unless they are stale) flagged
+    /// from_snapshot, the bbo, snapshot_end.
+    void emit_loaded_book(mdp3_instrument const& i, std::uint64_t now_ns) noexcept;
+
     mdp3_channel_options options_;
     std::vector<mdp3_instrument> instruments_;
     detail::fixed_hash_map<std::int32_t, std::size_t> index_{64}; // security id -> instruments_
@@ -210,6 +255,9 @@ private:
     std::uint32_t order_seen_in_loop_ = 0;
     std::uint32_t order_loop_size_ = 0;
     mdp3_channel_stats stats_{};
+    event_sink* sink_ = nullptr;
+    event_mask kinds_{};
+    std::uint64_t transact_time_ = 0; // of the message being applied (events' exchange_ns)
 };
 
 } // namespace signet::md::cme

@@ -44,6 +44,13 @@ public:
 
     [[nodiscard]] std::size_t size() const noexcept { return orders_.size(); }
     [[nodiscard]] mdp3_order const* find(std::uint64_t order_id) const noexcept;
+    /// f(id, order) for every live order, in no particular order.
+    template <typename F>
+    void for_each(F&& f) const {
+        for (auto const& [id, order] : orders_) {
+            f(id, order);
+        }
+    }
     /// Every live order as (id, order), ordered by id.
     [[nodiscard]] std::vector<std::pair<std::uint64_t, mdp3_order>> sorted() const;
 

@@ -42,6 +42,9 @@ public:
 
     [[nodiscard]] std::vector<line_spec> lines() const override;
     [[nodiscard]] md::sequence_tracker_options sequencing() const override;
+    void set_event_sink(md::event_sink* sink, md::event_mask kinds) override {
+        channel_.set_event_sink(sink, kinds);
+    }
     [[nodiscard]] std::optional<md::sequence_unit>
     frame(std::span<std::byte const> datagram) const noexcept override;
     void deliver(delivery const& d) override;
