@@ -75,11 +75,9 @@ void print_summary_fields() {
 /// line to `out` (on its own event worker: a slow terminal drops events, counted in the
 /// summary's subscribers, never stalls a feed).
 void subscribe_json_lines(receiver::receiver& feeds, std::vector<std::string> symbols,
-                          std::vector<std::string> const& kinds, std::FILE* out) {
-    md::event_mask mask = kinds.empty() ? md::event_mask::all() : md::event_mask{};
-    for (std::string const& k : kinds) {
-        mask = mask | md::event_mask::of({*md::parse_event_kind(k)});
-    }
+                          std::string const& kinds, std::FILE* out) {
+    md::event_mask const mask =
+        kinds.empty() ? md::event_mask::all() : *md::parse_event_kinds(kinds);
     if (std::find(symbols.begin(), symbols.end(), "all") != symbols.end()) {
         symbols.clear();
     }
@@ -126,12 +124,14 @@ int main(int argc, char** argv) {
                    "print the market events of these symbols as JSON lines (one per event; "
                    "'all': every instrument); see docs/events.md")
         ->delimiter(',');
-    std::vector<std::string> event_kinds;
+    std::string event_kinds;
     cli.add_option("--event-kinds", event_kinds,
-                   "with --events: only these kinds (bbo, trade, level_update, order_add, ...)")
-        ->delimiter(',')
-        ->check([](std::string const& kind) {
-            return md::parse_event_kind(kind) ? std::string() : "no event kind '" + kind + "'";
+                   "with --events: only these kinds, comma-separated (bbo, trade, level_update, "
+                   "order_add, ...)")
+        ->check([](std::string const& list) {
+            std::string_view bad;
+            return md::parse_event_kinds(list, &bad) ? std::string()
+                                                     : "no event kind '" + std::string(bad) + "'";
         });
     std::string events_out;
     cli.add_option("--events-out", events_out,

@@ -309,6 +309,13 @@ int main(int argc, char** argv) {
                  "one on_message() per message: no batches, no prefetching");
     app.add_flag("--events", events,
                  "emit market events (md/events.hpp) to a subscriber that only counts them");
+    std::string event_kinds;
+    app.add_option("--event-kinds", event_kinds,
+                   "with --events: only these kinds, comma-separated (bbo,trade,...; default: "
+                   "every kind)")
+        ->check([](std::string const& list) {
+            return md::parse_event_kinds(list) ? std::string() : "not a list of event kinds";
+        });
     CLI11_PARSE(app, argc, argv);
 
     try {
@@ -324,7 +331,8 @@ int main(int argc, char** argv) {
         md::nasdaq::itch50_parser parser({.max_orders = max_orders});
         counting_sink sink;
         if (events) {
-            parser.set_event_sink(&sink);
+            parser.set_event_sink(&sink, event_kinds.empty() ? md::event_mask::all()
+                                                             : *md::parse_event_kinds(event_kinds));
         }
         timed t;
         if (mode == "file") {
@@ -340,6 +348,7 @@ int main(int argc, char** argv) {
         }
         nlohmann::ordered_json row = report(mode, per_message, path, cpu, t, parser);
         row["events"] = events;
+        row["event_kinds"] = event_kinds;
         row["events_emitted"] = sink.events;
         std::printf("%-8s %6.1f ns/msg  %llu messages  peak RSS %.0f MiB  orders %zu levels %zu  "
                     "unknown refs %llu  duplicates %llu  book full %llu  digest %016llx\n",

@@ -47,6 +47,27 @@ std::optional<event_kind> parse_event_kind(std::string_view text) noexcept {
     return std::nullopt;
 }
 
+std::optional<event_mask> parse_event_kinds(std::string_view list, std::string_view* bad) noexcept {
+    event_mask mask;
+    while (!list.empty()) {
+        std::size_t const comma = list.find(',');
+        std::string_view const name = list.substr(0, comma);
+        std::optional<event_kind> const kind = parse_event_kind(name);
+        if (!kind) {
+            if (bad != nullptr) {
+                *bad = name;
+            }
+            return std::nullopt;
+        }
+        mask = mask | event_mask::of({*kind});
+        list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    }
+    if (mask.empty()) {
+        return std::nullopt;
+    }
+    return mask;
+}
+
 std::string_view to_string(trading_state state) noexcept {
     switch (state) {
     case trading_state::unknown:

@@ -7,6 +7,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -369,6 +370,22 @@ TEST(ItchEventsRebuild, OnlyTheKindsAskedForAndTheSameBboWithoutDepth) {
     ASSERT_EQ(chosen.events.size(), expected.size());
     for (std::size_t i = 0; i < expected.size(); ++i) {
         ASSERT_EQ(std::memcmp(&chosen.events[i], &expected[i], sizeof(event)), 0) << i;
+    }
+}
+
+TEST(EventKinds, ParsedByNameFromACommaSeparatedList) {
+    std::string_view bad;
+    auto const mask = parse_event_kinds("bbo,trade,level_update", &bad);
+    ASSERT_TRUE(mask.has_value());
+    EXPECT_TRUE(mask->has(event_kind::bbo) && mask->has(event_kind::trade) &&
+                mask->has(event_kind::level_update));
+    EXPECT_FALSE(mask->has(event_kind::order_add));
+    EXPECT_FALSE(parse_event_kinds("bbo,nope", &bad).has_value());
+    EXPECT_EQ(bad, "nope");
+    EXPECT_FALSE(parse_event_kinds("").has_value());
+    for (std::size_t k = 0; k < event_kinds; ++k) {
+        auto const kind = static_cast<event_kind>(k);
+        EXPECT_EQ(parse_event_kind(to_string(kind)), kind);
     }
 }
 

@@ -94,6 +94,11 @@ private:
     std::uint32_t bits_ = 0;
 };
 
+/// The kinds of a comma-separated list of to_string() names ("bbo,trade"); nullopt when one is
+/// not a kind (or the list is empty). `bad` gets the first name that is not.
+[[nodiscard]] std::optional<event_mask> parse_event_kinds(std::string_view list,
+                                                          std::string_view* bad = nullptr) noexcept;
+
 /// Normalized trading states (trading_status events; the raw code is kept beside).
 enum class trading_state : std::uint8_t {
     unknown,

@@ -45,7 +45,8 @@ enum class delivery_mode : std::uint8_t { inline_call, queued };
 [[nodiscard]] char const* to_string(delivery_mode mode) noexcept;
 
 /// What a handler gets: the event, its feed's name and its instrument's symbol ("" before its
-/// definition or for all_instruments). Valid during the call only.
+/// definition or for all_instruments). Valid during the call only. A handler must not throw
+/// (an exception ends the process: the parser or event worker cannot know what was half done).
 struct event_view {
     md::event const& event;
     std::string_view feed;

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Runs signet_event_latency (the command after --) writing --json, then checks every point:
+each design present, the receiver took every packet sent, latency samples recorded with
+p50 <= p99 <= p99.9. Exit 0 when all hold."""
+import argparse
+import json
+import subprocess
+import sys
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", required=True)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    result = subprocess.run([*command, "--json", args.json], timeout=110)
+    if result.returncode != 0:
+        print(f"exit {result.returncode}", file=sys.stderr)
+        return 1
+    with open(args.json) as f:
+        points = json.load(f)["points"]
+    designs = {p["design"] for p in points}
+    if designs != {"raw", "inline", "queued"}:
+        print(f"designs {sorted(designs)}", file=sys.stderr)
+        return 1
+    for p in points:
+        what = f"{p['design']} at {p['messages_per_s']}"
+        if p["packets_received"] != p["packets_sent"] or p["packets_sent"] == 0:
+            print(f"{what}: received {p['packets_received']} of {p['packets_sent']}",
+                  file=sys.stderr)
+            return 1
+        for key in ("send_to_handler_ns", "kernel_to_handler_ns"):
+            h = p[key]
+            if h["count"] == 0 or not 0 < h["p50"] <= h["p99"] <= h["p999"]:
+                print(f"{what}: {key} {h}", file=sys.stderr)
+                return 1
+    print(f"{len(points)} points checked")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,408 @@
+// signet_event_latency: wire to the first instruction of the user's handler. The same paced
+// MoldUDP64 + ITCH 5.0 stream (bench/packet_rate's sender: each packet stamped with its send
+// time) reaches one handler three ways:
+//   raw      the physical limit for this design on this machine: one thread's blocking
+//            recvmmsg loop (or a spinning one, --idle spin) that decodes MoldUDP64 + ITCH into
+//            the same book (md::nasdaq::itch50_parser, its pipelined push/flush) and calls the
+//            handler inline from the parser's events;
+//   inline   signet::receiver::receiver (one moldudp64 feed, one worker, the default backend)
+//            with an inline subscription: the handler runs in the feed's parser contract;
+//   queued   the same receiver with a queued subscription: the handler runs as its own work
+//            contract on an event worker (--event-idle block or spin).
+// The handler's first instructions read the clocks; once per packet (the first event of its
+// first message, which carries the send stamp as its exchange time) it records now - send
+// stamp and now - the kernel's receive stamp. Designs run in interleaved rounds at each rate;
+// one JSON object per (round, rate, design) with p50, p99, p99.9 of both and what was lost.
+//
+//   signet_event_latency --rates 100000,1000000 --rounds 3 --duration 3 --json out.json
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <signet/core/cpu_affinity.hpp>
+#include <signet/core/metrics/histogram.hpp>
+#include <signet/core/realtime_clock.hpp>
+#include <signet/md/big_endian.hpp>
+#include <signet/md/events.hpp>
+#include <signet/md/nasdaq/itch50.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
+#include <signet/net/unique_fd.hpp>
+#include <signet/receiver/nasdaq/moldudp64_protocol.hpp>
+#include <signet/receiver/receiver.hpp>
+
+#include "common.hpp"
+#include "machine_info.hpp"
+#include "sender.hpp"
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using namespace signet;
+using json = nlohmann::ordered_json;
+
+/// The user's handler: its first instruction reads the clock; once per stamped message it
+/// records the two latencies (one writer: the handler runs on one thread at a time).
+class latency_probe {
+public:
+    void on_event(md::event const& e) noexcept {
+        // The first instructions: the sender stamps CLOCK_MONOTONIC, the kernel CLOCK_REALTIME.
+        std::uint64_t const now = bench::monotonic_ns();
+        std::uint64_t const now_realtime = realtime_clock::now_ns();
+        ++events_;
+        if (e.sequence == last_sequence_ || !recording_.load(std::memory_order_relaxed)) {
+            return; // relaxed: a flag the controlling thread flips between phases
+        }
+        std::uint64_t const from_send = (now - e.exchange_ns) & bench::timestamp_mask;
+        if (from_send > 1'000'000'000) {
+            return; // not the stamped message of its packet (a generator's timestamp)
+        }
+        last_sequence_ = e.sequence;
+        send_.record(from_send);
+        if (e.receive_ns != 0 && now_realtime > e.receive_ns) {
+            kernel_.record(now_realtime - e.receive_ns);
+        }
+    }
+    void record(bool on) noexcept { recording_.store(on, std::memory_order_relaxed); }
+    [[nodiscard]] metrics::histogram const& from_send() const noexcept { return send_; }
+    [[nodiscard]] metrics::histogram const& from_kernel() const noexcept { return kernel_; }
+    [[nodiscard]] std::uint64_t events() const noexcept { return events_; }
+
+private:
+    std::atomic<bool> recording_{false};
+    std::uint64_t last_sequence_ = 0;
+    std::uint64_t events_ = 0;
+    metrics::histogram send_;
+    metrics::histogram kernel_;
+};
+
+struct probe_sink final : md::event_sink {
+    latency_probe* probe;
+    explicit probe_sink(latency_probe* p)
+        : probe(p) {}
+    void on_event(md::event const& e) noexcept override { probe->on_event(e); }
+};
+
+/// A design under test: opens its socket at construction, runs until stop().
+class design {
+public:
+    virtual ~design() = default;
+    [[nodiscard]] virtual std::uint16_t port() const = 0;
+    virtual void start() = 0;
+    virtual void stop() = 0;
+    [[nodiscard]] virtual std::uint64_t packets() const = 0;
+};
+
+/// One thread, one socket: recvmmsg, MoldUDP64 framing, ITCH into the book, events inline.
+class raw_design final : public design {
+public:
+    raw_design(latency_probe& probe, bool spin, int cpu)
+        : sink_(&probe)
+        , parser_(md::nasdaq::itch_order_book_options{.max_orders = 1 << 20})
+        , spin_(spin)
+        , cpu_(cpu) {
+        fd_.reset(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP));
+        if (!fd_.is_open()) {
+            throw std::system_error(errno, std::generic_category(), "socket");
+        }
+        int const on = 1;
+        int const buffer = 8 << 20;
+        timeval const timeout{0, 20'000}; // to see stop()
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t length = sizeof(address);
+        if (::setsockopt(fd_.get(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)) != 0 ||
+            ::setsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUF, &buffer, sizeof(buffer)) != 0 ||
+            ::setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) != 0 ||
+            ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+            ::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+            throw std::system_error(errno, std::generic_category(), "raw socket setup");
+        }
+        port_ = ntohs(address.sin_port);
+        parser_.set_event_sink(&sink_);
+    }
+    ~raw_design() override { stop(); }
+    std::uint16_t port() const override { return port_; }
+    void start() override {
+        thread_ = std::thread([this] { run(); });
+    }
+    void stop() override {
+        stop_.store(true, std::memory_order_relaxed); // relaxed: polled; join orders the rest
+        if (thread_.joinable()) {
+            thread_.join();
+        }
+    }
+    std::uint64_t packets() const override {
+        return packets_.load(std::memory_order_relaxed); // relaxed: a snapshot
+    }
+
+private:
+    static constexpr std::size_t batch = 64;
+
+    void run() {
+        if (cpu_ >= 0) {
+            pin_this_thread(cpu_, "raw receive loop");
+        }
+        std::vector<std::array<std::byte, bench::packet_buffer_size>> buffers(batch);
+        std::array<iovec, batch> vectors{};
+        std::array<mmsghdr, batch> headers{};
+        std::array<std::array<char, CMSG_SPACE(sizeof(timespec))>, batch> control{};
+        while (!stop_.load(std::memory_order_relaxed)) {
+            for (std::size_t i = 0; i < batch; ++i) {
+                vectors[i] = {buffers[i].data(), buffers[i].size()};
+                headers[i].msg_hdr = {};
+                headers[i].msg_hdr.msg_iov = &vectors[i];
+                headers[i].msg_hdr.msg_iovlen = 1;
+                headers[i].msg_hdr.msg_control = control[i].data();
+                headers[i].msg_hdr.msg_controllen = control[i].size();
+            }
+            int const n = ::recvmmsg(fd_.get(), headers.data(), batch,
+                                     spin_ ? MSG_DONTWAIT : MSG_WAITFORONE, nullptr);
+            if (n <= 0) {
+                continue;
+            }
+            for (int i = 0; i < n; ++i) {
+                deliver({buffers[static_cast<std::size_t>(i)].data(),
+                         headers[static_cast<std::size_t>(i)].msg_len},
+                        kernel_stamp(headers[static_cast<std::size_t>(i)].msg_hdr));
+            }
+            parser_.flush(); // the end of a batch, as the receiver's parser contract does
+            packets_.fetch_add(static_cast<std::uint64_t>(n), std::memory_order_relaxed);
+        }
+    }
+
+    static std::uint64_t kernel_stamp(msghdr const& m) noexcept {
+        for (cmsghdr const* c = CMSG_FIRSTHDR(&m); c != nullptr;
+             c = CMSG_NXTHDR(const_cast<msghdr*>(&m), const_cast<cmsghdr*>(c))) {
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+                timespec t{};
+                std::memcpy(&t, CMSG_DATA(c), sizeof(t));
+                return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u +
+                       static_cast<std::uint64_t>(t.tv_nsec);
+            }
+        }
+        return 0;
+    }
+
+    void deliver(std::span<std::byte const> datagram, std::uint64_t receive_ns) noexcept {
+        if (datagram.size() < md::nasdaq::moldudp64_header_size) {
+            return;
+        }
+        std::uint64_t sequence = md::load_be64(datagram.data() + 10);
+        std::size_t const count = md::load_be16(datagram.data() + 18);
+        std::size_t offset = md::nasdaq::moldudp64_header_size;
+        for (std::size_t k = 0; k < count && offset + 2 <= datagram.size(); ++k) {
+            std::size_t const length = md::load_be16(datagram.data() + offset);
+            offset += 2;
+            if (offset + length > datagram.size()) {
+                return;
+            }
+            parser_.push(datagram.subspan(offset, length),
+                         {.sequence = sequence++, .receive_ns = receive_ns});
+            offset += length;
+        }
+    }
+
+    probe_sink sink_;
+    md::nasdaq::itch50_parser parser_;
+    bool spin_;
+    int cpu_;
+    net::unique_fd fd_;
+    std::uint16_t port_ = 0;
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+    std::atomic<std::uint64_t> packets_{0};
+};
+
+/// signet::receiver with one moldudp64 feed and one subscriber (inline or queued).
+class receiver_design final : public design {
+public:
+    receiver_design(latency_probe& probe, receiver::delivery_mode mode, bool spin, int cpu,
+                    bool event_spin) {
+        receiver::receiver_config config;
+        config.stats_interval_s = 1;
+        config.silent_warning_s = 0;
+        config.workers = 1;
+        config.idle = spin ? idle_strategy::spin : idle_strategy::block;
+        if (cpu >= 0) {
+            config.cpus = {cpu};
+        }
+        receiver::feed_config feed;
+        feed.name = "bench";
+        feed.bind = net::udp_endpoint::parse("127.0.0.1:0");
+        feed.protocol = std::make_shared<receiver::nasdaq::moldudp64_settings>();
+        config.feeds.push_back(feed);
+        receiver_ = std::make_unique<receiver::receiver>(
+            config, receiver::receiver_options{.stats_lines = false,
+                                               .event_idle = event_spin ? idle_strategy::spin
+                                                                        : idle_strategy::block});
+        receiver_->subscribe({.name = "probe", .mode = mode, .queue_capacity = 1 << 16},
+                             [&probe](receiver::event_view const& v) { probe.on_event(v.event); });
+    }
+    std::uint16_t port() const override { return receiver_->runtime().local_endpoint(0).port(); }
+    void start() override { receiver_->start(); }
+    void stop() override { receiver_->stop(); }
+    std::uint64_t packets() const override { return receiver_->parser(0).live().packets; }
+
+private:
+    std::unique_ptr<receiver::receiver> receiver_;
+};
+
+json percentiles(metrics::histogram const& h) {
+    auto const s = h.take();
+    return {{"p50", s.percentile(0.50)},
+            {"p99", s.percentile(0.99)},
+            {"p999", s.percentile(0.999)},
+            {"count", s.count}};
+}
+
+struct settings {
+    double duration_s = 3;
+    double warmup_s = 0.5;
+    bool spin = false;
+    bool event_spin = false;
+    int receiver_cpu = 0;
+    int sender_cpu = 1;
+};
+
+json run_point(std::string const& name, double messages_per_s, settings const& s,
+               bench::packet_templates const& templates) {
+    latency_probe probe;
+    std::unique_ptr<design> d;
+    if (name == "raw") {
+        d = std::make_unique<raw_design>(probe, s.spin, s.receiver_cpu);
+    } else {
+        d = std::make_unique<receiver_design>(probe,
+                                              name == "inline"
+                                                  ? receiver::delivery_mode::inline_call
+                                                  : receiver::delivery_mode::queued,
+                                              s.spin, s.receiver_cpu, s.event_spin);
+    }
+    d->start();
+    double const packets_per_s = messages_per_s / templates.mean_messages();
+    bench::sender out(
+        {.ports = {d->port()},
+         .templates = &templates,
+         .rate = packets_per_s,
+         .batch = 32,
+         .limit = static_cast<std::uint64_t>(packets_per_s * (s.warmup_s + s.duration_s)),
+         .cpu = s.sender_cpu});
+    out.start();
+    std::this_thread::sleep_for(std::chrono::duration<double>(s.warmup_s)); // the warm-up phase
+    probe.record(true);
+    out.wait();
+    // The receiver takes what was sent (bounded: a receiver that lost packets still ends).
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (d->packets() < out.sent() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1)); // polling, not a sync delay
+    }
+    d->stop();
+    return {{"design", name},
+            {"messages_per_s", messages_per_s},
+            {"packets_per_s", packets_per_s},
+            {"packets_sent", out.sent()},
+            {"packets_received", d->packets()},
+            {"events", probe.events()},
+            {"send_to_handler_ns", percentiles(probe.from_send())},
+            {"kernel_to_handler_ns", percentiles(probe.from_kernel())}};
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+#if !defined(NDEBUG) || !defined(__OPTIMIZE__)
+    std::printf("Debug build: numbers are not representative\n");
+#endif
+    CLI::App app{"signet wire-to-handler latency: raw recvmmsg loop vs the receiver's inline and "
+                 "queued subscriptions"};
+    std::vector<double> rates{100'000, 1'000'000};
+    std::vector<std::string> designs{"raw", "inline", "queued"};
+    std::size_t rounds = 3;
+    std::string json_path;
+    std::string idle = "block";
+    std::string event_idle = "block";
+    std::vector<int> cpus{0, 1};
+    std::size_t payload = 512;
+    settings s;
+    app.add_option("--rates", rates, "messages/s, paced (packets/s = rate / messages a packet)")
+        ->delimiter(',');
+    app.add_option("--designs", designs, "raw, inline, queued")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"raw", "inline", "queued"}));
+    app.add_option("--rounds", rounds, "interleaved rounds (every design at every rate)");
+    app.add_option("--duration", s.duration_s, "seconds measured per point");
+    app.add_option("--warmup", s.warmup_s, "seconds sent before measuring");
+    app.add_option("--idle", idle, "receiving thread: block or spin")
+        ->check(CLI::IsMember({"block", "spin"}));
+    app.add_option("--event-idle", event_idle, "queued: the event worker, block or spin")
+        ->check(CLI::IsMember({"block", "spin"}));
+    app.add_option("--cpus", cpus, "receiving CPU, sending CPU (-1: unpinned)")->delimiter(',');
+    app.add_option("--payload", payload, "UDP payload bytes a packet is filled to (64 or 512)")
+        ->check(CLI::IsMember({64, 512}));
+    app.add_option("--json", json_path, "write the points here");
+    CLI11_PARSE(app, argc, argv);
+    s.spin = idle == "spin";
+    s.event_spin = event_idle == "spin";
+    s.receiver_cpu = cpus.empty() ? -1 : cpus[0];
+    s.sender_cpu = cpus.size() < 2 ? -1 : cpus[1];
+    spdlog::set_level(spdlog::level::warn);
+
+    bench::packet_templates const templates(payload, 4096);
+    json points = json::array();
+    std::printf("%-6s %-8s %10s %12s %10s %10s %10s %10s %10s\n", "round", "design", "msgs/s",
+                "recv/sent", "send p50", "p99", "p99.9", "kern p50", "p99");
+    for (std::size_t round = 1; round <= rounds; ++round) {
+        for (double const rate : rates) {
+            for (std::string const& name : designs) {
+                json p = run_point(name, rate, s, templates);
+                p["round"] = round;
+                p["idle"] = idle;
+                p["event_idle"] = event_idle;
+                p["payload"] = payload;
+                p["messages_per_packet"] = templates.mean_messages();
+                auto const& send = p["send_to_handler_ns"];
+                auto const& kernel = p["kernel_to_handler_ns"];
+                std::printf(
+                    "%-6zu %-8s %10.0f %6llu/%-6llu %10llu %10llu %10llu %10llu %10llu\n", round,
+                    name.c_str(), rate,
+                    static_cast<unsigned long long>(p["packets_received"].get<std::uint64_t>()),
+                    static_cast<unsigned long long>(p["packets_sent"].get<std::uint64_t>()),
+                    static_cast<unsigned long long>(send["p50"].get<std::uint64_t>()),
+                    static_cast<unsigned long long>(send["p99"].get<std::uint64_t>()),
+                    static_cast<unsigned long long>(send["p999"].get<std::uint64_t>()),
+                    static_cast<unsigned long long>(kernel["p50"].get<std::uint64_t>()),
+                    static_cast<unsigned long long>(kernel["p99"].get<std::uint64_t>()));
+                std::fflush(stdout);
+                points.push_back(std::move(p));
+            }
+        }
+    }
+    if (!json_path.empty()) {
+        std::ofstream f(json_path);
+        f << json{{"machine", bench::cpu_model()}, {"points", points}}.dump(1) << '\n';
+        if (!f) {
+            std::fprintf(stderr, "cannot write %s\n", json_path.c_str());
+            return 1;
+        }
+    }
+    return 0;
+}
