@@ -78,10 +78,20 @@ def sender_socket(kind=socket.SOCK_DGRAM):
         os.close(target)
 
 
+HANDED_OUT_PORTS = set()
+
+
 def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A UDP port free now and never handed out before by this run: a case that asks for
+    several before binding any must not get one twice (the kernel may offer a port again as
+    soon as the probe closes it)."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in HANDED_OUT_PORTS:
+            HANDED_OUT_PORTS.add(port)
+            return port
 
 
 POLL_S = 0.02  # polling period while waiting on a condition (never a synchronization delay)
@@ -881,6 +891,19 @@ def case_snapshot_from_the_future_is_refused(args, workdir, backend):
     expect_equal("warnings", len(receiver.find("beyond the live stream")), 1)
 
 
+def mdp3_feeds_config(ports):
+    """A receiver config with an MDP 3.0 feed per name of `ports` (name -> incremental A, B,
+    snapshot loop and definitions ports), two workers, stats every 0.2 s."""
+    config = "[runtime]\nbackend = \"@BACKEND@\"\nworkers = 2\n[stats]\ninterval_s = 0.2\n"
+    for name, (a, b, snap, defs) in ports.items():
+        config += (f'[[feed]]\nname = "{name}"\nprotocol = "mdp3"\nbind = "{NET.host}:{a}"\n'
+                   f'bind_b = "{NET.host}:{b}"\nsnapshot_bind = "{NET.host}:{snap}"\n'
+                   f'definitions_bind = "{NET.host}:{defs}"\n')
+        if NET.interface:
+            config += f'interface = "{NET.interface}"\n'
+    return config
+
+
 def case_mdp3_loss_on_a_b_or_both_is_recovered(args, workdir, backend):
     """CME MDP 3.0 through the same runtime: four feeds of one receiver get the same generated
     channel (incremental A/B, snapshot loop, definitions) from four md_feeds — one loss-free,
@@ -891,21 +914,7 @@ def case_mdp3_loss_on_a_b_or_both_is_recovered(args, workdir, backend):
                 ("lose_b", ("--drop-every", "37", "--drop-line", "b")),
                 ("lose_both", ("--drop-every", "37", "--drop-line", "both"))]
     ports = {name: [free_port() for _ in range(4)] for name, _ in variants}
-    config = """
-[runtime]
-backend = "@BACKEND@"
-workers = 2
-[stats]
-interval_s = 0.2
-"""
-    for name, _ in variants:
-        a, b, snap, defs = ports[name]
-        config += (f'[[feed]]\nname = "{name}"\nprotocol = "mdp3"\nbind = "{NET.host}:{a}"\n'
-                   f'bind_b = "{NET.host}:{b}"\nsnapshot_bind = "{NET.host}:{snap}"\n'
-                   f'definitions_bind = "{NET.host}:{defs}"\n')
-        if NET.interface:
-            config += f'interface = "{NET.interface}"\n'
-    receiver = Receiver(args.receiver, config, workdir, backend)
+    receiver = Receiver(args.receiver, mdp3_feeds_config(ports), workdir, backend)
     feeds = {}
     for name, faults in variants:
         a, b, snap, defs = ports[name]
@@ -956,16 +965,9 @@ def case_mdp3_events_rebuild_the_books(args, workdir, backend):
     every level and order of both feeds' books, through the snapshot-loop recoveries."""
     variants = [("ref", ()), ("lose_both", ("--drop-every", "37", "--drop-line", "both"))]
     ports = {name: [free_port() for _ in range(4)] for name, _ in variants}
-    config = "[runtime]\nbackend = \"@BACKEND@\"\nworkers = 2\n[stats]\ninterval_s = 0.2\n"
-    for name, _ in variants:
-        a, b, snap, defs = ports[name]
-        config += (f'[[feed]]\nname = "{name}"\nprotocol = "mdp3"\nbind = "{NET.host}:{a}"\n'
-                   f'bind_b = "{NET.host}:{b}"\nsnapshot_bind = "{NET.host}:{snap}"\n'
-                   f'definitions_bind = "{NET.host}:{defs}"\n')
-        if NET.interface:
-            config += f'interface = "{NET.interface}"\n'
     events, events_path = events_args(workdir)
-    receiver = Receiver(args.receiver, config, workdir, backend, extra_args=events)
+    receiver = Receiver(args.receiver, mdp3_feeds_config(ports), workdir, backend,
+                        extra_args=events)
     feeds = {}
     for name, faults in variants:
         a, b, snap, defs = ports[name]

@@ -31,6 +31,14 @@ trading_state state_of(std::uint8_t status) noexcept {
     }
 }
 
+event_level level_payload(mdp3_price_level const& l, std::size_t depth) noexcept {
+    return {.price = l.price,
+            .size = static_cast<std::uint64_t>(std::max(l.size, 0)),
+            .orders = static_cast<std::uint32_t>(std::max(l.orders, 0)),
+            .depth = static_cast<std::uint16_t>(depth),
+            .reserved = {}};
+}
+
 char side_of(char entry_type) noexcept {
     return entry_type == entry_type::bid ? 'B' : 'S';
 }
@@ -128,11 +136,7 @@ void mdp3_channel::emit_book_changes(mdp3_instrument const& i, book_copy const& 
             if (was != old_levels.end() && *was == levels[d]) {
                 continue;
             }
-            e.level = {.price = levels[d].price,
-                       .size = static_cast<std::uint64_t>(std::max(levels[d].size, 0)),
-                       .orders = static_cast<std::uint32_t>(std::max(levels[d].orders, 0)),
-                       .depth = static_cast<std::uint16_t>(d),
-                       .reserved = {}};
+            e.level = level_payload(levels[d], d);
             sink_->on_event(e);
         }
     };
@@ -210,11 +214,7 @@ void mdp3_channel::emit_loaded_book(mdp3_instrument const& i, std::uint64_t now_
              {std::pair{'B', i.book.bids()}, std::pair{'S', i.book.offers()}}) {
             e.side = side;
             for (std::size_t d = 0; d < levels.size(); ++d) {
-                e.level = {.price = levels[d].price,
-                           .size = static_cast<std::uint64_t>(std::max(levels[d].size, 0)),
-                           .orders = static_cast<std::uint32_t>(std::max(levels[d].orders, 0)),
-                           .depth = static_cast<std::uint16_t>(d),
-                           .reserved = {}};
+                e.level = level_payload(levels[d], d);
                 sink_->on_event(e);
             }
         }
