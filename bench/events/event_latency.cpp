@@ -40,7 +40,6 @@
 
 #include <signet/core/cpu_affinity.hpp>
 #include <signet/core/metrics/histogram.hpp>
-#include <signet/core/realtime_clock.hpp>
 #include <signet/md/big_endian.hpp>
 #include <signet/md/events.hpp>
 #include <signet/md/nasdaq/itch50.hpp>
@@ -66,7 +65,10 @@ public:
     void on_event(md::event const& e) noexcept {
         // The first instructions: the sender stamps CLOCK_MONOTONIC, the kernel CLOCK_REALTIME.
         std::uint64_t const now = bench::monotonic_ns();
-        std::uint64_t const now_realtime = realtime_clock::now_ns();
+        timespec t{};
+        ::clock_gettime(CLOCK_REALTIME, &t); // the kernel's own clock, not a per-thread anchor
+        std::uint64_t const now_realtime = static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u +
+                                           static_cast<std::uint64_t>(t.tv_nsec);
         ++events_;
         if (e.sequence == last_sequence_ || !recording_.load(std::memory_order_relaxed)) {
             return; // relaxed: a flag the controlling thread flips between phases

@@ -93,6 +93,7 @@ bool feed_parser::line_probe::waiting(std::size_t line) const noexcept {
 void feed_parser::operator()(net::packet const& p) {
     std::uint64_t const start = stages_.begin(p);
     now_ = p.user_rx_ns != 0 ? p.user_rx_ns : start;
+    receive_ns_ = p.kernel_rx_ns != 0 ? p.kernel_rx_ns : now_;
     ++packets_;
     line_info const& line = line_info_[p.line];
     if (line.role == line_role::side) {
@@ -117,7 +118,9 @@ void feed_parser::operator()(net::packet const& p) {
 
 void feed_parser::deliver(std::span<std::byte const> datagram) {
     md::sequence_unit unit = framed_unit_;
+    std::uint64_t receive_ns = receive_ns_;
     if (datagram.data() != framed_data_) { // released from the hold: framed when it arrived
+        receive_ns = 0;                    // its stamp was not kept
         std::optional<md::sequence_unit> const held = protocol_->frame(datagram);
         if (!held) {
             return; // cannot happen: the hold keeps the bytes it was given
@@ -128,7 +131,7 @@ void feed_parser::deliver(std::span<std::byte const> datagram) {
     if (step.ignored) {
         return; // counted by the tracker; logged at most once a second (publish)
     }
-    protocol_->deliver({datagram, unit, step, tracker_.next(), now_});
+    protocol_->deliver({datagram, unit, step, tracker_.next(), now_, receive_ns});
 }
 
 void feed_parser::poll_recovery() {

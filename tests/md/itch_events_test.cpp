@@ -115,6 +115,25 @@ TEST_F(ItchEvents, DefinitionStatusAndAnAddWithItsLevelAndBbo) {
     EXPECT_EQ(e[1].level.depth, 1U);
 }
 
+TEST_F(ItchEvents, AReplaceThatLeavesTheBestAsItWasIsNoBboChange) {
+    run(t::directory(1, "TEST"));
+    run(t::add(1, 11, 'B', 300, 10'0000));
+    run(t::add(1, 12, 'B', 100, 10'0000));
+    // Order 11 leaves the best level and comes back at the same price and size (a new
+    // reference, the back of the queue): two level updates, the best bid unchanged.
+    std::vector<event> e = run(t::replace(11, 13, 300, 10'0000));
+    std::size_t levels = 0;
+    for (event const& x : e) {
+        EXPECT_NE(x.kind, event_kind::bbo);
+        levels += x.kind == event_kind::level_update ? 1 : 0;
+    }
+    EXPECT_EQ(levels, 2U);
+    // At another size it is one.
+    e = run(t::replace(13, 14, 200, 10'0000));
+    EXPECT_EQ(e.back().kind, event_kind::bbo);
+    EXPECT_EQ(e.back().bbo.bid_size, 300U);
+}
+
 TEST_F(ItchEvents, ExecutionsCancelsDeletesAndReplaces) {
     run(t::directory(1, "TEST"));
     run(t::add(1, 11, 'S', 300, 10'0000));
@@ -356,9 +375,11 @@ TEST(ItchEventsRebuild, OnlyTheKindsAskedForAndTheSameBboWithoutDepth) {
     recorder chosen;
     all_kinds.set_event_sink(&everything);
     some.set_event_sink(&chosen, event_mask::of({event_kind::bbo, event_kind::trade}));
+    std::uint64_t sequence = 0;
     for (t::bytes const& m : t::generated_stream(35, 30'000, 16)) {
-        all_kinds.on_message(t::view(m));
-        some.on_message(t::view(m));
+        ++sequence;
+        all_kinds.on_message(t::view(m), {.sequence = sequence, .receive_ns = 0});
+        some.on_message(t::view(m), {.sequence = sequence, .receive_ns = 0});
     }
     std::vector<event> expected;
     for (event const& e : everything.events) {
@@ -367,10 +388,13 @@ TEST(ItchEventsRebuild, OnlyTheKindsAskedForAndTheSameBboWithoutDepth) {
         }
     }
     ASSERT_GT(expected.size(), 1000U);
-    ASSERT_EQ(chosen.events.size(), expected.size());
-    for (std::size_t i = 0; i < expected.size(); ++i) {
-        ASSERT_EQ(std::memcmp(&chosen.events[i], &expected[i], sizeof(event)), 0) << i;
+    for (std::size_t i = 0; i < std::min(expected.size(), chosen.events.size()); ++i) {
+        ASSERT_EQ(std::memcmp(&chosen.events[i], &expected[i], sizeof(event)), 0)
+            << i << ": kind " << to_string(chosen.events[i].kind) << " vs "
+            << to_string(expected[i].kind) << ", sequence " << chosen.events[i].sequence << " vs "
+            << expected[i].sequence << ", instrument " << chosen.events[i].instrument;
     }
+    ASSERT_EQ(chosen.events.size(), expected.size());
 }
 
 TEST(EventKinds, ParsedByNameFromACommaSeparatedList) {

@@ -71,7 +71,8 @@ void mdp3_channel::on_incremental(std::span<std::byte const> packet, std::uint64
 }
 
 void mdp3_channel::on_sequenced(std::span<std::byte const> packet, std::uint64_t sequence,
-                                sequence_step const& step, std::uint64_t now_ns) {
+                                sequence_step const& step, std::uint64_t now_ns,
+                                std::uint64_t receive_ns) {
     if (step.fresh == 0) {
         return; // line B's copy, or a resend
     }
@@ -85,7 +86,9 @@ void mdp3_channel::on_sequenced(std::span<std::byte const> packet, std::uint64_t
         hold(sequence, packet);
     }
     applying_sequence_ = sequence;
+    receive_ns_ = receive_ns;
     stats_.incremental_messages += apply_packet(packet, now_ns, nullptr).messages;
+    receive_ns_ = 0;
 }
 
 void mdp3_channel::on_discontinuity(std::uint64_t now_ns) {

@@ -58,7 +58,7 @@ event mdp3_channel::base_event(mdp3_instrument const& i, std::uint64_t now_ns) c
     event e{};
     e.instrument = static_cast<std::uint32_t>(&i - instruments_.data());
     e.sequence = applying_sequence_;
-    e.receive_ns = now_ns;
+    e.receive_ns = receive_ns_ != 0 ? receive_ns_ : now_ns;
     e.exchange_ns = transact_time_;
     return e;
 }

@@ -69,7 +69,11 @@ void itch50_parser::count(book_result result) noexcept {
 void itch50_parser::prefetch_far_ahead(std::span<std::byte const> message) const noexcept {
     namespace f = itch50::field;
     std::byte const* const m = message.data();
-    switch (decodable_type(message)) {
+    char const type = decodable_type(message);
+    if (sink_ != nullptr && type != 0) { // events: the stock's bbo last reported
+        __builtin_prefetch(&reported_top_[itch50::stock_locate(message)]);
+    }
+    switch (type) {
     case 'A':
     case 'F':
         book_.prefetch_stock(itch50::stock_locate(message));
@@ -147,8 +151,8 @@ void itch50_parser::set_event_sink(event_sink* sink, event_mask kinds) {
 }
 
 void itch50_parser::emit_changes(event const& base) {
-    bool moved = false;
     std::uint16_t locate = 0;
+    bool best_touched[2] = {false, false}; // buy, sell
     for (level_change const& c : book_.changes()) {
         locate = c.locate;
         if (wanted_.has(event_kind::level_update)) {
@@ -164,26 +168,38 @@ void itch50_parser::emit_changes(event const& base) {
                        .reserved = {}};
             sink_->on_event(e);
         }
-        // Only a change at the best (or of the best: a best level that left) moves the bbo.
-        if (c.depth != 0) {
+        // Only a change at the best (or of the best: a best level that left) can move the bbo.
+        // A change of unknown depth (tracking without depth) can if its price is not worse
+        // than the best last reported (which is the book's best before this message).
+        top_of_book const& reported = reported_top_[c.locate];
+        bool const buy = c.side == order_side::buy;
+        best_touched[buy ? 0 : 1] |=
+            c.depth == 0 || (c.depth == level_change::unknown_depth &&
+                             (buy ? reported.bid_shares == 0 || c.price >= reported.bid_price
+                                  : reported.ask_shares == 0 || c.price <= reported.ask_price));
+    }
+    if (!wanted_.has(event_kind::bbo) || !(best_touched[0] || best_touched[1])) {
+        return;
+    }
+    // The message's changes together: the bbo moved if a touched side's best differs from
+    // the one last reported (a replace within the best level may leave it as it was).
+    top_of_book& reported = reported_top_[locate];
+    bool moved = false;
+    for (int side = 0; side < 2; ++side) {
+        if (!best_touched[side]) {
             continue;
         }
-        itch_price_level best{c.price, c.orders, c.shares};
-        if (c.orders == 0) { // the best level left: the next one is best now
-            book_side const rest =
-                c.side == order_side::buy ? book_.bids(c.locate) : book_.asks(c.locate);
-            best = rest.empty() ? itch_price_level{} : rest.back();
-        }
-        top_of_book& reported = reported_top_[c.locate];
-        std::uint32_t& price = c.side == order_side::buy ? reported.bid_price : reported.ask_price;
-        std::uint64_t& size = c.side == order_side::buy ? reported.bid_shares : reported.ask_shares;
+        book_side const levels = side == 0 ? book_.bids(locate) : book_.asks(locate);
+        itch_price_level const best = levels.empty() ? itch_price_level{} : levels.back();
+        std::uint32_t& price = side == 0 ? reported.bid_price : reported.ask_price;
+        std::uint64_t& size = side == 0 ? reported.bid_shares : reported.ask_shares;
         if (price != best.price || size != best.shares) {
             price = best.price;
             size = best.shares;
             moved = true;
         }
     }
-    if (moved && wanted_.has(event_kind::bbo)) {
+    if (moved) {
         emit_bbo(base, locate);
     }
 }

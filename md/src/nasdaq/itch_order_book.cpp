@@ -134,14 +134,14 @@ void itch_order_book::note(std::uint32_t node, std::size_t depth, std::uint16_t 
 
 void itch_order_book::note_level(std::uint32_t node, std::uint16_t locate,
                                  order_side side) noexcept {
+    if (!depth_) { // the stock's side stays untouched (the caller knows its best)
+        note(node, level_change::unknown_depth, locate, side);
+        return;
+    }
     stock_state const& stock = stock_of(locate);
     std::vector<detail::level_ref> const& levels =
         side == order_side::buy ? stock.bids : stock.asks;
     std::uint32_t const price = levels_[node].price;
-    if (!depth_) { // only whether it is the best: the best is last
-        note(node, levels.back().node == node ? 0 : 1, locate, side);
-        return;
-    }
     std::size_t const at =
         side == order_side::buy ? position<true>(levels, price) : position<false>(levels, price);
     note(node, levels.size() - 1 - at, locate, side);
@@ -255,7 +255,7 @@ book_result itch_order_book::replace(std::uint64_t original_ref, std::uint64_t n
 void itch_order_book::prefetch_level(std::uint64_t ref) const noexcept {
     if (detail::order_record const* const order = orders_.find(ref)) {
         __builtin_prefetch(&levels_[order->level]);
-        if (tracking_) { // the change's depth: a scan of the side from its best end
+        if (tracking_ && depth_) { // the change's depth: a scan of the side from its best end
             prefetch_side(order->locate, order->side);
         }
     }

@@ -109,7 +109,7 @@ mdp3_protocol::frame(std::span<std::byte const> datagram) const noexcept {
 }
 
 void mdp3_protocol::deliver(delivery const& d) {
-    channel_.on_sequenced(d.datagram, d.unit.first, d.step, d.now_ns);
+    channel_.on_sequenced(d.datagram, d.unit.first, d.step, d.now_ns, d.receive_ns);
 }
 
 void mdp3_protocol::on_side_packet(std::uint16_t tag, net::packet const& p, std::uint64_t now_ns) {

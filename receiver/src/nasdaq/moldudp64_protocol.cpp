@@ -282,10 +282,11 @@ void moldudp64_protocol::deliver(delivery const& d) {
                 auto const message = d.datagram.subspan(offset, length);
                 record(message);
                 if (sync_) {
-                    sync_->on_live(d.unit.first + i, message, d.now_ns);
+                    sync_->on_live(d.unit.first + i, message, d.receive_ns);
                 } else if (parser_) {
                     // Flushed in service(): before anything reads.
-                    parser_->push(message, {.sequence = d.unit.first + i, .receive_ns = d.now_ns});
+                    parser_->push(message,
+                                  {.sequence = d.unit.first + i, .receive_ns = d.receive_ns});
                 }
             }
             offset += length;
@@ -302,7 +303,7 @@ void moldudp64_protocol::stale(delivery const& d) {
     if (sink_ != nullptr && parser_ && kinds_.has(md::event_kind::instrument_stale)) {
         parser_->flush(); // what came before the loss goes first
         sink_->on_event(md::marker_event(md::event_kind::instrument_stale, md::all_instruments,
-                                         {.sequence = d.unit.first, .receive_ns = d.now_ns}));
+                                         {.sequence = d.unit.first, .receive_ns = d.receive_ns}));
     }
 }
 

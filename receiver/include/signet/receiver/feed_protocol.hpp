@@ -107,7 +107,10 @@ struct delivery {
     md::sequence_unit unit;
     md::sequence_step step;
     std::uint64_t next_sequence = 0; ///< after this datagram
-    std::uint64_t now_ns = 0;        ///< CLOCK_REALTIME ns of the packet (its receive stamp)
+    std::uint64_t now_ns = 0;        ///< CLOCK_REALTIME ns the receiver took the packet (timers)
+    /// The kernel's receive stamp of the packet (CLOCK_REALTIME; without one, now_ns); 0 for a
+    /// packet released from the hold (its stamp was not kept). Events carry it.
+    std::uint64_t receive_ns = 0;
 };
 
 /// A metric sample's labels: (name, value) pairs.

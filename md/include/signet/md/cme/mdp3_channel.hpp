@@ -161,8 +161,10 @@ public:
     /// sequencing): MsgSeqNum `sequence` and what the tracker said of it. A duplicate (no fresh
     /// item) changes nothing; a gap, a resync or a first packet other than 1 (a late join)
     /// starts a recovery.
+    /// `receive_ns`: the packet's receive stamp, for its events (0: now_ns).
     void on_sequenced(std::span<std::byte const> packet, std::uint64_t sequence,
-                      sequence_step const& step, std::uint64_t now_ns);
+                      sequence_step const& step, std::uint64_t now_ns,
+                      std::uint64_t receive_ns = 0);
     void on_snapshot(std::span<std::byte const> packet, std::uint64_t now_ns);
     void on_definition(std::span<std::byte const> packet, std::uint64_t now_ns);
     void on_time(std::uint64_t now_ns) noexcept;
@@ -258,6 +260,7 @@ private:
     event_sink* sink_ = nullptr;
     event_mask kinds_{};
     std::uint64_t transact_time_ = 0; // of the message being applied (events' exchange_ns)
+    std::uint64_t receive_ns_ = 0;    // of the packet being applied (events'; 0: now_ns)
 };
 
 } // namespace signet::md::cme

@@ -95,8 +95,10 @@ struct stock_view {
 };
 
 /// A price level a writer changed, as it is after the change (orders 0: it left the book), and
-/// its depth from the best (0) after the change (a level that left: the depth it had).
+/// its depth from the best (0) after the change (a level that left: the depth it had), or
+/// unknown_depth where tracking without depth did not look (a level that stays).
 struct level_change {
+    static constexpr std::uint32_t unknown_depth = 0xFFFFFFFF;
     std::uint32_t price = 0;
     std::uint32_t orders = 0;
     std::uint64_t shares = 0;
@@ -142,10 +144,10 @@ public:
 
     /// With tracking on, every writer records the levels it changed (at most two: a replace's
     /// old and new level), readable through changes() until the next writer call. With
-    /// `depth`, each change has its depth; without, 0 says the level is (or was, when it left)
-    /// the best and 1 that it is not. Costs, on: with depth, a search of the level's side when
-    /// an order leaves a level that stays (the other cases know it already); without, a look
-    /// at the side's best. Off by default.
+    /// `depth`, each change has its depth: a search of the level's side when an order leaves
+    /// a level that stays (the other cases know it already). Without, such a change says
+    /// level_change::unknown_depth and touches nothing but the order and its level. Off by
+    /// default.
     void track_changes(bool on, bool depth = true) noexcept {
         tracking_ = on;
         depth_ = depth;
