@@ -13,8 +13,12 @@
 // first message, which carries the send stamp as its exchange time) it records now - send
 // stamp and now - the kernel's receive stamp. Designs run in interleaved rounds at each rate;
 // one JSON object per (round, rate, design) with p50, p99, p99.9 of both and what was lost.
+// --path veth sends across a veth pair of two namespaces made for the run (root); with
+// --backend af_xdp the receiver takes the frames through its XDP program (no kernel receive
+// stamp on that path: the receiver's own stamp stands in, so kernel->handler is shorter).
 //
 //   signet_event_latency --rates 100000,1000000 --rounds 3 --duration 3 --json out.json
+//   signet_event_latency --path veth --backend af_xdp --json out.json
 
 #include <algorithm>
 #include <array>
@@ -50,6 +54,7 @@
 
 #include "common.hpp"
 #include "machine_info.hpp"
+#include "network_path.hpp"
 #include "sender.hpp"
 #include <nlohmann/json.hpp>
 
@@ -130,7 +135,7 @@ public:
         timeval const timeout{0, 20'000}; // to see stop()
         sockaddr_in address{};
         address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        address.sin_addr = bench::current_path().receiver;
         socklen_t length = sizeof(address);
         if (::setsockopt(fd_.get(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)) != 0 ||
             ::setsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUF, &buffer, sizeof(buffer)) != 0 ||
@@ -239,8 +244,9 @@ private:
 class receiver_design final : public design {
 public:
     receiver_design(latency_probe& probe, receiver::delivery_mode mode, bool spin, int cpu,
-                    bool event_spin) {
+                    bool event_spin, net::backend_kind backend) {
         receiver::receiver_config config;
+        config.backend = backend;
         config.stats_interval_s = 1;
         config.silent_warning_s = 0;
         config.workers = 1;
@@ -250,7 +256,14 @@ public:
         }
         receiver::feed_config feed;
         feed.name = "bench";
-        feed.bind = net::udp_endpoint::parse("127.0.0.1:0");
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr = bench::current_path().receiver;
+        feed.bind = net::udp_endpoint::from_sockaddr(reinterpret_cast<sockaddr const*>(&address),
+                                                     sizeof(address));
+        if (backend == net::backend_kind::af_xdp) {
+            feed.interface = bench::current_path().interface;
+        }
         feed.protocol = std::make_shared<receiver::nasdaq::moldudp64_settings>();
         config.feeds.push_back(feed);
         receiver_ = std::make_unique<receiver::receiver>(
@@ -278,6 +291,7 @@ json percentiles(metrics::histogram const& h) {
 }
 
 struct settings {
+    net::backend_kind backend = net::backend_kind::automatic;
     double duration_s = 3;
     double warmup_s = 0.5;
     bool spin = false;
@@ -297,7 +311,7 @@ json run_point(std::string const& name, double messages_per_s, settings const& s
                                               name == "inline"
                                                   ? receiver::delivery_mode::inline_call
                                                   : receiver::delivery_mode::queued,
-                                              s.spin, s.receiver_cpu, s.event_spin);
+                                              s.spin, s.receiver_cpu, s.event_spin, s.backend);
     }
     d->start();
     double const packets_per_s = messages_per_s / templates.mean_messages();
@@ -344,6 +358,8 @@ int main(int argc, char** argv) {
     std::string event_idle = "block";
     std::vector<int> cpus{0, 1};
     std::size_t payload = 512;
+    std::string path = "loopback";
+    std::string backend = "auto";
     settings s;
     app.add_option("--rates", rates, "messages/s, paced (packets/s = rate / messages a packet)")
         ->delimiter(',');
@@ -360,6 +376,10 @@ int main(int argc, char** argv) {
     app.add_option("--cpus", cpus, "receiving CPU, sending CPU (-1: unpinned)")->delimiter(',');
     app.add_option("--payload", payload, "UDP payload bytes a packet is filled to (64 or 512)")
         ->check(CLI::IsMember({64, 512}));
+    app.add_option("--path", path, "loopback, or veth (a veth pair of two namespaces; root)")
+        ->check(CLI::IsMember({"loopback", "veth"}));
+    app.add_option("--backend", backend, "the receiver's backend (af_xdp: --path veth)")
+        ->check(CLI::IsMember({"auto", "io_uring", "epoll", "af_xdp"}));
     app.add_option("--json", json_path, "write the points here");
     CLI11_PARSE(app, argc, argv);
     s.spin = idle == "spin";
@@ -367,6 +387,23 @@ int main(int argc, char** argv) {
     s.receiver_cpu = cpus.empty() ? -1 : cpus[0];
     s.sender_cpu = cpus.size() < 2 ? -1 : cpus[1];
     spdlog::set_level(spdlog::level::warn);
+    s.backend = net::parse_backend_kind(backend);
+    if (s.backend == net::backend_kind::af_xdp && path != "veth") {
+        std::fprintf(stderr, "--backend af_xdp needs --path veth\n");
+        return 2;
+    }
+    // Before any thread starts: the namespaces' setns applies to this thread only.
+    struct path_guard {
+        ~path_guard() { bench::remove_veth_path(); }
+    } const remove_path_at_exit;
+    if (path == "veth") {
+        try {
+            bench::use_veth_path();
+        } catch (std::exception const& e) {
+            std::fprintf(stderr, "signet_event_latency: %s\n", e.what());
+            return 77; // no veth here: skipped
+        }
+    }
 
     bench::packet_templates const templates(payload, 4096);
     json points = json::array();
@@ -380,6 +417,8 @@ int main(int argc, char** argv) {
                 p["idle"] = idle;
                 p["event_idle"] = event_idle;
                 p["payload"] = payload;
+                p["path"] = path;
+                p["backend"] = backend;
                 p["messages_per_packet"] = templates.mean_messages();
                 auto const& send = p["send_to_handler_ns"];
                 auto const& kernel = p["kernel_to_handler_ns"];
