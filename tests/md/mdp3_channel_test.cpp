@@ -11,6 +11,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -360,6 +361,37 @@ TEST(Mdp3Channel, ASilentLoopAndMalformedInputAreCounted) {
                      {group(32, {book_entry(5, 1, 999, 1, 1, 1, 0, '0')}), group(24, {}, true)})});
     c.on_incremental(unknown_instrument, 0);
     EXPECT_EQ(c.stats().unknown_instrument_entries, 1U);
+}
+
+TEST(Mdp3Channel, ASecurityStatusWithoutAnIdSetsItsGroupAndNoChangeKeepsTheStatus) {
+    // SecurityStatus30's root: TransactTime, SecurityGroup, Asset, SecurityID (null: the
+    // group's), TradeDate, MatchEventIndicator, SecurityTradingStatus, HaltReason, TradingEvent.
+    auto const status = [](std::string_view group, std::int32_t id, std::uint8_t trading) {
+        return message(
+            30, 13, 30,
+            sbe{}.u64(1).text(group, 6).text("", 6).i32(id).u16(0).u8(0).u8(trading).u8(0).u8(0).b,
+            {});
+    };
+    m3::mdp3_channel c;
+    sbe all;
+    all.u32(1).u64(0);
+    all.raw(definition_message(101, "GEZ6", depth, "GE"));
+    all.raw(definition_message(202, "GEH7", depth, "GE"));
+    all.raw(definition_message(303, "ZNZ6", depth, "ZN"));
+    c.on_definition(all.b, 0);
+    c.on_incremental(packet(1, {status("GE", m3::null_int32, 2)}), 0); // the GE group halts
+    EXPECT_EQ(c.find(101)->trading_status, 2);
+    EXPECT_EQ(c.find(202)->trading_status, 2);
+    EXPECT_NE(c.find(303)->trading_status, 2) << "another group";
+    c.on_incremental(packet(2, {status("GE", 202, 17)}), 0); // one instrument opens
+    EXPECT_EQ(c.find(202)->trading_status, 17);
+    EXPECT_EQ(c.find(101)->trading_status, 2);
+    c.on_incremental(packet(3, {status("GE", m3::null_int32, 103)}), 0); // no change
+    EXPECT_EQ(c.find(101)->trading_status, 2);
+    EXPECT_EQ(c.find(202)->trading_status, 17);
+    c.on_incremental(packet(4, {status("", m3::null_int32, 17)}), 0); // names no group: nothing
+    EXPECT_EQ(c.find(101)->trading_status, 2);
+    EXPECT_EQ(c.stats().malformed_messages, 0U);
 }
 
 // What a consumer knows from the events alone.

@@ -99,10 +99,14 @@ inline bytes book_entry(std::int64_t price, std::int32_t size, std::int32_t secu
 }
 
 // MDInstrumentDefinitionFuture54 (version 13, 224-byte root): a future with this security id,
-// symbol and outright ("GBX") depth.
-inline bytes definition_message(std::int32_t security_id, std::string_view symbol, int depth) {
+// symbol, outright ("GBX") depth and security group.
+inline bytes definition_message(std::int32_t security_id, std::string_view symbol, int depth,
+                                std::string_view security_group = "") {
     bytes root(224);
     root[5] = std::byte{'A'};
+    sbe group_field;
+    group_field.text(security_group, 6);
+    std::copy(group_field.b.begin(), group_field.b.end(), root.begin() + 23);
     sbe fields;
     fields.text(symbol, 20).i32(security_id);
     std::copy(fields.b.begin(), fields.b.end(), root.begin() + 35);

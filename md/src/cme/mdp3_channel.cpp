@@ -41,6 +41,7 @@ void mdp3_channel::on_definition(std::span<std::byte const> packet, std::uint64_
                           .tick = d->min_price_increment,
                           .display_factor = d->display_factor,
                           .trading_status = d->trading_status,
+                          .security_group = d->security_group,
                           .book = mdp3_price_book(depth > 0 ? static_cast<std::size_t>(depth) : 10),
                           .orders = {}};
         if (!index_.insert(d->security_id, instruments_.size())) { // full: a definition is a
@@ -257,12 +258,15 @@ packet_walk mdp3_channel::apply_packet(std::span<std::byte const> packet, std::u
             if (only == nullptr) {
                 if (auto const s = decode_security_status(m); !s) {
                     ++stats_.malformed_messages;
-                } else if (mdp3_instrument* const i = lookup(s->security_id)) {
-                    i->trading_status = s->trading_status;
-                    if (sink_ != nullptr) {
-                        transact_time_ = s->transact_time;
-                        emit_status(*i, s->trading_status, now_ns);
+                } else if (s->security_id == null_int32) { // its group's instruments
+                    bool const named = s->security_group != std::array<char, 6>{};
+                    for (mdp3_instrument& i : instruments_) {
+                        if (named && i.security_group == s->security_group) {
+                            apply_status(i, *s, now_ns);
+                        }
                     }
+                } else if (mdp3_instrument* const i = lookup(s->security_id)) {
+                    apply_status(*i, *s, now_ns);
                 }
             }
             return;
@@ -491,6 +495,19 @@ void mdp3_channel::finish_recovery_if_done(std::uint64_t now_ns) noexcept {
     ++stats_.recoveries_completed;
     stats_.last_recovery_ns = now_ns > recovery_started_ns_ ? now_ns - recovery_started_ns_ : 0;
     stats_.recovery_ns += stats_.last_recovery_ns;
+}
+
+void mdp3_channel::apply_status(mdp3_instrument& i, security_status const& s,
+                                std::uint64_t now_ns) noexcept {
+    constexpr std::uint8_t no_change = 103; // SecurityTradingStatus NoChange
+    if (s.trading_status == no_change || s.trading_status == null_uint8) {
+        return;
+    }
+    i.trading_status = s.trading_status;
+    if (sink_ != nullptr) {
+        transact_time_ = s.transact_time;
+        emit_status(i, s.trading_status, now_ns);
+    }
 }
 
 void mdp3_channel::on_time(std::uint64_t now_ns) noexcept {

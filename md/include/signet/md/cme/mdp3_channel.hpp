@@ -7,7 +7,11 @@
 /// (the snapshot loop) and the instrument definition feed.
 ///
 ///   definitions   MDInstrumentDefinitionFuture54 creates an instrument (security id, symbol,
-///                 tick, display factor, book depth from MarketDepth of "GBX"), or deletes it.
+///                 security group, tick, display factor, book depth from MarketDepth of "GBX"),
+///                 or deletes it.
+///   status        SecurityStatus30 sets an instrument's trading status; one without a
+///                 SecurityID sets every instrument of its SecurityGroup; 103 (no change)
+///                 keeps the status.
 ///                 One created after incrementals began starts stale (its book missed them).
 ///   incrementals  MDIncrementalRefreshBook46 entries update their instrument's book; 46, 48
 ///                 (trades), 37 (volume), 49, 50, 51 (statistics, limits) all carry the
@@ -131,9 +135,10 @@ struct mdp3_instrument {
     std::int64_t tick = 0;           ///< MinPriceIncrement, PRICE9
     std::int64_t display_factor = 0; ///< Decimal9
     std::uint8_t trading_status = null_uint8;
-    std::uint32_t rpt_seq = 0;          ///< the last applied (every template that carries one)
-    bool stale = false;                 ///< waits for a snapshot
-    std::uint64_t seen_in_recovery = 0; ///< the recovery whose loop showed it
+    std::array<char, 6> security_group{}; ///< SecurityGroup (tag 1151): a group's status applies
+    std::uint32_t rpt_seq = 0;            ///< the last applied (every template that carries one)
+    bool stale = false;                   ///< waits for a snapshot
+    std::uint64_t seen_in_recovery = 0;   ///< the recovery whose loop showed it
     mdp3_price_book book;
     // market by order (channels that send it: templates 47 and 53)
     mdp3_order_book orders;
@@ -209,6 +214,8 @@ private:
     [[gnu::noinline]] void hold(std::uint64_t sequence, std::span<std::byte const> packet);
     void finish_recovery_if_done(std::uint64_t now_ns) noexcept;
     void reset_channel() noexcept;
+    /// SecurityStatus30 for one instrument: its state unless the status is 103 (no change).
+    void apply_status(mdp3_instrument& i, security_status const& s, std::uint64_t now_ns) noexcept;
 
     // Events (mdp3_channel_events.cpp). All but wants() require a sink.
     [[nodiscard]] bool wants(event_kind kind) const noexcept {
