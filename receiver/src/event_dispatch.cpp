@@ -104,11 +104,15 @@ void subscriber::lose(feed_queue& q, md::event const& e) noexcept {
 }
 
 void subscriber::push(feed_queue& q, md::event const& e) noexcept {
-    bool const behind = (q.unreported_lost != 0 || !q.pending.empty()) && !catch_up(q);
-    if (behind || !q.queue.push(e)) {
-        lose(q, e);
+    bool const lagging = q.unreported_lost != 0 || !q.pending.empty();
+    if ((!lagging || catch_up(q)) && q.queue.push(e)) {
+        contract_.schedule(); // after the push: the run sees it
+        return;
     }
-    contract_.schedule(); // after the push: the run sees it (or what catch_up() put in)
+    lose(q, e);
+    if (lagging) {
+        contract_.schedule(); // catch_up() may have handed some over
+    }
 }
 
 void subscriber::flush(feed_queue& q) noexcept {

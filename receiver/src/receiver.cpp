@@ -119,7 +119,7 @@ receiver::~receiver() {
 }
 
 std::size_t receiver::subscribe(subscription s, event_handler handler) {
-    if (running_ || stopped_once_) {
+    if (started_ != std::chrono::steady_clock::time_point{}) { // start() ran
         throw std::logic_error("receiver::subscribe: subscribe before start()");
     }
     if (!handler) {
@@ -285,7 +285,6 @@ void receiver::stop() {
             sub->abandon(); // what is left counts as dropped
         }
     }
-    stopped_once_ = true;
 }
 
 double receiver::elapsed_s() const noexcept {

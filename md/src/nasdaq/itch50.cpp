@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <cstring>
-#include <optional>
 #include <string_view>
 #include <type_traits>
 
@@ -145,9 +144,9 @@ void itch50_parser::set_event_sink(event_sink* sink, event_mask kinds) {
     }
     sink_ = sink;
     wanted_ = kinds;
-    book_.track_changes(sink != nullptr &&
-                            (kinds.has(event_kind::level_update) || kinds.has(event_kind::bbo)),
-                        kinds.has(event_kind::level_update));
+    // The events need the order a writer changed and the levels it changed; the depth of a
+    // level that stays only for level_update.
+    book_.track_changes(sink != nullptr, kinds.has(event_kind::level_update));
 }
 
 void itch50_parser::emit_changes(event const& base) {
@@ -159,7 +158,7 @@ void itch50_parser::emit_changes(event const& base) {
             event e = base;
             e.instrument = c.locate;
             e.kind = event_kind::level_update;
-            e.side = c.side == order_side::buy ? 'B' : 'S';
+            e.side = static_cast<char>(c.side);
             e.level = {.price = c.price,
                        .size = c.shares,
                        .orders = c.orders,
@@ -280,20 +279,22 @@ void itch50_parser::apply(std::span<std::byte const> message, event_context cons
     // From here on every read is below `length`, which the message holds.
     std::byte const* const m = message.data();
     std::uint16_t const locate = itch50::stock_locate(message);
-    event base{};                // what every event of this message shares (Events only)
-    std::optional<order> before; // the order a message changes, as it was (Events only)
+    event base{}; // what every event of this message shares (Events only)
     if constexpr (Events) {
         base.instrument = locate;
         base.sequence = context.sequence;
         base.receive_ns = context.receive_ns;
         base.exchange_ns = itch50::timestamp(message);
-        if (type == 'E' || type == 'C' || type == 'X' || type == 'D' || type == 'U') {
-            before = book_.find(u64_at(m, f::order_ref)); // original_ref sits there for U
-            if (before) {
-                base.instrument = before->locate; // the order's stock, whatever the header says
-            }
-        }
     }
+    // After an E, C, X, D or U: the order it changed, as it was (the book kept it: no second
+    // lookup), its stock the events' instrument whatever the header says (Events only).
+    auto const changed = [&]() noexcept -> order const* {
+        order const* const o = book_.changed_order();
+        if (o != nullptr) {
+            base.instrument = o->locate;
+        }
+        return o;
+    };
     auto const emit = [&](event_kind kind, char side, auto&& fill) {
         if (!wanted_.has(kind)) {
             return;
@@ -303,9 +304,6 @@ void itch50_parser::apply(std::span<std::byte const> message, event_context cons
         e.side = side;
         fill(e);
         sink_->on_event(e);
-    };
-    auto const side_char = [](order_side s) {
-        return s == order_side::buy ? 'B' : 'S';
     };
     switch (type) {
     case 'R':
@@ -368,11 +366,11 @@ void itch50_parser::apply(std::span<std::byte const> message, event_context cons
         std::uint32_t const shares = u32_at(m, f::executed_shares);
         count(book_.reduce(u64_at(m, f::order_ref), shares));
         if constexpr (Events) {
-            if (before) {
+            if (order const* const before = changed()) {
                 std::uint32_t const executed = std::min(shares, before->shares);
                 std::int64_t const price =
                     type == 'C' ? u32_at(m, f::execution_price) : before->price;
-                emit(event_kind::order_execute, side_char(before->side), [&](event& e) {
+                emit(event_kind::order_execute, static_cast<char>(before->side), [&](event& e) {
                     e.execute = {.id = before->ref,
                                  .price = price,
                                  .executed = executed,
@@ -398,10 +396,10 @@ void itch50_parser::apply(std::span<std::byte const> message, event_context cons
         std::uint32_t const shares = u32_at(m, f::cancelled_shares);
         count(book_.reduce(u64_at(m, f::order_ref), shares));
         if constexpr (Events) {
-            if (before) {
+            if (order const* const before = changed()) {
                 std::uint32_t const left = before->shares - std::min(shares, before->shares);
                 emit(left == 0 ? event_kind::order_delete : event_kind::order_modify,
-                     side_char(before->side), [&](event& e) {
+                     static_cast<char>(before->side), [&](event& e) {
                          e.order = {.id = before->ref,
                                     .price = before->price,
                                     .quantity = left,
@@ -416,8 +414,8 @@ void itch50_parser::apply(std::span<std::byte const> message, event_context cons
     case 'D':
         count(book_.remove(u64_at(m, f::order_ref)));
         if constexpr (Events) {
-            if (before) {
-                emit(event_kind::order_delete, side_char(before->side), [&](event& e) {
+            if (order const* const before = changed()) {
+                emit(event_kind::order_delete, static_cast<char>(before->side), [&](event& e) {
                     e.order = {.id = before->ref,
                                .price = before->price,
                                .quantity = 0,
@@ -434,8 +432,9 @@ void itch50_parser::apply(std::span<std::byte const> message, event_context cons
                                             u32_at(m, f::new_shares), u32_at(m, f::new_price));
         count(r);
         if constexpr (Events) {
-            if (before) { // the original left (even when the new reference was refused)
-                char const side = side_char(before->side);
+            // The original left (even when the new reference was refused).
+            if (order const* const before = changed()) {
+                char const side = static_cast<char>(before->side);
                 base.flags |= event_flag::replace;
                 emit(event_kind::order_delete, side, [&](event& e) {
                     e.order = {.id = before->ref,

@@ -171,9 +171,7 @@ void itch_order_book::leave_level(detail::order_record const& order) noexcept {
 
 book_result itch_order_book::add(std::uint16_t locate, std::uint64_t ref, order_side side,
                                  std::uint32_t shares, std::uint32_t price) {
-    if (tracking_) {
-        change_count_ = 0;
-    }
+    begin_change();
     return insert(locate, ref, side, shares, price);
 }
 
@@ -204,13 +202,12 @@ void itch_order_book::erase_order(std::uint64_t ref, detail::order_record const&
 }
 
 book_result itch_order_book::reduce(std::uint64_t ref, std::uint32_t shares) {
-    if (tracking_) {
-        change_count_ = 0;
-    }
+    begin_change();
     detail::order_record* const order = orders_.find(ref);
     if (order == nullptr) {
         return book_result::unknown_order;
     }
+    note_order(ref, *order);
     std::uint32_t const cut = std::min(order->shares, shares);
     if (cut == order->shares) {
         erase_order(ref, *order);
@@ -226,26 +223,24 @@ book_result itch_order_book::reduce(std::uint64_t ref, std::uint32_t shares) {
 }
 
 book_result itch_order_book::remove(std::uint64_t ref) {
-    if (tracking_) {
-        change_count_ = 0;
-    }
+    begin_change();
     detail::order_record const* const order = orders_.find(ref);
     if (order == nullptr) {
         return book_result::unknown_order;
     }
+    note_order(ref, *order);
     erase_order(ref, *order);
     return book_result::ok;
 }
 
 book_result itch_order_book::replace(std::uint64_t original_ref, std::uint64_t new_ref,
                                      std::uint32_t shares, std::uint32_t price) {
-    if (tracking_) {
-        change_count_ = 0;
-    }
+    begin_change();
     detail::order_record const* const order = orders_.find(original_ref);
     if (order == nullptr) {
         return book_result::unknown_order;
     }
+    note_order(original_ref, *order);
     std::uint16_t const locate = order->locate;
     order_side const side = order->side;
     erase_order(original_ref, *order); // invalidates `order`

@@ -153,8 +153,8 @@ private:
     std::byte const* framed_data_ = nullptr;
     md::sequence_unit framed_unit_{};
     net::timer timer_;
-    std::uint64_t armed_for_ = 0; // realtime ns the timer is armed for; 0: not armed
-    std::uint64_t now_ = 0;       // CLOCK_REALTIME ns of the packet (or wake-up) being handled
+    std::uint64_t armed_for_ = 0;  // realtime ns the timer is armed for; 0: not armed
+    std::uint64_t now_ = 0;        // CLOCK_REALTIME ns of the packet (or wake-up) being handled
     std::uint64_t receive_ns_ = 0; // the packet's kernel receive stamp (else now_)
     std::uint64_t book_interval_ns_ = 0;
     std::uint64_t next_books_ns_ = 0;

@@ -135,7 +135,6 @@ private:
     std::chrono::steady_clock::time_point started_{};
     std::chrono::steady_clock::time_point stopped_{};
     bool running_ = false;
-    bool stopped_once_ = false;
 };
 
 } // namespace signet::receiver

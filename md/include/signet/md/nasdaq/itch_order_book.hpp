@@ -143,7 +143,8 @@ public:
                         std::uint32_t price);
 
     /// With tracking on, every writer records the levels it changed (at most two: a replace's
-    /// old and new level), readable through changes() until the next writer call. With
+    /// old and new level), readable through changes() until the next writer call, and the
+    /// order it changed as it was (changed_order(): no second lookup for its events). With
     /// `depth`, each change has its depth: a search of the level's side when an order leaves
     /// a level that stays (the other cases know it already). Without, such a change says
     /// level_change::unknown_depth and touches nothing but the order and its level. Off by
@@ -154,6 +155,11 @@ public:
     }
     [[nodiscard]] std::span<level_change const> changes() const noexcept {
         return {changes_.data(), change_count_};
+    }
+    /// With tracking on: the order the last reduce(), remove() or replace() changed, as it was
+    /// before (the original of a replace); nullptr after another writer or an unknown reference.
+    [[nodiscard]] order const* changed_order() const noexcept {
+        return has_changed_order_ ? &changed_order_ : nullptr;
     }
 
     // Cache hints for a message about to be applied (itch50_parser::on_messages prefetches a
@@ -221,6 +227,20 @@ private:
                              std::uint32_t shares);
     /// Takes a gone order off its level and erases the level if it was the last.
     void leave_level(detail::order_record const& order) noexcept;
+    /// Tracking: a writer starts with nothing recorded.
+    void begin_change() noexcept {
+        if (tracking_) {
+            change_count_ = 0;
+            has_changed_order_ = false;
+        }
+    }
+    /// Tracking: records the order a writer is about to change.
+    void note_order(std::uint64_t ref, detail::order_record const& o) noexcept {
+        if (tracking_) {
+            changed_order_ = {ref, o.locate, o.side, o.shares, o.price};
+            has_changed_order_ = true;
+        }
+    }
     /// Tracking: records the level `node` of a side at `depth` from its best.
     void note(std::uint32_t node, std::size_t depth, std::uint16_t locate,
               order_side side) noexcept;
@@ -239,6 +259,8 @@ private:
     bool tracking_ = false;
     bool depth_ = true;
     std::uint8_t change_count_ = 0;
+    bool has_changed_order_ = false;
+    order changed_order_{};
     std::array<level_change, 2> changes_{};
 };
 
