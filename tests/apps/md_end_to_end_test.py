@@ -280,6 +280,10 @@ def expect_verdict(args, summary, report, lines, feed_name=None, allow_kernel_dr
     return verdict
 
 
+BOOK_EVENT_KINDS = ("instrument_definition,order_add,order_modify,order_delete,order_execute,"
+                    "level_update,bbo,book_clear,events_lost")
+
+
 def events_args(workdir, name="events"):
     """md_receiver's --events for every instrument, to a file, the kinds a book is rebuilt
     from: (arguments, path)."""
