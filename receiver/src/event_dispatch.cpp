@@ -146,13 +146,22 @@ void subscriber::run(work_contract_token& token) {
 
 void subscriber::abandon() noexcept {
     for (auto& q : queues_) {
-        std::size_t left = q->pending.size();
+        std::uint64_t left = q->pending.size(); // kept bbos: not counted yet
         while (q->queue.front() != nullptr) {
             q->queue.pop_front();
             ++left;
         }
         add(dropped_, left);
+        std::uint64_t const lost = left + q->unreported_lost; // unreported: counted already
         q->pending.clear();
+        q->unreported_lost = 0;
+        if (lost != 0) { // the workers are joined: the handler cannot be running elsewhere
+            md::event notice =
+                md::marker_event(md::event_kind::events_lost, md::all_instruments, {});
+            notice.lost = {.count = lost, .reserved = {}};
+            handler_(event_view{notice, q->feed, {}});
+            add(lost_notices_, 1);
+        }
     }
 }
 

@@ -85,7 +85,8 @@ public:
     void flush(feed_queue& q) noexcept;
     /// Queued, consumer side: the work contract's run.
     void run(work_contract_token& token);
-    /// After the event workers stopped: what is left in the queues counts as dropped.
+    /// After the event workers stopped (controlling thread): what is left in the queues counts
+    /// as dropped, and the handler gets one last events_lost per feed that lost any.
     void abandon() noexcept;
     [[nodiscard]] subscriber_stats stats() const;
 

@@ -82,6 +82,10 @@ private:
     std::string record_path_;
 };
 
+/// How long stop() lets the runtime parse what was received, and the event workers deliver what
+/// the subscribers' queues hold (a handler that never returns cannot hold stop() longer).
+constexpr std::chrono::milliseconds drain_bound{5000};
+
 } // namespace
 
 receiver::receiver(receiver_config config, receiver_options options)
@@ -95,7 +99,7 @@ receiver::receiver(receiver_config config, receiver_options options)
                              .idle = config_.idle,
                              .poller = config_.poller,
                              .contract_capacity = 64 + 4 * config_.feeds.size(),
-                             .drain_timeout = std::chrono::milliseconds(5000)});
+                             .drain_timeout = drain_bound});
     for (auto const& feed : config_.feeds) {
         add_feed(feed);
     }
@@ -252,7 +256,7 @@ void receiver::start() {
                                                .cpus = {},
                                                .idle = options_.event_idle,
                                                .lanes = {},
-                                               .drain_timeout = std::chrono::milliseconds(1000)});
+                                               .drain_timeout = drain_bound});
     }
     if (endpoint_ && !subscribers_.empty()) {
         endpoint_->set_subscribers([this] {
@@ -282,7 +286,7 @@ void receiver::stop() {
     if (event_workers_) {
         event_workers_->stop(); // delivers what the queues hold (bounded by its drain timeout)
         for (auto& sub : subscribers_) {
-            sub->abandon(); // what is left counts as dropped
+            sub->abandon(); // what is left counts as dropped, and the subscriber is told
         }
     }
 }

@@ -198,9 +198,17 @@ class Receiver:
         except AssertionError:
             raise AssertionError("md_receiver did not go idle: " + "".join(self.lines[-5:]))
 
-    def wait_total_packets(self, count, timeout=30):
-        wait_until(lambda: any(s[3]["packets"] >= count for s in self.stats()), timeout,
-                   f"a stats line with at least {count} packets")
+    def wait_total_packets(self, count, timeout=30, feed=None):
+        """Waits for a stats line with at least `count` packets; on a timeout the error shows
+        the last stats lines and, when `feed` (its md_feed) has exited, what it said."""
+        try:
+            wait_until(lambda: any(s[3]["packets"] >= count for s in self.stats()), timeout,
+                       f"a stats line with at least {count} packets")
+        except AssertionError as e:
+            state = "md_feed still running"
+            if feed is not None and feed.poll() is not None:
+                state = f"md_feed exited {feed.returncode}: {feed.stderr.read()}"
+            raise AssertionError(f"{e}; {state}; last lines: " + "".join(self.lines[-4:]))
 
     def terminate(self, sig=signal.SIGINT, timeout=60):
         """Sends sig; returns (seconds until exit, stdout). Raises unless the exit code is 0."""
@@ -699,13 +707,13 @@ def late_join_run(args, workdir, backend, join_at, faults=(), restart=False):
                       "--count", str(count), "--rate", str(rate), "--batch", "8", "--seed", "5",
                       "--serve-glimpse", str(glimpse), "--linger", "2", *faults)
     config = late_join_config(port_b, glimpse)
-    reference.wait_total_packets(join_at)
+    reference.wait_total_packets(join_at, feed=feed)
     events, events_path = events_args(os.path.join(workdir, "late"))
     late = Receiver(args.receiver, config, os.path.join(workdir, "late"), backend,
                     extra_args=events)
     if restart:
         wait_until(lambda: late.find("synchronized from a snapshot"), 30, "the first snapshot")
-        reference.wait_total_packets(join_at + count // 80)
+        reference.wait_total_packets(join_at + count // 80, feed=feed)
         late.process.kill()  # a crash: nothing is flushed, no summary
         late.process.wait(timeout=30)
         late = Receiver(args.receiver, config, os.path.join(workdir, "late"), backend,
@@ -715,6 +723,8 @@ def late_join_run(args, workdir, backend, join_at, faults=(), restart=False):
     sent = finish_feed(feed)
     summary_ref, _ = reference.stop()
     summary_late, _ = late.stop()
+    for sub in summary_late["subscribers"]:  # every event reached the file
+        assert sub["dropped"] == 0 and sub["lost_notices"] == 0, sub
     late.events = rebuild_from_events(events_path)
     return summary_ref["feeds"][0], summary_late["feeds"][0], sent, late
 

@@ -82,7 +82,9 @@ public:
     /// when a worker cannot be pinned to a configured CPU.
     void start();
     /// Stops receiving, parses everything received (runtime::stop()), releases what the
-    /// arbiters still hold and lets the protocols flush (recordings closed). Idempotent; the
+    /// arbiters still hold and lets the protocols flush (recordings closed), and delivers
+    /// what the queued subscribers' queues hold (both bounded by five seconds; a subscriber
+    /// whose events did not all go out gets an events_lost, on this thread). Idempotent; the
     /// destructor calls it.
     void stop();
 
