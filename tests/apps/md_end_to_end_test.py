@@ -78,20 +78,32 @@ def sender_socket(kind=socket.SOCK_DGRAM):
         os.close(target)
 
 
-HANDED_OUT_PORTS = set()
+# Ports come from a range of their own per part (set_port_range), below the kernel's ephemeral
+# range (32768-60999 by default): a port probed free here is not offered to anything else — not
+# to the other part's probes (ctest runs both side by side), not to a TCP client's local port.
+PORTS = {"next": 20000, "end": 22000}
+
+
+def set_port_range(part):
+    PORTS["next"] = 20000 + 2000 * (part - 1)
+    PORTS["end"] = PORTS["next"] + 2000
 
 
 def free_port():
-    """A UDP port free now and never handed out before by this run: a case that asks for
-    several before binding any must not get one twice (the kernel may offer a port again as
-    soon as the probe closes it)."""
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in HANDED_OUT_PORTS:
-            HANDED_OUT_PORTS.add(port)
+    """A port free now for both UDP and TCP, never handed out before by this run: a case that
+    asks for several before binding any must not get one twice."""
+    while PORTS["next"] < PORTS["end"]:
+        port = PORTS["next"]
+        PORTS["next"] += 1
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u, \
+                    socket.socket(socket.AF_INET, socket.SOCK_STREAM) as t:
+                u.bind(("127.0.0.1", port))
+                t.bind(("127.0.0.1", port))
             return port
+        except OSError:
+            continue  # taken: the next one
+    raise AssertionError("the part's port range is used up")
 
 
 POLL_S = 0.02  # polling period while waiting on a condition (never a synchronization delay)
@@ -1562,8 +1574,9 @@ def main():
                              "side by side)")
     args = parser.parse_args()
     part, parts = (int(x) for x in args.part.split("/"))
-    if not 1 <= part <= parts:
-        parser.error("--part K/N needs 1 <= K <= N")
+    if not 1 <= part <= parts or parts > 6:
+        parser.error("--part K/N needs 1 <= K <= N <= 6")
+    set_port_range(part)
     cases = [case_faults_are_counted_exactly, case_ab_lines_fill_each_others_gaps,
              case_forged_packets_do_not_blind_the_feed, case_rerequests_recover_every_gap,
              case_malformed_datagrams_are_counted]
