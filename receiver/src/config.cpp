@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include <sched.h>
@@ -185,7 +186,8 @@ feed_config parse_feed(config_reader const& feed, std::size_t index, std::size_t
 
 receiver_config parse(toml::table const& root, std::string const& file) {
     config_reader const top(file, root);
-    top.reject_unknown_keys("the top level", {"runtime", "feed", "stats", "book", "metrics"});
+    top.reject_unknown_keys("the top level",
+                            {"runtime", "feed", "stats", "book", "metrics", "publish"});
     receiver_config c;
     auto const section = [&](std::string_view name) -> std::optional<config_reader> {
         auto const* node = root.get(name);
@@ -260,6 +262,27 @@ receiver_config parse(toml::table const& root, std::string const& file) {
             metrics->fail(
                 "listen",
                 "expected \"ip:port\" for the Prometheus endpoint, e.g. \"127.0.0.1:9464\"");
+        }
+    }
+    if (auto const publish = section("publish")) {
+        publish->reject_unknown_keys("[publish]", {"shm", "shm_instruments", "shm_events"});
+        if (publish->has("shm")) {
+            c.shm = publish->get_string("shm");
+            bool const valid = !c.shm.empty() && c.shm.size() <= 200 &&
+                               std::all_of(c.shm.begin(), c.shm.end(), [](char ch) {
+                                   return std::isalnum(static_cast<unsigned char>(ch)) != 0 ||
+                                          ch == '-' || ch == '_' || ch == '.';
+                               });
+            if (!valid) {
+                publish->fail("shm", "expected a segment name of letters, digits, '-', '_' and "
+                                     "'.' (it appears as /dev/shm/NAME), e.g. \"signet-md\"");
+            }
+        }
+        c.shm_instruments =
+            publish->get_size("shm_instruments", c.shm_instruments, 1, std::size_t{1} << 20);
+        c.shm_events = publish->get_size("shm_events", c.shm_events, 64, std::size_t{1} << 24);
+        if ((c.shm_events & (c.shm_events - 1)) != 0) {
+            publish->fail("shm_events", "expected a power of two (the ring's length)");
         }
     }
     auto const* feeds = root.get("feed");

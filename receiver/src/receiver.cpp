@@ -9,6 +9,7 @@
 
 #include "event_dispatch.hpp"
 #include "reporter.hpp"
+#include "shm_publisher.hpp"
 
 namespace signet::receiver {
 
@@ -103,6 +104,9 @@ receiver::receiver(receiver_config config, receiver_options options)
     for (auto const& feed : config_.feeds) {
         add_feed(feed);
     }
+    if (!config_.shm.empty()) {
+        publish_shm();
+    }
     reporter_ = std::make_unique<reporter>(*this, options_);
     reporter_->set_timer(runtime_->create_timer([r = reporter_.get()] { r->report(); }));
     if (config_.metrics_listen) {
@@ -115,6 +119,21 @@ receiver::receiver(receiver_config config, receiver_options options)
         SPDLOG_LOGGER_INFO(net::logger(), "receiver: Prometheus metrics at http://{}/metrics",
                            config_.metrics_listen->to_string());
     }
+}
+
+void receiver::publish_shm() {
+    std::vector<std::string> names;
+    for (auto const& f : feeds_) {
+        names.push_back(f.parser->config().name);
+    }
+    shm_ = std::make_unique<shm_publisher>(config_.shm, names, config_.shm_instruments,
+                                           config_.shm_events);
+    for (std::size_t i = 0; i < names.size(); ++i) { // inline: the feed's contract writes
+        subscribe({.name = "shm", .feeds = {names[i]}, .mode = delivery_mode::inline_call},
+                  [shm = shm_.get(), i](event_view const& v) { shm->on_event(i, v.event); });
+    }
+    SPDLOG_LOGGER_INFO(net::logger(), "receiver: shared memory /dev/shm/{} ({} MiB, {} feed(s))",
+                       config_.shm, shm_->size() >> 20, names.size());
 }
 
 receiver::~receiver() {
@@ -241,7 +260,13 @@ void receiver::start() {
     for (std::size_t i = 0; i < dispatchers_.size(); ++i) {
         if (detail::feed_dispatcher* const d = dispatchers_[i].get()) {
             feeds_[i].parser->protocol().set_event_sink(d, d->kinds());
-            feeds_[i].parser->set_after_run([d] { d->end_of_run(); });
+            feeds_[i].parser->set_after_run(
+                [d, shm = shm_.get(), i, parser = feeds_[i].parser.get()] {
+                    d->end_of_run();
+                    if (shm != nullptr) {
+                        shm->end_of_run(i, parser->protocol(), parser->protocol().counters().book);
+                    }
+                });
         }
     }
     if (event_group_) {
@@ -280,8 +305,15 @@ void receiver::stop() {
     running_ = false;
     runtime_->stop(); // drain: every received packet is parsed
     stopped_ = std::chrono::steady_clock::now();
-    for (auto& f : feeds_) {
-        f.parser->finish(); // the events of what it still held go to the subscribers too
+    for (std::size_t i = 0; i < feeds_.size(); ++i) {
+        feed_parser& parser = *feeds_[i].parser;
+        parser.finish(); // the events of what it still held go to the subscribers too
+        if (shm_) {      // the contracts are done: this thread is the feeds' writer now
+            shm_->end_of_run(i, parser.protocol(), parser.protocol().counters().book);
+        }
+    }
+    if (shm_) {
+        shm_->close();
     }
     if (event_workers_) {
         event_workers_->stop(); // delivers what the queues hold (bounded by its drain timeout)

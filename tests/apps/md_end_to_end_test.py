@@ -1552,6 +1552,76 @@ def case_bbo_trades_example(args, workdir, backend):
             assert counts["bbo"] > 0 and counts["trade"] > 0, (config, symbol, counts, err[-500:])
 
 
+def case_shared_memory_readers_see_the_books_and_events(args, workdir, backend):
+    """[publish] shm: an ITCH feed and an MDP 3.0 feed in one segment. While they run, the Python
+    reader follows every event (none lost) and md_top draws the books from another process;
+    after the stop the segment's books equal the summary's: ITCH best bid and offer, MDP 3.0
+    every level."""
+    name = f"signet-e2e-{os.getpid()}"
+    shm_reader = os.path.join(os.path.dirname(args.verdict), "signet_shm.py")
+    md_top = os.path.join(os.path.dirname(args.receiver), "md_top")
+    itch_port, a, b, snap, defs = free_port(), free_port(), free_port(), free_port(), free_port()
+    config = single_feed_config(itch_port, f"""
+[[feed]]
+name = "cme"
+protocol = "mdp3"
+bind = "127.0.0.1:{a}"
+bind_b = "127.0.0.1:{b}"
+snapshot_bind = "127.0.0.1:{snap}"
+definitions_bind = "127.0.0.1:{defs}"
+[publish]
+shm = "{name}"
+shm_events = 1048576
+""")
+    receiver = Receiver(args.receiver, config, workdir, backend)
+    try:
+        follower = subprocess.Popen([sys.executable, shm_reader, name, "--events", "--from-start"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        run_feed(args.feed, "--to", f"{NET.host}:{itch_port}", "--count", "20000", "--rate",
+                 "20000", "--batch", "8", "--symbols", "8", "--seed", "9")
+        run_feed(args.feed, "--protocol", "mdp3", "--to", f"127.0.0.1:{a}", "--to-b",
+                 f"127.0.0.1:{b}", "--snapshot-to", f"127.0.0.1:{snap}", "--definitions-to",
+                 f"127.0.0.1:{defs}", "--count", "3000", "--rate", "3000", "--instruments", "4")
+        receiver.wait_idle()
+        top = subprocess.run([md_top, "--shm", name, "--once", "--rows", "50"],
+                             capture_output=True, text=True, timeout=30)
+        assert top.returncode == 0, top.stderr
+        for symbol in ("AAPL", "SIG1000"):
+            assert any(line.split()[1:2] == [symbol] for line in top.stdout.splitlines()), top.stdout
+        summary, _ = receiver.stop()
+        events, err = follower.communicate(timeout=60)  # it ends when the segment says closed
+        assert follower.returncode == 0, err
+        books = json.loads(subprocess.run([sys.executable, shm_reader, name, "--json"],
+                                          capture_output=True, text=True, check=True).stdout)
+    finally:
+        if os.path.exists("/dev/shm/" + name):
+            os.unlink("/dev/shm/" + name)
+    expect_equal("segment state", books["state"], "closed")
+    kinds = {}
+    for line in events.splitlines():
+        e = json.loads(line)
+        assert e["kind"] != "events_lost", e
+        kinds[(e["feed"], e["kind"])] = kinds.get((e["feed"], e["kind"]), 0) + 1
+    shm_subscribers = [s for s in summary["subscribers"] if s["name"] == "shm"]
+    expect_equal("events the reader followed", sum(kinds.values()),
+                 sum(s["delivered"] for s in shm_subscribers))
+    assert kinds.get(("e2e", "order_add"), 0) > 1000 and kinds.get(("cme", "level_update"), 0) > 100, kinds
+    feeds = {f["name"]: f for f in summary["feeds"]}
+    segment = {f["name"]: {s["symbol"]: s for s in f["instruments"].values()} for f in books["feeds"]}
+    for symbol, want in itch(feeds["e2e"])["books"].items():
+        got = segment["e2e"][symbol]
+        top_of = lambda levels: (levels[0]["price"], levels[0]["size"]) if levels else None
+        expect_equal(f"{symbol}: best bid", top_of(got["bids"]),
+                     (want["bid_price"], want["bid_shares"]) if want["bid_shares"] else None)
+        expect_equal(f"{symbol}: best ask", top_of(got["asks"]),
+                     (want["ask_price"], want["ask_shares"]) if want["ask_shares"] else None)
+    for symbol, want in feeds["cme"]["mdp3"]["instruments"].items():
+        got = segment["cme"][symbol]
+        for side, key in (("bids", "bids"), ("asks", "offers")):
+            expect_equal(f"{symbol}: {side}", [[l["price"], l["size"], l["orders"]] for l in got[side]],
+                         [list(l) for l in want[key]])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--receiver", required=True)
@@ -1613,6 +1683,7 @@ def main():
     runs.append((case_low_rate_packets_leave_within_the_heartbeat, "auto"))
     runs.append((case_example_receiver, "auto"))
     runs.append((case_bbo_trades_example, "auto"))
+    runs.append((case_shared_memory_readers_see_the_books_and_events, "auto"))
     for backend in ("auto", "epoll", "asio"):
         runs.append((case_feed_socket_keys_reach_the_sockets, backend))
     runs = [(case, backend) for case, backend in runs if args.only in case.__name__]

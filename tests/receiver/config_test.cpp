@@ -216,6 +216,27 @@ TEST(MdConfig, BookMaxOrdersIsBoundedAndReachesEveryFeed) {
               std::string::npos);
 }
 
+TEST(MdConfig, PublishShmNamesTheSegmentAndItsSizes) {
+    EXPECT_EQ(parse_receiver_config(feed_text, "t").shm, "");
+    auto const c = parse_receiver_config(
+        "[publish]\nshm = \"signet-md\"\nshm_instruments = 100\nshm_events = 1024\n" + feed_text,
+        "t");
+    EXPECT_EQ(c.shm, "signet-md");
+    EXPECT_EQ(c.shm_instruments, 100U);
+    EXPECT_EQ(c.shm_events, 1024U);
+    for (char const* bad : {"\"\"", "\"a/b\"", "\"../x\"", "5"}) {
+        EXPECT_NE(error_of("[publish]\nshm = " + std::string(bad) + "\n" + feed_text)
+                      .find("test.toml:2: key 'shm'"),
+                  std::string::npos)
+            << bad;
+    }
+    EXPECT_NE(error_of("[publish]\nshm_events = 1000\n" + feed_text)
+                  .find("key 'shm_events': expected a power of two"),
+              std::string::npos);
+    EXPECT_NE(error_of("[publish]\nnats = \"x\"\n" + feed_text).find("key 'nats'"),
+              std::string::npos);
+}
+
 // The per-feed socket keys: each reaches every line's socket options (A and B).
 std::string const ab_feed_text = "[[feed]]\nname = \"a\"\nbind = \"*:1\"\nbind_b = \"*:2\"\n";
 

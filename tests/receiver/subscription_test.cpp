@@ -21,6 +21,7 @@
 #include <signet/receiver/receiver.hpp>
 
 #include "md/md_test_support.hpp"
+#include "receiver/loopback_feed.hpp"
 #include "support/stress.hpp"
 
 namespace {
@@ -38,43 +39,10 @@ using signet::receiver::receiver_config;
 using signet::receiver::subscription;
 using signet::receiver::nasdaq::moldudp64_protocol;
 using signet::receiver::nasdaq::moldudp64_settings;
+using signet::test::book_of;
 using signet::test::eventually;
-
-receiver_config one_feed() {
-    receiver_config config;
-    config.stats_interval_s = 0.05;
-    config.silent_warning_s = 0;
-    config.workers = 2;
-    feed_config feed;
-    feed.name = "itch";
-    feed.bind = udp_endpoint::parse("127.0.0.1:0");
-    feed.protocol = std::make_shared<moldudp64_settings>();
-    config.feeds.push_back(feed);
-    return config;
-}
-
-// Sends a generated stream, a few messages per packet, never more than `window` packets ahead
-// of what the receiver took (no loss in the socket buffer).
-std::uint64_t send_stream(receiver& r, std::vector<t::bytes> const& messages,
-                          std::uint64_t first_sequence = 1) {
-    udp_socket out({.bind = udp_endpoint::parse("127.0.0.1:0")});
-    udp_endpoint const to = r.runtime().local_endpoint(0);
-    constexpr std::size_t per_packet = 8;
-    constexpr std::uint64_t window = 64;
-    std::uint64_t sent = r.parser(0).live().packets;
-    std::uint64_t sequence = first_sequence;
-    for (std::size_t i = 0; i < messages.size(); i += per_packet) {
-        std::vector<t::bytes> const chunk(messages.begin() + static_cast<std::ptrdiff_t>(i),
-                                          messages.begin() + static_cast<std::ptrdiff_t>(std::min(
-                                                                 i + per_packet, messages.size())));
-        EXPECT_FALSE(out.send_to(t::view(t::mold_packet("S", sequence, chunk)), to));
-        sequence += chunk.size();
-        ++sent;
-        EXPECT_TRUE(eventually([&] { return r.parser(0).live().packets + window > sent; }));
-    }
-    EXPECT_TRUE(eventually([&] { return r.parser(0).live().packets == sent; }));
-    return sequence;
-}
+using signet::test::one_feed;
+using signet::test::send_stream;
 
 // A consumer that knows only the events.
 struct rebuilt {
@@ -117,10 +85,6 @@ void expect_the_book(rebuilt const& c, md::nasdaq::itch_order_book const& book) 
     });
     EXPECT_EQ(c.levels.size(), levels);
     EXPECT_GT(levels, 20U);
-}
-
-md::nasdaq::itch_order_book const& book_of(receiver const& r) {
-    return *dynamic_cast<moldudp64_protocol const&>(r.parser(0).protocol()).book();
 }
 
 TEST(Subscriptions, InlineAndQueuedSubscribersRebuildTheBookAndFiltersPassWhatTheyName) {

@@ -147,6 +147,22 @@ void mdp3_protocol::book_rows(std::vector<book_row>& out) const {
     });
 }
 
+std::size_t mdp3_protocol::book_levels(std::uint32_t instrument, char side,
+                                       std::span<book_level> out) const {
+    md::cme::mdp3_instrument const* const i = channel_.at(instrument);
+    if (i == nullptr) {
+        return 0;
+    }
+    auto const levels = side == 'B' ? i->book.bids() : i->book.offers();
+    std::size_t const n = std::min(levels.size(), out.size());
+    for (std::size_t k = 0; k < n; ++k) { // best first
+        out[k] = {.price = levels[k].price,
+                  .size = static_cast<std::uint64_t>(std::max(levels[k].size, 0)),
+                  .orders = static_cast<std::uint32_t>(std::max(levels[k].orders, 0))};
+    }
+    return n;
+}
+
 protocol_counters mdp3_protocol::counters() const noexcept {
     protocol_counters c;
     c.messages = channel_.stats().incremental_messages;

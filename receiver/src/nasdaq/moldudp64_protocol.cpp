@@ -391,6 +391,22 @@ void moldudp64_protocol::book_rows(std::vector<book_row>& out) const {
     }
 }
 
+std::size_t moldudp64_protocol::book_levels(std::uint32_t instrument, char side,
+                                            std::span<book_level> out) const {
+    auto const* b = book();
+    if (b == nullptr || instrument > 0xFFFF) {
+        return 0;
+    }
+    auto const locate = static_cast<std::uint16_t>(instrument);
+    md::nasdaq::book_side const levels = side == 'B' ? b->bids(locate) : b->asks(locate);
+    std::size_t const n = std::min(levels.size(), out.size());
+    for (std::size_t i = 0; i < n; ++i) { // best last in a book_side
+        md::nasdaq::itch_price_level const l = levels[levels.size() - 1 - i];
+        out[i] = {.price = l.price, .size = l.shares, .orders = l.orders};
+    }
+    return n;
+}
+
 protocol_counters moldudp64_protocol::counters() const noexcept {
     protocol_counters c;
     c.messages = messages_;

@@ -108,6 +108,10 @@ struct receiver_config {
     std::vector<feed_config> feeds{};
     /// [metrics] listen: serve /metrics (Prometheus text format) here; none: no endpoint.
     std::optional<net::udp_endpoint> metrics_listen{};
+    /// [publish] shm: the shared-memory segment's name ("" for none; docs/shm.md).
+    std::string shm{};
+    std::size_t shm_instruments = 16384; ///< [publish] shm_instruments: slots per feed
+    std::size_t shm_events = 65536;      ///< [publish] shm_events: ring entries per feed
 };
 
 /// A configuration error; what() reads "FILE:LINE: key 'KEY': PROBLEM".

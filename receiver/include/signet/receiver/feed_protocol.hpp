@@ -100,6 +100,13 @@ struct book_row {
     std::int8_t price_exponent = 0;
 };
 
+/// One price level of an instrument's book (book_levels()), in book_row's units.
+struct book_level {
+    std::int64_t price = 0;
+    std::uint64_t size = 0;
+    std::uint32_t orders = 0; ///< 0 when the protocol does not say
+};
+
 /// A sequenced datagram the shared sequencing let through, with what it found (md::sequence_step:
 /// the gap in front, the items seen before, the fresh ones).
 struct delivery {
@@ -201,6 +208,14 @@ public:
     }
     /// Its instruments' top of book (appended), for books() and the live view.
     virtual void book_rows(std::vector<book_row>& out) const { (void)out; }
+    /// Instrument `instrument`'s best levels of one side (side 'B' or 'S'), best first, into
+    /// `out` (at most out.size()); how many. Ids as its events'. 0: an unknown instrument, an
+    /// empty side, or a protocol that keeps no levels. For the shared-memory segment.
+    [[nodiscard]] virtual std::size_t book_levels(std::uint32_t instrument, char side,
+                                                  std::span<book_level> out) const {
+        (void)instrument, (void)side, (void)out;
+        return 0;
+    }
     /// Its part of the feed's counters.
     [[nodiscard]] virtual protocol_counters counters() const noexcept = 0;
     /// End of a run: publishes what the "any thread" calls below read.

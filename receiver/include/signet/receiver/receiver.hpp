@@ -60,6 +60,7 @@ struct receiver_options {
 };
 
 class metrics_endpoint;
+class shm_publisher;
 class reporter;
 namespace detail {
 class subscriber;
@@ -123,6 +124,7 @@ private:
     };
     void add_feed(feed_config const& config);
     void log_feed_lines(feed_parser const& parser, std::size_t id) const;
+    void publish_shm();
 
     receiver_config config_;
     receiver_options options_;
@@ -134,6 +136,7 @@ private:
     std::unique_ptr<worker_pool<blocking_work_contract_group>> event_workers_;
     std::unique_ptr<reporter> reporter_;
     std::unique_ptr<metrics_endpoint> endpoint_; // before runtime_ in destruction order
+    std::unique_ptr<shm_publisher> shm_;         // [publish] shm
     std::chrono::steady_clock::time_point started_{};
     std::chrono::steady_clock::time_point stopped_{};
     bool running_ = false;

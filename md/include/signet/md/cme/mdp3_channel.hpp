@@ -189,6 +189,10 @@ public:
         }
     }
     [[nodiscard]] std::size_t instrument_count() const noexcept { return instruments_.size(); }
+    /// The instrument of an event's id (its index); nullptr beyond them.
+    [[nodiscard]] mdp3_instrument const* at(std::uint32_t index) const noexcept {
+        return index < instruments_.size() ? &instruments_[index] : nullptr;
+    }
     [[nodiscard]] mdp3_channel_stats const& stats() const noexcept { return stats_; }
     /// on_incremental()'s sequencing counters (all zero when the caller sequences).
     [[nodiscard]] sequence_stats const& sequencing() const noexcept { return tracker_.stats(); }

@@ -51,6 +51,8 @@ public:
     void on_side_packet(std::uint16_t tag, net::packet const& p, std::uint64_t now_ns) override;
     void service(std::uint64_t now_ns) override;
     void book_rows(std::vector<book_row>& out) const override;
+    [[nodiscard]] std::size_t book_levels(std::uint32_t instrument, char side,
+                                          std::span<book_level> out) const override;
     [[nodiscard]] protocol_counters counters() const noexcept override;
     void publish() noexcept override;
 

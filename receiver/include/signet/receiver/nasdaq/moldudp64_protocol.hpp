@@ -91,6 +91,8 @@ public:
     void service(std::uint64_t now_ns) override;
     [[nodiscard]] std::uint64_t next_deadline(std::uint64_t now_ns) const noexcept override;
     void book_rows(std::vector<book_row>& out) const override;
+    [[nodiscard]] std::size_t book_levels(std::uint32_t instrument, char side,
+                                          std::span<book_level> out) const override;
     [[nodiscard]] protocol_counters counters() const noexcept override;
     void publish() noexcept override;
     void finish() override;

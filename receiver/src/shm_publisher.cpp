@@ -1,0 +1,261 @@
+#include "shm_publisher.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <stdexcept>
+#include <system_error>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace signet::receiver {
+
+namespace {
+
+constexpr std::size_t page = 4096;
+
+std::size_t round_up(std::size_t n) noexcept {
+    return (n + page - 1) / page * page;
+}
+
+[[noreturn]] void fail(std::string const& what) {
+    throw std::runtime_error("[publish] shm: " + what + ": " +
+                             std::system_category().message(errno));
+}
+
+std::uint64_t realtime_ns() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+bool changes_book(md::event_kind k) noexcept {
+    switch (k) {
+    case md::event_kind::order_add:
+    case md::event_kind::order_modify:
+    case md::event_kind::order_delete:
+    case md::event_kind::order_execute:
+    case md::event_kind::level_update:
+    case md::event_kind::bbo:
+    case md::event_kind::book_clear:
+        return true;
+    default:
+        return false;
+    }
+}
+
+} // namespace
+
+shm_publisher::shm_publisher(std::string const& name, std::vector<std::string> const& feeds,
+                             std::size_t instruments, std::size_t events)
+    : name_(name) {
+    if (feeds.size() > shm::max_feeds) {
+        throw std::runtime_error("[publish] shm: at most " + std::to_string(shm::max_feeds) +
+                                 " feeds share a segment, the config has " +
+                                 std::to_string(feeds.size()));
+    }
+    std::size_t const region =
+        round_up(sizeof(shm::feed_header) + instruments * sizeof(shm::instrument_slot) +
+                 events * sizeof(shm::event_slot));
+    size_ = shm::header_size + feeds.size() * region;
+    std::string const path = "/" + name;
+    if (::shm_unlink(path.c_str()) != 0 && errno != ENOENT) { // a previous run's: replaced
+        fail("cannot remove the previous /dev/shm" + path);
+    }
+    int const fd = ::shm_open(path.c_str(), O_CREAT | O_EXCL | O_RDWR, 0644);
+    if (fd < 0) {
+        fail("cannot create /dev/shm" + path);
+    }
+    if (::ftruncate(fd, static_cast<off_t>(size_)) != 0) {
+        ::close(fd);
+        ::shm_unlink(path.c_str());
+        fail("cannot size /dev/shm" + path + " to " + std::to_string(size_) + " bytes");
+    }
+    void* const at = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd); // the mapping keeps the segment
+    if (at == MAP_FAILED) {
+        ::shm_unlink(path.c_str());
+        fail("cannot map /dev/shm" + path);
+    }
+    base_ = static_cast<std::byte*>(at); // ftruncate zeroed it: state_creating, versions 0
+    auto& h = *reinterpret_cast<shm::segment_header*>(base_);
+    h.magic = shm::magic;
+    h.version = shm::layout_version;
+    h.header_size = shm::header_size;
+    h.generation = realtime_ns();
+    h.size = size_;
+    h.feeds = static_cast<std::uint32_t>(feeds.size());
+    h.instrument_slot_size = sizeof(shm::instrument_slot);
+    h.event_slot_size = sizeof(shm::event_slot);
+    h.depth = shm::depth;
+    feeds_.resize(feeds.size());
+    for (std::size_t i = 0; i < feeds.size(); ++i) {
+        shm::feed_entry& e = h.feed[i];
+        std::copy_n(feeds[i].begin(), std::min(feeds[i].size(), e.name.size() - 1), e.name.begin());
+        e.offset = shm::header_size + i * region;
+        e.instruments = static_cast<std::uint32_t>(instruments);
+        e.events = static_cast<std::uint32_t>(events);
+        e.instruments_offset = e.offset + sizeof(shm::feed_header);
+        e.events_offset = e.instruments_offset + instruments * sizeof(shm::instrument_slot);
+        feed_state& f = feeds_[i];
+        f.header = reinterpret_cast<shm::feed_header*>(base_ + e.offset);
+        f.slots = reinterpret_cast<shm::instrument_slot*>(base_ + e.instruments_offset);
+        f.ring = reinterpret_cast<shm::event_slot*>(base_ + e.events_offset);
+        f.instruments = e.instruments;
+        f.events = e.events;
+        f.dirty.assign(instruments, 0);
+        f.marked.reserve(instruments);
+        f.defined.reserve(instruments);
+        f.last.assign(instruments, {});
+    }
+    // release: pairs with a reader's acquire load of state; the header above is complete.
+    shm::atomic(h.state).store(shm::state_live, std::memory_order_release);
+}
+
+shm_publisher::~shm_publisher() {
+    close();
+    ::munmap(base_, size_);
+}
+
+void shm_publisher::close() noexcept {
+    auto& h = *reinterpret_cast<shm::segment_header*>(base_);
+    // release: pairs with a reader's acquire load in closed(); every write above is final.
+    shm::atomic(h.state).store(shm::state_closed, std::memory_order_release);
+}
+
+void shm_publisher::append(feed_state& f, md::event const& e) noexcept {
+    std::uint64_t const p = f.written;
+    shm::event_slot& slot = f.ring[p & (f.events - 1)];
+    shm::atomic(slot.sequence).store(2 * p + 1, std::memory_order_relaxed); // odd: writing
+    // release fence: a reader that sees any of the event's words below also sees the odd
+    // sequence, so its second load of the sequence tells it the copy may be torn.
+    std::atomic_thread_fence(std::memory_order_release);
+    shm::store_words(&slot.event, &e, sizeof e);
+    // release: pairs with a reader's acquire load of the sequence; the event is whole.
+    shm::atomic(slot.sequence).store(2 * p + 2, std::memory_order_release);
+    f.written = p + 1;
+    // release: pairs with the acquire load in reader::tail() and the overrun resync.
+    shm::atomic(f.header->written).store(p + 1, std::memory_order_release);
+    if (e.receive_ns != 0) { // relaxed: a statistic read on its own
+        shm::atomic(f.header->updated_ns).store(e.receive_ns, std::memory_order_relaxed);
+    }
+}
+
+template <typename Change>
+void shm_publisher::update(feed_state& f, std::uint32_t instrument, Change change) noexcept {
+    shm::instrument_slot& slot = f.slots[instrument];
+    shm::instrument_slot copy;
+    shm::load_words(&copy, &slot, sizeof copy); // this writer's own words
+    std::uint64_t const version = copy.version;
+    shm::atomic(slot.version).store(version + 1, std::memory_order_relaxed); // odd: writing
+    // release fence: orders the odd version before the field stores (see append()).
+    std::atomic_thread_fence(std::memory_order_release);
+    change(copy);
+    last_change const& last = f.last[instrument];
+    copy.sequence = last.sequence;
+    copy.receive_ns = last.receive_ns;
+    copy.exchange_ns = last.exchange_ns;
+    ++copy.updates;
+    copy.version = version + 1;
+    shm::store_words(&slot, &copy, sizeof copy);
+    // release: pairs with a reader's acquire load of the version; the slot is consistent.
+    shm::atomic(slot.version).store(version + 2, std::memory_order_release);
+}
+
+void shm_publisher::mark(feed_state& f, std::uint32_t instrument) noexcept {
+    if (f.dirty[instrument] == 0) {
+        f.dirty[instrument] = 1;
+        f.marked.push_back(instrument); // reserved for every instrument: never allocates
+    }
+}
+
+void shm_publisher::on_event(std::size_t feed, md::event const& e) noexcept {
+    feed_state& f = feeds_[feed];
+    append(f, e);
+    std::uint32_t const id = e.instrument;
+    if (id == md::all_instruments) {
+        bool const stale = e.kind == md::event_kind::instrument_stale;
+        if (stale || e.kind == md::event_kind::instrument_recovered) {
+            for (std::uint32_t const i : f.defined) {
+                update(f, i, [stale](shm::instrument_slot& s) { s.stale = stale ? 1 : 0; });
+            }
+        } else if (e.kind == md::event_kind::book_clear) {
+            for (std::uint32_t const i : f.defined) {
+                mark(f, i);
+            }
+        }
+        return;
+    }
+    if (id >= f.instruments) {
+        shm::atomic(f.header->unslotted) // relaxed: a statistic with one writer
+            .store(f.header->unslotted + 1, std::memory_order_relaxed);
+        return;
+    }
+    f.last[id] = {.sequence = e.sequence, .receive_ns = e.receive_ns, .exchange_ns = e.exchange_ns};
+    switch (e.kind) {
+    case md::event_kind::instrument_definition: {
+        bool const known = f.slots[id].defined != 0; // this writer's own byte
+        update(f, id, [&e](shm::instrument_slot& s) {
+            s.symbol = e.definition.symbol;
+            s.price_exponent = e.definition.price_exponent;
+            s.tick = e.definition.tick;
+            s.defined = 1;
+        });
+        if (!known) {
+            f.defined.push_back(id); // reserved: never allocates
+        }
+        break;
+    }
+    case md::event_kind::trading_status:
+        update(f, id, [&e](shm::instrument_slot& s) {
+            s.trading_state = static_cast<std::uint8_t>(e.status.state);
+            s.status_code = {};
+            std::copy_n(e.status.code.begin(), s.status_code.size(), s.status_code.begin());
+        });
+        break;
+    case md::event_kind::instrument_stale:
+    case md::event_kind::instrument_recovered: {
+        bool const stale = e.kind == md::event_kind::instrument_stale;
+        update(f, id, [stale](shm::instrument_slot& s) { s.stale = stale ? 1 : 0; });
+        break;
+    }
+    default:
+        if (changes_book(e.kind)) {
+            mark(f, id);
+        }
+        break;
+    }
+}
+
+void shm_publisher::end_of_run(std::size_t feed, feed_protocol const& protocol,
+                               book_state state) noexcept {
+    feed_state& f = feeds_[feed];
+    for (std::uint32_t const id : f.marked) {
+        f.dirty[id] = 0;
+        std::array<book_level, shm::depth> bids{};
+        std::array<book_level, shm::depth> asks{};
+        std::size_t const nb = protocol.book_levels(id, 'B', bids);
+        std::size_t const na = protocol.book_levels(id, 'S', asks);
+        update(f, id, [&](shm::instrument_slot& s) {
+            s.bid_levels = static_cast<std::uint8_t>(nb);
+            s.ask_levels = static_cast<std::uint8_t>(na);
+            for (std::size_t i = 0; i < shm::depth; ++i) {
+                s.bids[i] = i < nb ? shm::level{bids[i].price, bids[i].size, bids[i].orders, 0}
+                                   : shm::level{};
+                s.asks[i] = i < na ? shm::level{asks[i].price, asks[i].size, asks[i].orders, 0}
+                                   : shm::level{};
+            }
+        });
+    }
+    f.marked.clear();
+    // relaxed: a value read on its own.
+    shm::atomic(f.header->book_state)
+        .store(static_cast<std::uint32_t>(state), std::memory_order_relaxed);
+}
+
+} // namespace signet::receiver

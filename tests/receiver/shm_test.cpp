@@ -1,0 +1,249 @@
+// The shared-memory segment ([publish] shm): a reader in its own mapping sees the receiver's
+// books level by level, the definitions and every event in order; a reader lapped by the writer
+// is told and resynchronizes; a restarted receiver replaces the segment and old readers notice;
+// readers racing the writer never see a torn slot or event (stress, under ThreadSanitizer).
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <signet/md/events.hpp>
+#include <signet/receiver/receiver.hpp>
+#include <signet/receiver/shm_reader.hpp>
+
+#include "md/md_test_support.hpp"
+#include "receiver/loopback_feed.hpp"
+#include "shm_publisher.hpp"
+#include "support/stress.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+namespace t = signet::md::test;
+namespace md = signet::md;
+namespace shm = signet::receiver::shm;
+using signet::receiver::receiver;
+using signet::receiver::receiver_config;
+using signet::test::book_of;
+using signet::test::one_feed;
+using signet::test::send_stream;
+
+std::string segment_name(char const* test) {
+    return "signet-test-" + std::string(test) + "-" + std::to_string(::getpid());
+}
+
+receiver_config with_shm(std::string const& name, std::size_t events = 1 << 16) {
+    receiver_config config = one_feed();
+    config.shm = name;
+    config.shm_events = events;
+    return config;
+}
+
+// Removes the segment a test made (a receiver leaves it for readers of the final state).
+struct unlink_at_end {
+    std::string name;
+    ~unlink_at_end() { ::shm_unlink(("/" + name).c_str()); }
+};
+
+TEST(SharedMemory, AReaderSeesTheBooksLevelByLevelTheDefinitionsAndEveryEvent) {
+    signet::test::watchdog dog(120s, "AReaderSeesTheBooks");
+    unlink_at_end const segment{segment_name("books")};
+    std::vector<t::bytes> const stream = t::generated_stream(51, 20'000, 12);
+    receiver r(with_shm(segment.name), {.stats_lines = false});
+    r.start();
+    send_stream(r, stream);
+    r.stop();
+
+    shm::reader reader(segment.name);
+    ASSERT_EQ(reader.feeds(), 1U);
+    EXPECT_EQ(reader.feed_name(0), "itch");
+    EXPECT_TRUE(reader.closed());
+    EXPECT_FALSE(reader.replaced());
+    std::size_t stocks = 0;
+    book_of(r).for_each_stock([&](md::nasdaq::stock_view const& s) {
+        shm::instrument_slot slot{};
+        ASSERT_TRUE(reader.read_instrument(0, s.locate, slot)) << s.symbol;
+        EXPECT_EQ(slot.defined, 1);
+        EXPECT_EQ(std::string_view(slot.symbol.data()).substr(0, s.symbol.size()), s.symbol);
+        EXPECT_EQ(slot.price_exponent, -4);
+        EXPECT_EQ(slot.stale, 0);
+        for (auto [side, count, levels] : {std::tuple{'B', slot.bid_levels, slot.bids.data()},
+                                           std::tuple{'S', slot.ask_levels, slot.asks.data()}}) {
+            auto const book = side == 'B' ? book_of(r).bids(s.locate) : book_of(r).asks(s.locate);
+            ASSERT_EQ(count, std::min<std::size_t>(book.size(), shm::depth)) << s.symbol << side;
+            for (std::size_t i = 0; i < count; ++i) { // best first; a book_side is best last
+                md::nasdaq::itch_price_level const want = book[book.size() - 1 - i];
+                EXPECT_EQ(levels[i].price, want.price) << s.symbol << side << i;
+                EXPECT_EQ(levels[i].size, want.shares) << s.symbol << side << i;
+                EXPECT_EQ(levels[i].orders, want.orders) << s.symbol << side << i;
+            }
+        }
+        ++stocks;
+    });
+    EXPECT_GE(stocks, 8U);
+
+    // The ring holds every event the shm subscriber was given, in order (it is large enough).
+    shm::cursor c{};
+    md::event e{};
+    std::uint64_t events = 0;
+    std::uint64_t adds = 0;
+    std::uint64_t last_sequence = 0;
+    while (reader.next(c, e) == shm::poll::event) {
+        ++events;
+        adds += e.kind == md::event_kind::order_add ? 1 : 0;
+        EXPECT_GE(e.sequence, last_sequence);
+        last_sequence = e.sequence;
+    }
+    EXPECT_EQ(events, r.subscriber(0).delivered);
+    EXPECT_EQ(events, reader.feed(0).written);
+    EXPECT_GT(adds, 1000U);
+    EXPECT_EQ(reader.lost(), 0U);
+}
+
+TEST(SharedMemory, AReaderLappedByTheWriterIsToldAndResynchronizes) {
+    signet::test::watchdog dog(120s, "AReaderLappedByTheWriter");
+    unlink_at_end const segment{segment_name("lapped")};
+    receiver r(with_shm(segment.name, 64), {.stats_lines = false});
+    shm::reader reader(segment.name); // the segment exists from construction
+    shm::cursor c = reader.tail(0);
+    EXPECT_EQ(c.position, 0U);
+    md::event e{};
+    EXPECT_EQ(reader.next(c, e), shm::poll::none); // nothing written yet
+    r.start();
+    send_stream(r, t::generated_stream(53, 4'000, 6));
+    r.stop();
+    std::uint64_t const written = reader.feed(0).written;
+    ASSERT_GT(written, 1000U);
+    EXPECT_EQ(reader.next(c, e), shm::poll::overrun);
+    EXPECT_GT(reader.lost(), written - 64);
+    std::uint64_t after = 0;
+    while (reader.next(c, e) == shm::poll::event) {
+        ++after;
+    }
+    EXPECT_EQ(c.position, written); // caught up: the rest of the ring was whole
+    EXPECT_GT(after, 0U);
+    EXPECT_LE(after, 64U);
+}
+
+TEST(SharedMemory, ARestartedReceiverReplacesTheSegmentAndOldReadersNotice) {
+    unlink_at_end const segment{segment_name("restart")};
+    auto first = std::make_unique<receiver>(
+        with_shm(segment.name), signet::receiver::receiver_options{.stats_lines = false});
+    shm::reader old(segment.name);
+    EXPECT_FALSE(old.closed());
+    EXPECT_FALSE(old.replaced());
+    first.reset(); // stops: the segment says closed and stays for readers
+    EXPECT_TRUE(old.closed());
+    EXPECT_FALSE(old.replaced());
+    receiver second(with_shm(segment.name), {.stats_lines = false});
+    EXPECT_TRUE(old.replaced());
+    shm::reader fresh(segment.name);
+    EXPECT_GT(fresh.generation(), old.generation());
+    EXPECT_FALSE(fresh.closed());
+}
+
+TEST(SharedMemory, ABadSegmentIsOneClearError) {
+    EXPECT_THROW(shm::reader("signet-test-no-such-segment"), std::runtime_error);
+    receiver_config config = with_shm("signet-test-bad/name");
+    EXPECT_THROW(receiver(config, {.stats_lines = false}), std::runtime_error);
+}
+
+// A protocol whose every level is the writer's current round `k`: a torn copy shows two rounds.
+class rounds_protocol final : public signet::receiver::feed_protocol {
+public:
+    std::uint64_t k = 0; // the writer thread's own
+    std::vector<signet::receiver::line_spec> lines() const override { return {}; }
+    std::optional<md::sequence_unit> frame(std::span<std::byte const>) const noexcept override {
+        return std::nullopt;
+    }
+    void deliver(signet::receiver::delivery const&) override {}
+    signet::receiver::protocol_counters counters() const noexcept override { return {}; }
+    std::size_t book_levels(std::uint32_t, char side,
+                            std::span<signet::receiver::book_level> out) const override {
+        std::size_t const n = side == 'B' ? k % (shm::depth + 1) : shm::depth;
+        for (std::size_t i = 0; i < n; ++i) {
+            out[i] = {.price = static_cast<std::int64_t>(k),
+                      .size = k,
+                      .orders = static_cast<std::uint32_t>(k)};
+        }
+        return n;
+    }
+};
+
+TEST(SharedMemoryStress, ReadersRacingTheWriterNeverSeeATornSlotOrEvent) {
+    signet::test::watchdog dog(120s, "ReadersRacingTheWriter");
+    unlink_at_end const segment{segment_name("race")};
+    constexpr std::uint32_t instruments = 4;
+    constexpr std::uint64_t rounds = 200'000;
+    signet::receiver::shm_publisher writer(segment.name, {"race"}, instruments, 256);
+    std::atomic<bool> done{false}; // release by the writer, acquire by the readers
+    std::thread write([&] {
+        rounds_protocol book;
+        for (std::uint64_t k = 1; k <= rounds; ++k) {
+            book.k = k;
+            md::event e{};
+            e.kind = md::event_kind::bbo;
+            e.instrument = static_cast<std::uint32_t>(k % instruments);
+            e.sequence = k;
+            e.receive_ns = k;
+            e.exchange_ns = k;
+            e.bbo = {.bid_price = static_cast<std::int64_t>(k),
+                     .bid_size = k,
+                     .ask_price = static_cast<std::int64_t>(k),
+                     .ask_size = k};
+            writer.on_event(0, e);
+            writer.end_of_run(0, book, signet::receiver::book_state::complete);
+        }
+        done.store(true, std::memory_order_release);
+    });
+    auto read = [&](std::uint64_t& slots, std::uint64_t& events) {
+        shm::reader reader(segment.name);
+        shm::cursor c = reader.tail(0);
+        shm::instrument_slot s{};
+        md::event e{};
+        while (!done.load(std::memory_order_acquire)) {
+            for (std::uint32_t id = 0; id < instruments; ++id) {
+                if (reader.read_instrument(0, id, s)) {
+                    ++slots;
+                    std::uint64_t const k = s.sequence;
+                    ASSERT_EQ(s.receive_ns, k);
+                    ASSERT_EQ(s.bid_levels, k % (shm::depth + 1));
+                    ASSERT_EQ(s.ask_levels, shm::depth);
+                    for (std::size_t i = 0; i < shm::depth; ++i) {
+                        ASSERT_EQ(s.asks[i].size, k);
+                        ASSERT_EQ(s.asks[i].price, static_cast<std::int64_t>(k));
+                    }
+                }
+            }
+            for (;;) {
+                shm::poll const p = reader.next(c, e);
+                if (p == shm::poll::none) {
+                    break;
+                }
+                if (p == shm::poll::event) {
+                    ++events;
+                    ASSERT_EQ(e.receive_ns, e.sequence);
+                    ASSERT_EQ(e.bbo.ask_size, e.sequence);
+                    ASSERT_EQ(c.position, e.sequence); // ring position p holds round p + 1
+                }
+            }
+        }
+    };
+    std::uint64_t slots[2] = {0, 0};
+    std::uint64_t events[2] = {0, 0};
+    std::thread r0([&] { read(slots[0], events[0]); });
+    std::thread r1([&] { read(slots[1], events[1]); });
+    write.join();
+    r0.join();
+    r1.join();
+    EXPECT_GT(slots[0] + slots[1], 0U);
+    EXPECT_GT(events[0] + events[1], 0U);
+}
+
+} // namespace
