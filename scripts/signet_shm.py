@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reads a signet receiver's shared-memory segment (config `[publish] shm = "NAME"`; layout
-version 1, docs/shm.md) with the standard library only: a module (Segment) and a command line.
+version 1, docs/publishing.md) with the standard library only: a module (Segment) and a command line.
 
   scripts/signet_shm.py NAME                 every instrument's book (10 levels a side), once
   scripts/signet_shm.py NAME --json          the same as one JSON document

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -64,24 +65,46 @@ shm_publisher::shm_publisher(std::string const& name, std::vector<std::string> c
                  events * sizeof(shm::event_slot));
     size_ = shm::header_size + feeds.size() * region;
     std::string const path = "/" + name;
-    if (::shm_unlink(path.c_str()) != 0 && errno != ENOENT) { // a previous run's: replaced
+    // One writer per name: the writer holds an exclusive lock on its segment for its lifetime
+    // (the kernel drops it when the process ends, however it ends). A segment whose lock is
+    // free is a previous run's, and is replaced.
+    if (int const old = ::shm_open(path.c_str(), O_RDWR, 0); old >= 0) {
+        bool const in_use = ::flock(old, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+        ::close(old);
+        if (in_use) {
+            throw std::runtime_error("[publish] shm: /dev/shm" + path +
+                                     " is in use by another running receiver: give this one "
+                                     "another name");
+        }
+    }
+    if (::shm_unlink(path.c_str()) != 0 && errno != ENOENT) {
         fail("cannot remove the previous /dev/shm" + path);
     }
     int const fd = ::shm_open(path.c_str(), O_CREAT | O_EXCL | O_RDWR, 0644);
     if (fd < 0) {
         fail("cannot create /dev/shm" + path);
     }
-    if (::ftruncate(fd, static_cast<off_t>(size_)) != 0) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int const error = errno;
         ::close(fd);
+        errno = error;
+        fail("cannot lock /dev/shm" + path);
+    }
+    auto const give_up = [&](std::string const& what) {
+        int const error = errno;
         ::shm_unlink(path.c_str());
-        fail("cannot size /dev/shm" + path + " to " + std::to_string(size_) + " bytes");
+        ::close(fd);
+        errno = error;
+        fail(what);
+    };
+    if (::ftruncate(fd, static_cast<off_t>(size_)) != 0) {
+        give_up("cannot size /dev/shm" + path + " to " + std::to_string(size_) + " bytes");
     }
     void* const at = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    ::close(fd); // the mapping keeps the segment
     if (at == MAP_FAILED) {
-        ::shm_unlink(path.c_str());
-        fail("cannot map /dev/shm" + path);
+        give_up("cannot map /dev/shm" + path);
     }
+    lock_fd_ = fd;
     base_ = static_cast<std::byte*>(at); // ftruncate zeroed it: state_creating, versions 0
     auto& h = *reinterpret_cast<shm::segment_header*>(base_);
     h.magic = shm::magic;
@@ -120,6 +143,7 @@ shm_publisher::shm_publisher(std::string const& name, std::vector<std::string> c
 shm_publisher::~shm_publisher() {
     close();
     ::munmap(base_, size_);
+    ::close(lock_fd_); // releases the lock: the name may be taken again
 }
 
 void shm_publisher::close() noexcept {

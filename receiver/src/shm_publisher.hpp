@@ -1,7 +1,7 @@
 #pragma once
 
 // shm_publisher: the writer of the shared-memory segment (config `[publish] shm`; layout in
-// signet/receiver/shm_layout.hpp, docs/shm.md). The receiver subscribes it inline to every
+// signet/receiver/shm_layout.hpp, docs/publishing.md). The receiver subscribes it inline to every
 // feed's events: each event goes into the feed's ring, definitions and statuses into the
 // instrument's slot, and at the end of each run of the feed's parser contract the instruments
 // whose book changed get their best levels from the feed's protocol (feed_protocol::
@@ -74,6 +74,7 @@ private:
     void update(feed_state& f, std::uint32_t instrument, Change change) noexcept;
 
     std::string name_;
+    int lock_fd_ = -1; // the segment's descriptor, locked (one writer per name)
     std::byte* base_ = nullptr;
     std::size_t size_ = 0;
     std::vector<feed_state> feeds_;

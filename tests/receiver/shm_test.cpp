@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -146,6 +147,57 @@ TEST(SharedMemory, ARestartedReceiverReplacesTheSegmentAndOldReadersNotice) {
     shm::reader fresh(segment.name);
     EXPECT_GT(fresh.generation(), old.generation());
     EXPECT_FALSE(fresh.closed());
+}
+
+TEST(SharedMemory, ASecondReceiverOnTheSameNameIsOneClearError) {
+    unlink_at_end const segment{segment_name("twice")};
+    receiver first(with_shm(segment.name), {.stats_lines = false});
+    try {
+        receiver second(with_shm(segment.name), {.stats_lines = false});
+        ADD_FAILURE() << "a second writer took the segment";
+    } catch (std::runtime_error const& e) {
+        EXPECT_NE(std::string(e.what()).find("in use by another running receiver"),
+                  std::string::npos)
+            << e.what();
+    }
+    shm::reader reader(segment.name); // the first one's segment is untouched
+    EXPECT_FALSE(reader.closed());
+}
+
+// A reader in another process (fork): it follows a writer's events as they come and sees
+// every one whole, in order.
+TEST(SharedMemory, AReaderInAnotherProcessFollowsTheEvents) {
+    signet::test::watchdog dog(120s, "AReaderInAnotherProcess");
+    unlink_at_end const segment{segment_name("fork")};
+    constexpr std::uint64_t events = 100'000;
+    signet::receiver::shm_publisher writer(segment.name, {"fork"}, 4, 1 << 18);
+    pid_t const child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) { // the reader: exit 0 when it saw every event whole and in order
+        shm::reader reader(segment.name);
+        shm::cursor c{};
+        md::event e{};
+        std::uint64_t seen = 0;
+        while (seen < events) {
+            shm::poll const p = reader.next(c, e);
+            if (p == shm::poll::overrun || (p == shm::poll::event && e.sequence != seen + 1)) {
+                ::_exit(1);
+            }
+            seen += p == shm::poll::event ? 1 : 0;
+        }
+        ::_exit(0);
+    }
+    for (std::uint64_t k = 1; k <= events; ++k) {
+        md::event e{};
+        e.kind = md::event_kind::trade;
+        e.instrument = static_cast<std::uint32_t>(k % 4);
+        e.sequence = k;
+        writer.on_event(0, e);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(SharedMemory, ABadSegmentIsOneClearError) {

@@ -108,7 +108,7 @@ struct receiver_config {
     std::vector<feed_config> feeds{};
     /// [metrics] listen: serve /metrics (Prometheus text format) here; none: no endpoint.
     std::optional<net::udp_endpoint> metrics_listen{};
-    /// [publish] shm: the shared-memory segment's name ("" for none; docs/shm.md).
+    /// [publish] shm: the shared-memory segment's name ("" for none; docs/publishing.md).
     std::string shm{};
     std::size_t shm_instruments = 16384; ///< [publish] shm_instruments: slots per feed
     std::size_t shm_events = 65536;      ///< [publish] shm_events: ring entries per feed

@@ -1,7 +1,7 @@
 #pragma once
 
 // The shared-memory segment a receiver publishes into (config `[publish] shm = "NAME"`): its
-// layout, version 1. docs/shm.md describes it for readers in other languages (the Python reader,
+// layout, version 1. docs/publishing.md describes it for readers in other languages (the Python reader,
 // scripts/signet_shm.py, reads exactly this); shm_reader.hpp is the C++ reader.
 //
 //   offset 0              segment_header (4096 bytes): magic, version, generation, state, and
