@@ -184,6 +184,57 @@ feed_config parse_feed(config_reader const& feed, std::size_t index, std::size_t
     return f;
 }
 
+void read_nats(config_reader const& publish, nats_config& n) {
+    auto const string = [&](std::string_view key, std::string& out) {
+        if (publish.has(key)) {
+            out = publish.get_string(key);
+        }
+    };
+    string("nats", n.url);
+    if (publish.has("nats") && !n.url.starts_with("nats://") && !n.url.starts_with("tls://")) {
+        publish.fail("nats", "expected a server URL, \"nats://host:port\" (or tls://; a "
+                             "comma-separated list for a cluster)");
+    }
+    string("nats_user", n.user);
+    string("nats_password", n.password);
+    string("nats_token", n.token);
+    string("nats_creds", n.creds);
+    string("nats_tls_ca", n.tls_ca);
+    string("nats_tls_cert", n.tls_cert);
+    string("nats_tls_key", n.tls_key);
+    n.tls = publish.get_bool("nats_tls", n.tls);
+    if (n.tls_cert.empty() != n.tls_key.empty()) {
+        publish.fail(n.tls_cert.empty() ? "nats_tls_key" : "nats_tls_cert",
+                     "nats_tls_cert and nats_tls_key go together (the certificate and its key)");
+    }
+    n.json = publish.get_enum("nats_format", false, {{"binary", false}, {"json", true}});
+    if (publish.has("nats_subjects")) {
+        std::string const list = publish.get_string("nats_subjects");
+        n.kinds.clear();
+        for (std::size_t at = 0; at <= list.size();) {
+            std::size_t const end = std::min(list.find(',', at), list.size());
+            std::string const kind = list.substr(at, end - at);
+            if (kind != "bbo" && kind != "trade" && kind != "book" && kind != "status" &&
+                kind != "definition") {
+                publish.fail("nats_subjects", "expected a comma-separated list of bbo, trade, "
+                                              "book, status, definition; got '" +
+                                                  kind + "'");
+            }
+            n.kinds.push_back(kind);
+            at = end + 1;
+        }
+    }
+    n.stream = publish.get_bool("nats_stream", n.stream);
+    n.replicas = publish.get_size("nats_replicas", n.replicas, 1, 5);
+    n.conflate = publish.get_bool("nats_conflate", n.conflate);
+    n.queue = publish.get_size("nats_queue", n.queue, 64, std::size_t{1} << 24);
+    bool const any = !n.user.empty() || !n.token.empty() || !n.creds.empty() || n.tls ||
+                     !n.tls_ca.empty() || !n.tls_cert.empty();
+    if (any && n.url.empty()) {
+        publish.fail("nats", "the nats_* options need the server: nats = \"nats://host:port\"");
+    }
+}
+
 receiver_config parse(toml::table const& root, std::string const& file) {
     config_reader const top(file, root);
     top.reject_unknown_keys("the top level",
@@ -265,7 +316,12 @@ receiver_config parse(toml::table const& root, std::string const& file) {
         }
     }
     if (auto const publish = section("publish")) {
-        publish->reject_unknown_keys("[publish]", {"shm", "shm_instruments", "shm_events"});
+        publish->reject_unknown_keys(
+            "[publish]", {"shm", "shm_instruments", "shm_events", "nats", "nats_user",
+                          "nats_password", "nats_token", "nats_creds", "nats_tls", "nats_tls_ca",
+                          "nats_tls_cert", "nats_tls_key", "nats_format", "nats_subjects",
+                          "nats_stream", "nats_replicas", "nats_conflate", "nats_queue"});
+        read_nats(*publish, c.nats);
         if (publish->has("shm")) {
             c.shm = publish->get_string("shm");
             bool const valid = !c.shm.empty() && c.shm.size() <= 200 &&

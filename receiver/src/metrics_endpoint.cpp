@@ -192,7 +192,31 @@ public:
                             static_cast<double>(s.lost_notices));
             }
         }
+        if (nats_) {
+            if (std::optional<nats_stats> const n = nats_()) {
+                metric_labels const labels{{"url", n->url}};
+                out.gauge("signet_nats_connected", "1 while the NATS connection is up", labels,
+                          n->state == "connected" ? 1.0 : 0.0);
+                out.counter("signet_nats_published_total", "Events published to NATS", labels,
+                            static_cast<double>(n->published));
+                out.counter("signet_nats_failed_total",
+                            "Events the NATS connection refused (reconnect buffer full)", labels,
+                            static_cast<double>(n->failed));
+                out.counter("signet_nats_dropped_total",
+                            "Events the NATS publisher's queue could not take", labels,
+                            static_cast<double>(n->dropped));
+                out.counter("signet_nats_disconnects_total", "NATS connections lost", labels,
+                            static_cast<double>(n->disconnects));
+                out.counter("signet_nats_reconnects_total", "NATS connections made again", labels,
+                            static_cast<double>(n->reconnects));
+            }
+        }
         return out.take();
+    }
+
+    void set_nats(std::function<std::optional<nats_stats>()> source) {
+        std::lock_guard lock(subscribers_mutex_);
+        nats_ = std::move(source);
     }
 
     void set_subscribers(std::function<std::vector<subscriber_stats>()> source) {
@@ -203,8 +227,9 @@ public:
 private:
     net::runtime const& rt_;
     std::vector<metrics_feed> feeds_;
-    mutable std::mutex subscribers_mutex_; // guards subscribers_ (scrapes and start())
+    mutable std::mutex subscribers_mutex_; // guards subscribers_ and nats_ (scrapes, start())
     std::function<std::vector<subscriber_stats>()> subscribers_;
+    std::function<std::optional<nats_stats>()> nats_;
 };
 
 metrics_endpoint::metrics_endpoint(std::string const& listen, net::runtime const& rt,
@@ -220,6 +245,10 @@ metrics_endpoint::metrics_endpoint(std::string const& listen, net::runtime const
 }
 
 metrics_endpoint::~metrics_endpoint() = default;
+
+void metrics_endpoint::set_nats(std::function<std::optional<nats_stats>()> source) {
+    collector_->set_nats(std::move(source));
+}
 
 void metrics_endpoint::set_subscribers(std::function<std::vector<subscriber_stats>()> source) {
     collector_->set_subscribers(std::move(source));

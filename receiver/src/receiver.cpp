@@ -8,6 +8,7 @@
 #include <signet/receiver/receiver.hpp>
 
 #include "event_dispatch.hpp"
+#include "nats_publisher.hpp"
 #include "reporter.hpp"
 #include "shm_publisher.hpp"
 
@@ -107,6 +108,9 @@ receiver::receiver(receiver_config config, receiver_options options)
     if (!config_.shm.empty()) {
         publish_shm();
     }
+    if (!config_.nats.url.empty()) {
+        publish_nats();
+    }
     reporter_ = std::make_unique<reporter>(*this, options_);
     reporter_->set_timer(runtime_->create_timer([r = reporter_.get()] { r->report(); }));
     if (config_.metrics_listen) {
@@ -134,6 +138,34 @@ void receiver::publish_shm() {
     }
     SPDLOG_LOGGER_INFO(net::logger(), "receiver: shared memory /dev/shm/{} ({} MiB, {} feed(s))",
                        config_.shm, shm_->size() >> 20, names.size());
+}
+
+void receiver::publish_nats() {
+    std::vector<std::string> names;
+    for (auto const& f : feeds_) {
+        names.push_back(f.parser->config().name);
+    }
+    nats_ = std::make_unique<nats_publisher>(config_.nats, names);
+    // Queued: the parsers only push; the publishing runs on an event worker of its own.
+    nats_subscriber_ = subscribe({.name = "nats",
+                                  .kinds = kinds_of_subjects(config_.nats.kinds),
+                                  .mode = delivery_mode::queued,
+                                  .queue_capacity = config_.nats.queue,
+                                  .conflate_bbo = config_.nats.conflate},
+                                 [nats = nats_.get()](event_view const& v) { nats->publish(v); });
+    SPDLOG_LOGGER_INFO(net::logger(), "receiver: publishing to NATS at {} (subjects {}*, {})",
+                       config_.nats.url, nats_->prefix(0),
+                       config_.nats.stream ? "a JetStream last-value stream per feed"
+                                           : "no JetStream stream");
+}
+
+std::optional<nats_stats> receiver::nats() const {
+    if (!nats_) {
+        return std::nullopt;
+    }
+    nats_stats s = nats_->stats();
+    s.dropped = subscriber(nats_subscriber_).dropped;
+    return s;
 }
 
 receiver::~receiver() {
@@ -283,6 +315,9 @@ void receiver::start() {
                                                .lanes = {},
                                                .drain_timeout = drain_bound});
     }
+    if (endpoint_ && nats_) {
+        endpoint_->set_nats([this] { return nats(); });
+    }
     if (endpoint_ && !subscribers_.empty()) {
         endpoint_->set_subscribers([this] {
             std::vector<subscriber_stats> all;
@@ -319,6 +354,9 @@ void receiver::stop() {
         event_workers_->stop(); // delivers what the queues hold (bounded by its drain timeout)
         for (auto& sub : subscribers_) {
             sub->abandon(); // what is left counts as dropped, and the subscriber is told
+        }
+        if (nats_) {
+            nats_->flush(); // what was published reaches the server (bounded)
         }
     }
 }

@@ -8,6 +8,7 @@
 
 #include <signet/net/log.hpp>
 #include <signet/receiver/receiver.hpp>
+#include <signet/receiver/summary.hpp>
 
 #include "text.hpp"
 
@@ -62,6 +63,9 @@ void reporter::report() {
         } else if (stats_lines_) {
             for (std::size_t i = 0; i < feeds_.size(); ++i) {
                 log_stats(i, seconds);
+            }
+            if (auto const n = receiver_.nats()) {
+                SPDLOG_LOGGER_INFO(net::logger(), "{}", nats_line(*n));
             }
         }
         last_ = now;

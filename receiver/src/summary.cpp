@@ -219,6 +219,12 @@ std::span<summary_field const> summary_fields() noexcept {
              "one object per event subscriber (receiver::subscribe, md_receiver --events): name, "
              "mode (inline, queued), delivered, dropped (a full queue, or left at stop), "
              "conflated (bbos replaced by a later one), lost_notices (events_lost delivered)",
+             false},
+            {"publish",
+             "with [publish] nats: nats.url, state (connecting, connected, reconnecting), "
+             "published, failed (refused by the connection: its reconnect buffer full), dropped "
+             "(its queue full), disconnects, reconnects, streams (JetStream streams made), "
+             "stream_errors",
              false}};
         for (auto const& f : feed_fields()) {
             list.push_back(f.doc);
@@ -266,9 +272,27 @@ std::string summary_json(receiver const& r) {
                                     {"conflated", s.conflated},
                                     {"lost_notices", s.lost_notices}});
     }
+    if (auto const n = r.nats()) {
+        j["publish"]["nats"] = {{"url", n->url},
+                                {"state", n->state},
+                                {"published", n->published},
+                                {"failed", n->failed},
+                                {"dropped", n->dropped},
+                                {"disconnects", n->disconnects},
+                                {"reconnects", n->reconnects},
+                                {"streams", n->streams},
+                                {"stream_errors", n->stream_errors}};
+    }
     // ASCII output: wire bytes went in as wire_text; a stray invalid byte becomes U+FFFD
     // instead of an exception.
     return j.dump(-1, ' ', true, json::error_handler_t::replace);
+}
+
+std::string nats_line(nats_stats const& n) {
+    return fmt::format("publish nats {}: {}; {} published, {} failed, {} dropped, {} "
+                       "disconnects, {} reconnects, {} streams, {} stream errors",
+                       n.url, n.state, n.published, n.failed, n.dropped, n.disconnects,
+                       n.reconnects, n.streams, n.stream_errors);
 }
 
 std::string summary_text(receiver const& r, std::size_t books) {
@@ -292,6 +316,9 @@ std::string summary_text(receiver const& r, std::size_t books) {
                            "{} loss notices\n",
                            s.name, to_string(s.mode), s.delivered, s.dropped, s.conflated,
                            s.lost_notices);
+    }
+    if (auto const n = r.nats()) {
+        out += "  " + nats_line(*n) + "\n";
     }
     auto const latency = total_latency(r);
     out += fmt::format("  latency (kernel rx -> parsed): p50 {} ns, p99 {} ns, p99.9 {} ns, max "

@@ -1622,6 +1622,139 @@ shm_events = 1048576
                          [list(l) for l in want[key]])
 
 
+class NatsServer:
+    """A real nats-server with JetStream on loopback (a store of its own under `workdir`),
+    started by the test and stopped (or killed) by it."""
+
+    def __init__(self, workdir, port=None, name="n1"):
+        binary = shutil.which("nats-server")
+        assert binary, "nats-server is not installed (scripts/install-deps installs it)"
+        self.port = port or free_port()
+        self.store = os.path.join(workdir, f"nats-{name}")
+        self.log = os.path.join(workdir, f"nats-{name}.log")
+        self.command = [binary, "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", self.store]
+        self.process = None
+        self.start()
+
+    def start(self):
+        with open(self.log, "a") as log:
+            self.process = subprocess.Popen(self.command, stdout=log, stderr=log)
+        def accepts():
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", self.port)) == 0
+        wait_until(lambda: self.process.poll() is not None or accepts(), 30, "nats-server to listen")
+        assert self.process.poll() is None, open(self.log).read()[-2000:]
+
+    def kill(self):
+        self.process.kill()
+        self.process.wait(timeout=30)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+
+    @property
+    def url(self):
+        return f"nats://127.0.0.1:{self.port}"
+
+
+def md_subscribe(args, url, *extra):
+    """md_subscribe in the background, returned once it has subscribed."""
+    binary = os.path.join(os.path.dirname(args.receiver), "md_subscribe")
+    process = subprocess.Popen([binary, "--server", url, *extra], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    line = process.stderr.readline()
+    assert "subscribed" in line, (line, process.poll())
+    return process
+
+
+def last_bbos(lines):
+    """Each symbol's last bbo among JSON lines: symbol -> (bid_price, bid_size, ask_price, ask_size)."""
+    out = {}
+    for line in lines:
+        e = json.loads(line)
+        if e["kind"] == "bbo":
+            out[e["symbol"]] = (e["bid_price"], e["bid_size"], e["ask_price"], e["ask_size"])
+    return out
+
+
+def summary_bbos(feed):
+    out = {}
+    for symbol, b in itch(feed)["books"].items():
+        bid = (b["bid_price"], b["bid_shares"]) if b["bid_shares"] else (0, 0)
+        ask = (b["ask_price"], b["ask_shares"]) if b["ask_shares"] else (0, 0)
+        out[symbol] = bid + ask
+    return out
+
+
+def case_nats_consumers_get_every_event_and_late_ones_the_last_values(args, workdir, backend):
+    """[publish] nats into a real nats-server: a consumer subscribed before the stream gets every
+    event the receiver published (their last bbos are the receiver's books); a consumer that
+    starts after the stream gets each symbol's current bbo first from the JetStream stream."""
+    server = NatsServer(workdir)
+    try:
+        port = free_port()
+        receiver = Receiver(args.receiver, single_feed_config(
+            port, f'[publish]\nnats = "{server.url}"\n'), workdir, backend)
+        consumer = md_subscribe(args, server.url, "signet.e2e.>", "--json", "--idle-exit", "3")
+        run_feed(args.feed, "--to", f"{NET.host}:{port}", "--count", "20000", "--rate", "20000",
+                 "--batch", "8", "--symbols", "8", "--seed", "13")
+        summary, _ = receiver.stop()
+        out, err = consumer.communicate(timeout=60)
+        assert consumer.returncode == 0, err
+        nats = summary["publish"]["nats"]
+        assert nats["state"] == "connected" and nats["streams"] == 1, nats
+        assert nats["failed"] == 0 and nats["dropped"] == 0 and nats["stream_errors"] == 0, nats
+        lines = out.splitlines()
+        expect_equal("events the consumer got", len(lines), nats["published"])
+        feed = summary["feeds"][0]
+        want = summary_bbos(feed)
+        expect_equal("last bbos on NATS", last_bbos(lines), want)
+        late = md_subscribe(args, server.url, "signet.e2e.*.bbo", "--last", "--json", "--count",
+                            str(len(want)), "--idle-exit", "10")
+        out, err = late.communicate(timeout=60)
+        assert late.returncode == 0, err
+        expect_equal("a late consumer's bbos (JetStream last values)", last_bbos(out.splitlines()), want)
+    finally:
+        server.stop()
+
+
+def case_nats_outages_leave_the_receiver_unaffected(args, workdir, backend):
+    """No server at start, then one, then it is killed and started again mid-stream: the
+    receiver's books stay exact (md-verdict), each outage is logged once, the summary counts the
+    disconnect and the reconnects, and what was published after the last reconnect arrives."""
+    port = free_port()
+    nats_port = free_port()
+    receiver = Receiver(args.receiver, single_feed_config(
+        port, f'[publish]\nnats = "nats://127.0.0.1:{nats_port}"\n'), workdir, backend)
+    assert receiver.find("does not answer yet"), receiver.lines[-5:]
+    report = os.path.join(workdir, "feed.json")
+    feed = start_feed(args.feed, "--to", f"{NET.host}:{port}", "--count", "60000", "--rate",
+                      "12000", "--batch", "8", "--symbols", "8", "--seed", "17", "--report-json",
+                      report)
+    server = None
+    try:
+        receiver.wait_total_packets(500, feed=feed)
+        server = NatsServer(workdir, nats_port)
+        wait_until(lambda: receiver.find("publish nats: connected"), 30, "the connection")
+        server.kill()
+        wait_until(lambda: receiver.find("lost the connection"), 30, "the lost connection")
+        server.start()
+        wait_until(lambda: len(receiver.find("publish nats: connected")) >= 2, 30, "the reconnection")
+        finish_feed(feed)
+        summary, _ = receiver.stop()
+    finally:
+        if server:
+            server.stop()
+    expect_verdict(args, summary, report, lines=1)
+    nats = summary["publish"]["nats"]
+    assert nats["state"] == "connected" and nats["disconnects"] == 1, nats
+    assert nats["reconnects"] >= 1 and nats["published"] > 0 and nats["dropped"] == 0, nats
+    expect_equal("'does not answer yet' lines", len(receiver.find("does not answer yet")), 1)
+    expect_equal("'lost the connection' lines", len(receiver.find("lost the connection")), 1)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--receiver", required=True)
@@ -1684,6 +1817,8 @@ def main():
     runs.append((case_example_receiver, "auto"))
     runs.append((case_bbo_trades_example, "auto"))
     runs.append((case_shared_memory_readers_see_the_books_and_events, "auto"))
+    runs.append((case_nats_consumers_get_every_event_and_late_ones_the_last_values, "auto"))
+    runs.append((case_nats_outages_leave_the_receiver_unaffected, "auto"))
     for backend in ("auto", "epoll", "asio"):
         runs.append((case_feed_socket_keys_reach_the_sockets, backend))
     runs = [(case, backend) for case, backend in runs if args.only in case.__name__]

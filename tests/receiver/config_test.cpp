@@ -237,6 +237,38 @@ TEST(MdConfig, PublishShmNamesTheSegmentAndItsSizes) {
               std::string::npos);
 }
 
+TEST(MdConfig, PublishNatsKeysReachTheBridge) {
+    EXPECT_EQ(parse_receiver_config(feed_text, "t").nats.url, "");
+    auto const c = parse_receiver_config(
+        "[publish]\nnats = \"nats://10.0.0.1:4222,nats://10.0.0.2:4222\"\nnats_user = \"u\"\n"
+        "nats_password = \"p\"\nnats_tls_ca = \"ca.pem\"\nnats_format = \"json\"\n"
+        "nats_subjects = \"bbo,trade\"\nnats_stream = false\nnats_replicas = 3\n"
+        "nats_conflate = true\nnats_queue = 4096\n" +
+            feed_text,
+        "t");
+    EXPECT_EQ(c.nats.url, "nats://10.0.0.1:4222,nats://10.0.0.2:4222");
+    EXPECT_EQ(c.nats.user, "u");
+    EXPECT_EQ(c.nats.password, "p");
+    EXPECT_EQ(c.nats.tls_ca, "ca.pem");
+    EXPECT_TRUE(c.nats.json);
+    EXPECT_EQ(c.nats.kinds, (std::vector<std::string>{"bbo", "trade"}));
+    EXPECT_FALSE(c.nats.stream);
+    EXPECT_EQ(c.nats.replicas, 3U);
+    EXPECT_TRUE(c.nats.conflate);
+    EXPECT_EQ(c.nats.queue, 4096U);
+    for (auto const& [text, key] : std::vector<std::pair<std::string, std::string>>{
+             {"nats = \"localhost:4222\"", "key 'nats': expected a server URL"},
+             {"nats = \"nats://h:1\"\nnats_subjects = \"bbo,quotes\"", "got 'quotes'"},
+             {"nats = \"nats://h:1\"\nnats_format = \"xml\"", "key 'nats_format'"},
+             {"nats = \"nats://h:1\"\nnats_tls_cert = \"c.pem\"",
+              "nats_tls_cert and nats_tls_key go together"},
+             {"nats = \"nats://h:1\"\nnats_replicas = 7", "key 'nats_replicas'"},
+             {"nats_user = \"u\"", "the nats_* options need the server"}}) {
+        EXPECT_NE(error_of("[publish]\n" + text + "\n" + feed_text).find(key), std::string::npos)
+            << text << ": " << error_of("[publish]\n" + text + "\n" + feed_text);
+    }
+}
+
 // The per-feed socket keys: each reaches every line's socket options (A and B).
 std::string const ab_feed_text = "[[feed]]\nname = \"a\"\nbind = \"*:1\"\nbind_b = \"*:2\"\n";
 

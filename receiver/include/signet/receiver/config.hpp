@@ -96,6 +96,26 @@ struct feed_config {
 /// declare first.
 [[nodiscard]] std::vector<line_spec> ab_lines(feed_config const& feed);
 
+/// [publish] nats...: the NATS bridge (docs/publishing.md). Off while `url` is empty.
+struct nats_config {
+    std::string url{};      ///< nats: "nats://host:port" (a comma-separated list for a cluster)
+    std::string user{};     ///< nats_user (with nats_password)
+    std::string password{}; ///< nats_password
+    std::string token{};    ///< nats_token
+    std::string creds{};    ///< nats_creds: a credentials file (JWT and NKey seed)
+    bool tls = false;       ///< nats_tls: require TLS (implied by the nats_tls_* files)
+    std::string tls_ca{};   ///< nats_tls_ca: the CA certificates to trust
+    std::string tls_cert{}; ///< nats_tls_cert: this client's certificate chain (with tls_key)
+    std::string tls_key{};  ///< nats_tls_key
+    bool json = false;      ///< nats_format = "json" (else "binary")
+    /// nats_subjects: the subject kinds published (bbo, trade, book, status, definition).
+    std::vector<std::string> kinds{"bbo", "trade", "book", "status", "definition"};
+    bool stream = true;          ///< nats_stream: a JetStream last-value stream per feed
+    std::size_t replicas = 1;    ///< nats_replicas: the stream's replicas (a cluster's servers)
+    bool conflate = false;       ///< nats_conflate: a full queue keeps each symbol's latest bbo
+    std::size_t queue = 1 << 18; ///< nats_queue: events queued per feed
+};
+
 struct receiver_config {
     net::backend_kind backend = net::backend_kind::automatic;
     std::size_t workers = 1;
@@ -112,6 +132,7 @@ struct receiver_config {
     std::string shm{};
     std::size_t shm_instruments = 16384; ///< [publish] shm_instruments: slots per feed
     std::size_t shm_events = 65536;      ///< [publish] shm_events: ring entries per feed
+    nats_config nats{};                  ///< [publish] nats...
 };
 
 /// A configuration error; what() reads "FILE:LINE: key 'KEY': PROBLEM".

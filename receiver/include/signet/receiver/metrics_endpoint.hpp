@@ -10,16 +10,20 @@
 // of every feed, signet_feed_latency_seconds and
 // signet_feed_stage_latency_seconds{stage=receive|queue|parse|sequence} histograms, then the
 // families each feed's protocol adds (signet_feed_<protocol part>_*), and per event subscriber
-// (label subscriber) signet_subscriber_{delivered,dropped,conflated,lost_notices}_total.
+// (label subscriber) signet_subscriber_{delivered,dropped,conflated,lost_notices}_total; with
+// [publish] nats, signet_nats_{published,failed,dropped,disconnects,reconnects}_total and the
+// gauge signet_nats_connected.
 
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <signet/net/runtime.hpp>
 #include <signet/receiver/feed_parser.hpp>
+#include <signet/receiver/publish.hpp>
 #include <signet/receiver/subscription.hpp>
 
 namespace prometheus {
@@ -43,6 +47,8 @@ public:
     /// Where the subscribers' counters come from (receiver::start(); any thread may scrape
     /// meanwhile: a mutex guards the source, on the scrape path only).
     void set_subscribers(std::function<std::vector<subscriber_stats>()> source);
+    /// Where the NATS bridge's counters come from (the same rules).
+    void set_nats(std::function<std::optional<nats_stats>()> source);
     metrics_endpoint(metrics_endpoint const&) = delete;
     metrics_endpoint& operator=(metrics_endpoint const&) = delete;
 

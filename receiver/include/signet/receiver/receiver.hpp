@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@
 #include <signet/net/runtime.hpp>
 #include <signet/receiver/config.hpp>
 #include <signet/receiver/feed_parser.hpp>
+#include <signet/receiver/publish.hpp>
 #include <signet/receiver/subscription.hpp>
 
 namespace signet::receiver {
@@ -61,6 +63,7 @@ struct receiver_options {
 
 class metrics_endpoint;
 class shm_publisher;
+class nats_publisher;
 class reporter;
 namespace detail {
 class subscriber;
@@ -98,6 +101,8 @@ public:
     [[nodiscard]] std::size_t subscriber_count() const noexcept { return subscribers_.size(); }
     /// A subscriber's counters (any thread; final after stop()).
     [[nodiscard]] subscriber_stats subscriber(std::size_t i) const;
+    /// The NATS bridge's state and counters ([publish] nats; any thread); none without one.
+    [[nodiscard]] std::optional<nats_stats> nats() const;
 
     [[nodiscard]] receiver_config const& config() const noexcept { return config_; }
     [[nodiscard]] std::size_t feed_count() const noexcept { return feeds_.size(); }
@@ -125,6 +130,7 @@ private:
     void add_feed(feed_config const& config);
     void log_feed_lines(feed_parser const& parser, std::size_t id) const;
     void publish_shm();
+    void publish_nats();
 
     receiver_config config_;
     receiver_options options_;
@@ -137,6 +143,8 @@ private:
     std::unique_ptr<reporter> reporter_;
     std::unique_ptr<metrics_endpoint> endpoint_; // before runtime_ in destruction order
     std::unique_ptr<shm_publisher> shm_;         // [publish] shm
+    std::unique_ptr<nats_publisher> nats_;       // [publish] nats
+    std::size_t nats_subscriber_ = 0;            // its subscriber's index
     std::chrono::steady_clock::time_point started_{};
     std::chrono::steady_clock::time_point stopped_{};
     bool running_ = false;

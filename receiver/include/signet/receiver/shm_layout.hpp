@@ -1,8 +1,8 @@
 #pragma once
 
 // The shared-memory segment a receiver publishes into (config `[publish] shm = "NAME"`): its
-// layout, version 1. docs/publishing.md describes it for readers in other languages (the Python reader,
-// scripts/signet_shm.py, reads exactly this); shm_reader.hpp is the C++ reader.
+// layout, version 1. docs/publishing.md describes it for readers in other languages (the Python
+// reader, scripts/signet_shm.py, reads exactly this); shm_reader.hpp is the C++ reader.
 //
 //   offset 0              segment_header (4096 bytes): magic, version, generation, state, and
 //                         a feed_entry per feed (where its region starts, its sizes)

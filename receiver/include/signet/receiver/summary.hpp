@@ -14,6 +14,7 @@
 #include <string>
 
 #include <signet/receiver/feed_protocol.hpp>
+#include <signet/receiver/publish.hpp>
 #include <signet/receiver/receiver.hpp>
 
 namespace signet::receiver {
@@ -32,5 +33,9 @@ inline constexpr int summary_schema = 2;
 /// The summary for a terminal: per feed its counts, its protocol's lines and the top of book of
 /// the first `books` instruments; then the latency percentiles.
 [[nodiscard]] std::string summary_text(receiver const& receiver, std::size_t books = 5);
+
+/// The NATS bridge in one line ("publish nats nats://...: connected; N published, ..."): the
+/// stats line's and the text summary's.
+[[nodiscard]] std::string nats_line(nats_stats const& n);
 
 } // namespace signet::receiver

@@ -1,0 +1,282 @@
+#include "nats_publisher.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <stdexcept>
+
+#include <spdlog/spdlog.h>
+
+#include <signet/net/log.hpp>
+#include <signet/receiver/event_json.hpp>
+
+#include <nats/nats.h>
+
+namespace signet::receiver {
+
+namespace {
+
+/// A subject token: letters, digits, '-' and '_' pass; anything else (NATS separators and
+/// wildcards, spaces) becomes '_'.
+void append_token(std::string& out, std::string_view text) {
+    for (char const c : text) {
+        bool const plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                           (c >= '0' && c <= '9') || c == '-' || c == '_';
+        out += plain ? c : '_';
+    }
+}
+
+[[noreturn]] void refuse(std::string const& what, natsStatus s) {
+    char const* detail = nats_GetLastError(nullptr);
+    throw std::runtime_error(
+        "[publish] nats: " + what + ": " + natsStatus_GetText(s) +
+        (detail != nullptr && *detail != 0 ? std::string(" (") + detail + ")" : std::string()));
+}
+
+void check(natsStatus s, std::string const& what) {
+    if (s != NATS_OK) {
+        refuse(what, s);
+    }
+}
+
+} // namespace
+
+std::string_view subject_kind(md::event_kind kind) noexcept {
+    switch (kind) {
+    case md::event_kind::bbo:
+        return "bbo";
+    case md::event_kind::trade:
+        return "trade";
+    case md::event_kind::instrument_definition:
+        return "definition";
+    case md::event_kind::trading_status:
+    case md::event_kind::instrument_stale:
+    case md::event_kind::instrument_recovered:
+        return "status";
+    case md::event_kind::events_lost:
+        return "";
+    default: // orders, levels, clears and snapshot marks: the book
+        return "book";
+    }
+}
+
+md::event_mask kinds_of_subjects(std::vector<std::string> const& subjects) noexcept {
+    md::event_mask mask;
+    for (std::size_t k = 0; k < md::event_kinds; ++k) {
+        auto const kind = static_cast<md::event_kind>(k);
+        std::string_view const subject = subject_kind(kind);
+        if (std::find(subjects.begin(), subjects.end(), subject) != subjects.end()) {
+            mask = mask | md::event_mask::of({kind});
+        }
+    }
+    return mask;
+}
+
+nats_publisher::nats_publisher(nats_config const& config, std::vector<std::string> const& feeds)
+    : config_(config)
+    , feeds_(feeds) {
+    for (std::string const& feed : feeds_) {
+        std::string prefix = "signet.";
+        append_token(prefix, feed);
+        prefixes_.push_back(prefix + ".");
+    }
+    subject_.reserve(256);
+    payload_.reserve(1024);
+    check(natsOptions_Create(&options_), "cannot make the connection's options");
+    check(natsOptions_SetURL(options_, config_.url.c_str()),
+          "bad server URL '" + config_.url + "'");
+    check(natsOptions_SetName(options_, "signet receiver"), "SetName");
+    if (!config_.user.empty()) {
+        check(natsOptions_SetUserInfo(options_, config_.user.c_str(), config_.password.c_str()),
+              "nats_user");
+    }
+    if (!config_.token.empty()) {
+        check(natsOptions_SetToken(options_, config_.token.c_str()), "nats_token");
+    }
+    if (!config_.creds.empty()) {
+        check(natsOptions_SetUserCredentialsFromFiles(options_, config_.creds.c_str(), nullptr),
+              "nats_creds '" + config_.creds + "'");
+    }
+    if (config_.tls || !config_.tls_ca.empty() || !config_.tls_cert.empty()) {
+        check(natsOptions_SetSecure(options_, true), "nats_tls");
+        if (!config_.tls_ca.empty()) {
+            check(natsOptions_LoadCATrustedCertificates(options_, config_.tls_ca.c_str()),
+                  "nats_tls_ca '" + config_.tls_ca + "'");
+        }
+        if (!config_.tls_cert.empty()) {
+            check(natsOptions_LoadCertificatesChain(options_, config_.tls_cert.c_str(),
+                                                    config_.tls_key.c_str()),
+                  "nats_tls_cert/nats_tls_key");
+        }
+    }
+    // Reconnect for ever: every 250 ms plus up to 100 ms of jitter; a write that cannot go out
+    // within 2 s counts as a lost connection (a stalled server), so publish() never waits
+    // longer than that.
+    check(natsOptions_SetMaxReconnect(options_, -1), "SetMaxReconnect");
+    check(natsOptions_SetReconnectWait(options_, 250), "SetReconnectWait");
+    check(natsOptions_SetReconnectJitter(options_, 100, 1000), "SetReconnectJitter");
+    check(natsOptions_SetWriteDeadline(options_, 2000), "SetWriteDeadline");
+    check(natsOptions_SetRetryOnFailedConnect(options_, true, &nats_publisher::on_connected, this),
+          "SetRetryOnFailedConnect");
+    check(natsOptions_SetDisconnectedCB(options_, &nats_publisher::on_disconnected, this),
+          "SetDisconnectedCB");
+    check(natsOptions_SetReconnectedCB(options_, &nats_publisher::on_reconnected, this),
+          "SetReconnectedCB");
+    natsStatus const s = natsConnection_Connect(&connection_, options_);
+    if (s == NATS_OK) {
+        on_connected(connection_, this);
+    } else if (s == NATS_NOT_YET_CONNECTED) {
+        SPDLOG_LOGGER_WARN(net::logger(),
+                           "publish nats: {} does not answer yet: connecting in the background "
+                           "(events are buffered meanwhile, then counted as failed)",
+                           config_.url);
+    } else {
+        refuse("cannot connect to " + config_.url, s);
+    }
+    if (config_.stream) {
+        check(natsConnection_JetStream(&js_, connection_, nullptr), "JetStream context");
+    }
+}
+
+nats_publisher::~nats_publisher() {
+    closing_.store(true, std::memory_order_relaxed); // the callbacks below stay quiet
+    jsCtx_Destroy(js_);
+    natsConnection_Destroy(connection_); // closes: what is still buffered is given up
+    natsOptions_Destroy(options_);
+}
+
+void nats_publisher::on_connected(natsConnection* nc, void* self) noexcept {
+    (void)nc;
+    auto* p = static_cast<nats_publisher*>(self);
+    p->connected_.store(true, std::memory_order_relaxed);
+    p->ever_connected_.store(true, std::memory_order_relaxed);
+    // release: pairs with the acquire exchange in publish(), which makes the streams.
+    p->streams_due_.store(true, std::memory_order_release);
+    SPDLOG_LOGGER_INFO(net::logger(), "publish nats: connected to {}", p->config_.url);
+}
+
+void nats_publisher::on_disconnected(natsConnection* nc, void* self) noexcept {
+    (void)nc;
+    auto* p = static_cast<nats_publisher*>(self);
+    if (p->connected_.exchange(false, std::memory_order_relaxed) &&
+        !p->closing_.load(std::memory_order_relaxed)) {
+        p->disconnects_.fetch_add(1, std::memory_order_relaxed);
+        SPDLOG_LOGGER_WARN(net::logger(),
+                           "publish nats: lost the connection to {}: reconnecting (events are "
+                           "buffered meanwhile)",
+                           p->config_.url);
+    }
+}
+
+void nats_publisher::on_reconnected(natsConnection* nc, void* self) noexcept {
+    auto* p = static_cast<nats_publisher*>(self);
+    p->reconnects_.fetch_add(1, std::memory_order_relaxed);
+    on_connected(nc, self);
+}
+
+void nats_publisher::make_streams() noexcept {
+    for (std::size_t i = 0; i < feeds_.size(); ++i) {
+        std::string name = "signet_";
+        append_token(name, feeds_[i]);
+        std::string const base = prefixes_[i] + "*.";
+        std::string const subjects[] = {base + "bbo", base + "trade", base + "status",
+                                        base + "definition"};
+        char const* list[] = {subjects[0].c_str(), subjects[1].c_str(), subjects[2].c_str(),
+                              subjects[3].c_str()};
+        jsStreamConfig c;
+        jsStreamConfig_Init(&c);
+        c.Name = name.c_str();
+        c.Subjects = list;
+        c.SubjectsLen = 4;
+        c.MaxMsgsPerSubject = 1; // the last value of each subject
+        c.Replicas = static_cast<int64_t>(config_.replicas);
+        jsStreamInfo* info = nullptr;
+        jsErrCode error = static_cast<jsErrCode>(0);
+        natsStatus s = js_AddStream(&info, js_, &c, nullptr, &error);
+        if (s != NATS_OK && error == JSStreamNameExistErr) {
+            s = js_UpdateStream(&info, js_, &c, nullptr, &error);
+        }
+        jsStreamInfo_Destroy(info);
+        if (s == NATS_OK) {
+            streams_.fetch_add(1, std::memory_order_relaxed);
+        } else if (stream_errors_.fetch_add(1, std::memory_order_relaxed) == 0) {
+            SPDLOG_LOGGER_WARN(net::logger(),
+                               "publish nats: cannot make the JetStream stream {} ({}, error {}): "
+                               "late consumers get no last values (is JetStream on?)",
+                               name, natsStatus_GetText(s), static_cast<int>(error));
+        }
+    }
+}
+
+void nats_publisher::publish(event_view const& v) noexcept {
+    // acquire: pairs with the release store of a (re)connect: the connection is up.
+    if (js_ != nullptr && streams_due_.exchange(false, std::memory_order_acquire)) {
+        make_streams();
+    }
+    std::string_view const kind = subject_kind(v.event.kind);
+    if (kind.empty()) {
+        return;
+    }
+    std::size_t feed = 0;
+    while (feed + 1 < feeds_.size() && feeds_[feed] != v.feed) {
+        ++feed;
+    }
+    subject_ = prefixes_[feed];
+    if (v.event.instrument == md::all_instruments) {
+        subject_ += "_all";
+    } else if (v.symbol.empty()) { // not defined (yet): its id
+        subject_ += '_';
+        subject_ += std::to_string(v.event.instrument);
+    } else {
+        append_token(subject_, v.symbol);
+    }
+    subject_ += '.';
+    subject_ += kind;
+    payload_.clear();
+    if (config_.json) {
+        append_event_json(payload_, v);
+    } else {
+        std::array<char, nats_layout::size> message;
+        nats_layout::write(v.event, message);
+        payload_.append(message.data(), message.size());
+    }
+    natsStatus const s = natsConnection_Publish(connection_, subject_.c_str(), payload_.data(),
+                                                static_cast<int>(payload_.size()));
+    if (s == NATS_OK) {
+        published_.fetch_add(1, std::memory_order_relaxed);
+        failing_ = false;
+        return;
+    }
+    failed_.fetch_add(1, std::memory_order_relaxed);
+    if (!failing_) { // once per outage
+        failing_ = true;
+        SPDLOG_LOGGER_WARN(net::logger(),
+                           "publish nats: publishing to {} fails ({}): counting the events it "
+                           "loses until it works again",
+                           config_.url, natsStatus_GetText(s));
+    }
+}
+
+void nats_publisher::flush() noexcept {
+    if (connected_.load(std::memory_order_relaxed)) {
+        natsConnection_FlushTimeout(connection_, 2000);
+    }
+}
+
+nats_stats nats_publisher::stats() const {
+    nats_stats s;
+    s.url = config_.url;
+    bool const up = connected_.load(std::memory_order_relaxed);
+    s.state = up                                                ? "connected"
+              : ever_connected_.load(std::memory_order_relaxed) ? "reconnecting"
+                                                                : "connecting";
+    s.published = published_.load(std::memory_order_relaxed);
+    s.failed = failed_.load(std::memory_order_relaxed);
+    s.disconnects = disconnects_.load(std::memory_order_relaxed);
+    s.reconnects = reconnects_.load(std::memory_order_relaxed);
+    s.streams = streams_.load(std::memory_order_relaxed);
+    s.stream_errors = stream_errors_.load(std::memory_order_relaxed);
+    return s;
+}
+
+} // namespace signet::receiver

@@ -1,0 +1,88 @@
+#pragma once
+
+// nats_publisher: the NATS bridge ([publish] nats; docs/publishing.md). The receiver subscribes
+// it *queued* to every feed: the parser contracts only push into bounded queues (full: counted
+// drops, optional bbo conflation), and the publishing runs on the receiver's event workers, so
+// a slow, stalled or absent server never holds a parser. Each event goes out on the subject
+// signet.<feed>.<symbol>.<kind> (kind: bbo, trade, book, status, definition) as the binary
+// layout (publish.hpp's nats_layout: "SGEV", version, the 64-byte md::event) or a JSON object. With
+// nats_stream, a JetStream stream per feed keeps the last bbo, trade, status and definition of
+// every symbol, so a late consumer starts from the current state.
+//
+// The connection (libnats) connects in the background when the server is not there at start,
+// reconnects for ever with backoff and jitter, and buffers what is published meanwhile (up to
+// its reconnect buffer; beyond it, publishing fails: counted, logged once per outage).
+//
+// Threading: construction, flush() and destruction on the controlling thread (flush() after
+// the event workers stopped); publish() on the subscriber's contract (never two at once);
+// stats() from any thread; libnats's callbacks on its threads touch atomics only.
+// Memory orders: every counter is relaxed (a statistic read on its own); streams_due_ is
+// stored with release by the (re)connect callback and exchanged with acquire by publish(),
+// which then makes the streams.
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <signet/md/events.hpp>
+#include <signet/receiver/config.hpp>
+#include <signet/receiver/publish.hpp>
+#include <signet/receiver/subscription.hpp>
+
+struct __natsOptions;
+struct __natsConnection;
+struct __jsCtx;
+
+namespace signet::receiver {
+
+/// The subject kind of an event ("" for events_lost, which is never published).
+[[nodiscard]] std::string_view subject_kind(md::event_kind kind) noexcept;
+/// The event kinds of a list of subject kinds.
+[[nodiscard]] md::event_mask kinds_of_subjects(std::vector<std::string> const& subjects) noexcept;
+
+class nats_publisher {
+public:
+    /// Starts connecting (in the background if the server is not there). Throws
+    /// std::runtime_error for options libnats refuses (a missing TLS or credentials file).
+    nats_publisher(nats_config const& config, std::vector<std::string> const& feeds);
+    nats_publisher(nats_publisher const&) = delete;
+    nats_publisher& operator=(nats_publisher const&) = delete;
+    ~nats_publisher();
+
+    void publish(event_view const& v) noexcept;
+    /// Waits (bounded) until what was published reached the server.
+    void flush() noexcept;
+    [[nodiscard]] nats_stats stats() const;
+    /// The feeds' subjects start with these ("signet.<feed>.").
+    [[nodiscard]] std::string const& prefix(std::size_t feed) const { return prefixes_[feed]; }
+
+private:
+    static void on_connected(__natsConnection* nc, void* self) noexcept;
+    static void on_disconnected(__natsConnection* nc, void* self) noexcept;
+    static void on_reconnected(__natsConnection* nc, void* self) noexcept;
+    void make_streams() noexcept;
+
+    nats_config config_;
+    std::vector<std::string> feeds_;
+    std::vector<std::string> prefixes_;
+    __natsOptions* options_ = nullptr;
+    __natsConnection* connection_ = nullptr;
+    __jsCtx* js_ = nullptr;
+    std::string subject_;  // publish()'s own (reserved)
+    std::string payload_;  // publish()'s own (reserved)
+    bool failing_ = false; // publish()'s own: this outage was logged
+    std::atomic<bool> streams_due_{false};
+    std::atomic<bool> closing_{false}; // the destructor runs: a lost connection is ours
+    std::atomic<bool> connected_{false};
+    std::atomic<bool> ever_connected_{false};
+    std::atomic<std::uint64_t> published_{0};
+    std::atomic<std::uint64_t> failed_{0};
+    std::atomic<std::uint64_t> disconnects_{0};
+    std::atomic<std::uint64_t> reconnects_{0};
+    std::atomic<std::uint64_t> streams_{0};
+    std::atomic<std::uint64_t> stream_errors_{0};
+};
+
+} // namespace signet::receiver
