@@ -11,6 +11,7 @@ import sys
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", required=True)
+    parser.add_argument("--designs", default="raw,inline,queued", help="the designs expected")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -24,13 +25,17 @@ def main():
     with open(args.json) as f:
         points = json.load(f)["points"]
     designs = {p["design"] for p in points}
-    if designs != {"raw", "inline", "queued"}:
+    if designs != set(args.designs.split(",")):
         print(f"designs {sorted(designs)}", file=sys.stderr)
         return 1
     for p in points:
         what = f"{p['design']} at {p['messages_per_s']}"
         if p["packets_received"] != p["packets_sent"] or p["packets_sent"] == 0:
             print(f"{what}: received {p['packets_received']} of {p['packets_sent']}",
+                  file=sys.stderr)
+            return 1
+        if p.get("reader_lost", 0) != 0:
+            print(f"{what}: the reader in the other process lost {p['reader_lost']}",
                   file=sys.stderr)
             return 1
         for key in ("send_to_handler_ns", "kernel_to_handler_ns"):

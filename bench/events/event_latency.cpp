@@ -8,7 +8,11 @@
 //   inline   signet::receiver::receiver (one moldudp64 feed, one worker, the default backend)
 //            with an inline subscription: the handler runs in the feed's parser contract;
 //   queued   the same receiver with a queued subscription: the handler runs as its own work
-//            contract on an event worker (--event-idle block or spin).
+//            contract on an event worker (--event-idle block or spin);
+//   shm      the same receiver publishing into shared memory ([publish] shm): the handler runs
+//            in another process (this program, --reader shm:NAME) that spins on the event ring;
+//   nats     the same receiver publishing to NATS ([publish] nats, --nats URL: a running
+//            nats-server): the handler runs in another process subscribed to the subjects.
 // The handler's first instructions read the clocks; once per packet (the first event of its
 // first message, which carries the send stamp as its exchange time) it records now - send
 // stamp and now - the kernel's receive stamp. Designs run in interleaved rounds at each rate;
@@ -19,6 +23,7 @@
 //
 //   signet_event_latency --rates 100000,1000000 --rounds 3 --duration 3 --json out.json
 //   signet_event_latency --path veth --backend af_xdp --json out.json
+//   signet_event_latency --designs inline,shm,nats --nats nats://127.0.0.1:4222
 
 #include <algorithm>
 #include <array>
@@ -35,9 +40,13 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
@@ -50,12 +59,15 @@
 #include <signet/md/nasdaq/moldudp64.hpp>
 #include <signet/net/unique_fd.hpp>
 #include <signet/receiver/nasdaq/moldudp64_protocol.hpp>
+#include <signet/receiver/publish.hpp>
 #include <signet/receiver/receiver.hpp>
+#include <signet/receiver/shm_reader.hpp>
 
 #include "common.hpp"
 #include "machine_info.hpp"
 #include "network_path.hpp"
 #include "sender.hpp"
+#include <nats/nats.h>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -243,8 +255,10 @@ private:
 /// signet::receiver with one moldudp64 feed and one subscriber (inline or queued).
 class receiver_design final : public design {
 public:
+    /// `publish`: "" (the probe subscribes), "shm:NAME" or "nats:URL" (the probe is in
+    /// another process).
     receiver_design(latency_probe& probe, receiver::delivery_mode mode, bool spin, int cpu,
-                    bool event_spin, net::backend_kind backend) {
+                    bool event_spin, net::backend_kind backend, std::string const& publish) {
         receiver::receiver_config config;
         config.backend = backend;
         config.stats_interval_s = 1;
@@ -266,13 +280,24 @@ public:
         }
         feed.protocol = std::make_shared<receiver::nasdaq::moldudp64_settings>();
         config.feeds.push_back(feed);
+        if (publish.starts_with("shm:")) {
+            config.shm = publish.substr(4);
+            config.shm_events = 1 << 20;
+        } else if (publish.starts_with("nats:")) {
+            config.nats.url = publish.substr(5);
+            config.nats.stream = false; // core subjects: what the consumer reads
+        }
         receiver_ = std::make_unique<receiver::receiver>(
             config, receiver::receiver_options{.stats_lines = false,
                                                .event_idle = event_spin ? idle_strategy::spin
                                                                         : idle_strategy::block});
-        receiver_->subscribe({.name = "probe", .mode = mode, .queue_capacity = 1 << 16},
-                             [&probe](receiver::event_view const& v) { probe.on_event(v.event); });
+        if (publish.empty()) {
+            receiver_->subscribe(
+                {.name = "probe", .mode = mode, .queue_capacity = 1 << 16},
+                [&probe](receiver::event_view const& v) { probe.on_event(v.event); });
+        }
     }
+    [[nodiscard]] receiver::receiver const& get() const { return *receiver_; }
     std::uint16_t port() const override { return receiver_->runtime().local_endpoint(0).port(); }
     void start() override { receiver_->start(); }
     void stop() override { receiver_->stop(); }
@@ -281,6 +306,125 @@ public:
 private:
     std::unique_ptr<receiver::receiver> receiver_;
 };
+
+/// The handler in another process: this program run as `--reader shm:NAME|nats:URL`, its
+/// stdin and stdout pipes to this one. It says "ready" once it reads, records until its stdin
+/// closes, then prints its percentiles as one JSON line.
+class reader_process {
+public:
+    explicit reader_process(std::string const& what) {
+        int in[2];
+        int out[2];
+        if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
+            throw std::system_error(errno, std::generic_category(), "pipe");
+        }
+        pid_ = ::fork();
+        if (pid_ == 0) { // exec at once: nothing of this multi-threaded process is used
+            ::dup2(in[0], STDIN_FILENO);
+            ::dup2(out[1], STDOUT_FILENO);
+            char const* argv[] = {"signet_event_latency", "--reader", what.c_str(), nullptr};
+            ::execv("/proc/self/exe", const_cast<char* const*>(argv));
+            ::_exit(127);
+        }
+        ::close(in[0]);
+        ::close(out[1]);
+        to_ = in[1];
+        from_ = ::fdopen(out[0], "r");
+        if (line().find("ready") == std::string::npos) {
+            throw std::runtime_error("the reader process did not start (" + what + ")");
+        }
+    }
+    /// Closes its stdin and returns what it printed.
+    json finish() {
+        ::close(to_);
+        json const result = json::parse(line());
+        ::fclose(from_);
+        ::waitpid(pid_, nullptr, 0);
+        return result;
+    }
+
+private:
+    std::string line() {
+        char text[4096];
+        return std::fgets(text, sizeof text, from_) != nullptr ? text : "";
+    }
+    pid_t pid_ = -1;
+    int to_ = -1;
+    std::FILE* from_ = nullptr;
+};
+
+bool stdin_closed() {
+    pollfd p{STDIN_FILENO, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0; // readable: EOF (nothing is ever written to it)
+}
+
+json percentiles(metrics::histogram const& h);
+
+/// --reader: the other process's side.
+int run_reader(std::string const& what) {
+    latency_probe probe;
+    probe.record(true);
+    std::uint64_t lost = 0;
+    if (what.starts_with("shm:")) {
+        std::unique_ptr<receiver::shm::reader> r;
+        while (!r) { // the receiver makes the segment first
+            try {
+                r = std::make_unique<receiver::shm::reader>(what.substr(4));
+            } catch (std::exception const&) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1)); // polling its creation
+            }
+        }
+        receiver::shm::cursor c = r->tail(0);
+        std::puts("ready");
+        std::fflush(stdout);
+        md::event e{};
+        for (std::uint64_t idle = 0;;) {
+            receiver::shm::poll const p = r->next(c, e);
+            if (p == receiver::shm::poll::event) {
+                probe.on_event(e);
+                idle = 0;
+            } else if (++idle % 4096 == 0 && stdin_closed()) {
+                break;
+            }
+        }
+        lost = r->lost();
+    } else {
+        natsConnection* nc = nullptr;
+        natsSubscription* sub = nullptr;
+        if (natsConnection_ConnectTo(&nc, what.substr(5).c_str()) != NATS_OK ||
+            natsConnection_SubscribeSync(&sub, nc, "signet.bench.>") != NATS_OK ||
+            natsConnection_Flush(nc) != NATS_OK) {
+            return 1;
+        }
+        natsSubscription_SetPendingLimits(sub, -1, -1);
+        std::puts("ready");
+        std::fflush(stdout);
+        while (true) {
+            natsMsg* msg = nullptr;
+            if (natsSubscription_NextMsg(&msg, sub, 20) == NATS_OK) {
+                std::span<char const> const data(
+                    natsMsg_GetData(msg), static_cast<std::size_t>(natsMsg_GetDataLength(msg)));
+                if (auto const ev = receiver::nats_layout::read(data)) {
+                    probe.on_event(*ev);
+                }
+                natsMsg_Destroy(msg);
+            } else if (stdin_closed()) {
+                break;
+            }
+        }
+        int64_t dropped = 0;
+        natsSubscription_GetDropped(sub, &dropped);
+        lost = static_cast<std::uint64_t>(dropped);
+        natsSubscription_Destroy(sub);
+        natsConnection_Destroy(nc);
+    }
+    json const out{{"events", probe.events()},
+                   {"lost", lost},
+                   {"send_to_handler_ns", percentiles(probe.from_send())},
+                   {"kernel_to_handler_ns", percentiles(probe.from_kernel())}};
+    std::puts(out.dump().c_str());
+    return 0;
+}
 
 json percentiles(metrics::histogram const& h) {
     auto const s = h.take();
@@ -298,20 +442,31 @@ struct settings {
     bool event_spin = false;
     int receiver_cpu = 0;
     int sender_cpu = 1;
+    std::string nats_url;
 };
 
 json run_point(std::string const& name, double messages_per_s, settings const& s,
                bench::packet_templates const& templates) {
     latency_probe probe;
     std::unique_ptr<design> d;
+    std::unique_ptr<reader_process> reader;
+    std::string publish;
+    if (name == "shm") {
+        publish = "shm:signet-bench-" + std::to_string(::getpid());
+    } else if (name == "nats") {
+        publish = "nats:" + s.nats_url;
+    }
     if (name == "raw") {
         d = std::make_unique<raw_design>(probe, s.spin, s.receiver_cpu);
     } else {
-        d = std::make_unique<receiver_design>(probe,
-                                              name == "inline"
-                                                  ? receiver::delivery_mode::inline_call
-                                                  : receiver::delivery_mode::queued,
-                                              s.spin, s.receiver_cpu, s.event_spin, s.backend);
+        d = std::make_unique<receiver_design>(
+            probe,
+            name == "inline" ? receiver::delivery_mode::inline_call
+                             : receiver::delivery_mode::queued,
+            s.spin, s.receiver_cpu, s.event_spin, s.backend, publish);
+    }
+    if (!publish.empty()) {
+        reader = std::make_unique<reader_process>(publish);
     }
     d->start();
     double const packets_per_s = messages_per_s / templates.mean_messages();
@@ -332,6 +487,32 @@ json run_point(std::string const& name, double messages_per_s, settings const& s
         std::this_thread::sleep_for(std::chrono::milliseconds(1)); // polling, not a sync delay
     }
     d->stop();
+    json other;
+    json published;
+    if (reader) {
+        if (name == "nats") { // stop() flushed it to the server; the reader drains it before
+                              // it looks at its stdin (only after 20 ms without a message)
+            auto const n = dynamic_cast<receiver_design const&>(*d).get().nats();
+            published = {
+                {"published", n->published}, {"failed", n->failed}, {"dropped", n->dropped}};
+        }
+        other = reader->finish();
+        if (name == "shm") {
+            ::shm_unlink(("/" + publish.substr(4)).c_str());
+        }
+    }
+    if (!other.is_null()) {
+        return {{"design", name},
+                {"messages_per_s", messages_per_s},
+                {"packets_per_s", packets_per_s},
+                {"packets_sent", out.sent()},
+                {"packets_received", d->packets()},
+                {"events", other["events"]},
+                {"reader_lost", other["lost"]},
+                {"publisher", published},
+                {"send_to_handler_ns", other["send_to_handler_ns"]},
+                {"kernel_to_handler_ns", other["kernel_to_handler_ns"]}};
+    }
     return {{"design", name},
             {"messages_per_s", messages_per_s},
             {"packets_per_s", packets_per_s},
@@ -345,9 +526,6 @@ json run_point(std::string const& name, double messages_per_s, settings const& s
 } // namespace
 
 int main(int argc, char** argv) {
-#if !defined(NDEBUG) || !defined(__OPTIMIZE__)
-    std::printf("Debug build: numbers are not representative\n");
-#endif
     CLI::App app{"signet wire-to-handler latency: raw recvmmsg loop vs the receiver's inline and "
                  "queued subscriptions"};
     std::vector<double> rates{100'000, 1'000'000};
@@ -363,9 +541,12 @@ int main(int argc, char** argv) {
     settings s;
     app.add_option("--rates", rates, "messages/s, paced (packets/s = rate / messages a packet)")
         ->delimiter(',');
-    app.add_option("--designs", designs, "raw, inline, queued")
+    app.add_option("--designs", designs, "raw, inline, queued, shm, nats")
         ->delimiter(',')
-        ->check(CLI::IsMember({"raw", "inline", "queued"}));
+        ->check(CLI::IsMember({"raw", "inline", "queued", "shm", "nats"}));
+    app.add_option("--nats", s.nats_url, "the nats design's server (nats://host:port)");
+    std::string reader;
+    app.add_option("--reader", reader, "internal: the other process of the shm and nats designs");
     app.add_option("--rounds", rounds, "interleaved rounds (every design at every rate)");
     app.add_option("--duration", s.duration_s, "seconds measured per point");
     app.add_option("--warmup", s.warmup_s, "seconds sent before measuring");
@@ -382,6 +563,16 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"auto", "io_uring", "epoll", "af_xdp"}));
     app.add_option("--json", json_path, "write the points here");
     CLI11_PARSE(app, argc, argv);
+    if (!reader.empty()) {
+        return run_reader(reader);
+    }
+#if !defined(NDEBUG) || !defined(__OPTIMIZE__)
+    std::printf("Debug build: numbers are not representative\n");
+#endif
+    if (std::find(designs.begin(), designs.end(), "nats") != designs.end() && s.nats_url.empty()) {
+        std::fprintf(stderr, "the nats design needs --nats URL (a running nats-server)\n");
+        return 2;
+    }
     s.spin = idle == "spin";
     s.event_spin = event_idle == "spin";
     s.receiver_cpu = cpus.empty() ? -1 : cpus[0];
