@@ -67,22 +67,18 @@ int main(int argc, char** argv) {
     std::signal(SIGINT, [](int) { stop_requested = 1; });
     std::signal(SIGTERM, [](int) { stop_requested = 1; });
 
-    natsOptions* options = nullptr;
     natsConnection* nc = nullptr;
     jsCtx* js = nullptr;
     std::vector<natsSubscription*> subs;
-    natsStatus s = natsOptions_Create(&options);
-    if (s == NATS_OK) {
-        s = natsOptions_SetURL(options, server.c_str());
-    }
-    if (s == NATS_OK) {
-        s = natsConnection_Connect(&nc, options);
-    }
+    natsStatus s = natsConnection_ConnectTo(&nc, server.c_str()); // takes a comma list too
     if (s != NATS_OK) {
         return fail(("cannot connect to " + server).c_str(), s);
     }
     if (last) {
-        s = natsConnection_JetStream(&js, nc, nullptr);
+        jsOptions o;
+        jsOptions_Init(&o);
+        o.Wait = 10000; // ms: a cluster that lost a server may be electing a stream leader
+        s = natsConnection_JetStream(&js, nc, &o);
         if (s != NATS_OK) {
             return fail("JetStream", s);
         }
@@ -95,7 +91,16 @@ int main(int argc, char** argv) {
             so.Config.DeliverPolicy = js_DeliverLastPerSubject;
             so.Ordered = true;
             jsErrCode error = static_cast<jsErrCode>(0);
-            s = js_SubscribeSync(&sub, js, subject.c_str(), nullptr, &so, &error);
+            // A cluster that just lost a server may take a while to answer: try for 60 s.
+            for (int attempt = 1;; ++attempt) {
+                s = js_SubscribeSync(&sub, js, subject.c_str(), nullptr, &so, &error);
+                if (s != NATS_TIMEOUT || attempt == 6 || stop_requested != 0) {
+                    break;
+                }
+                std::fprintf(stderr,
+                             "md_subscribe: %s: no answer from JetStream yet, asking again\n",
+                             subject.c_str());
+            }
         } else {
             s = natsConnection_SubscribeSync(&sub, nc, subject.c_str());
         }
@@ -166,6 +171,5 @@ int main(int argc, char** argv) {
     }
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
-    natsOptions_Destroy(options);
     return 0;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
@@ -83,7 +84,17 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
     subject_.reserve(256);
     payload_.reserve(1024);
     check(natsOptions_Create(&options_), "cannot make the connection's options");
-    check(natsOptions_SetURL(options_, config_.url.c_str()),
+    std::vector<std::string> servers; // a comma-separated list: a cluster's servers
+    for (std::size_t at = 0; at <= config_.url.size();) {
+        std::size_t const end = std::min(config_.url.find(',', at), config_.url.size());
+        servers.push_back(config_.url.substr(at, end - at));
+        at = end + 1;
+    }
+    std::vector<char const*> list;
+    for (std::string const& server : servers) {
+        list.push_back(server.c_str());
+    }
+    check(natsOptions_SetServers(options_, list.data(), static_cast<int>(list.size())),
           "bad server URL '" + config_.url + "'");
     check(natsOptions_SetName(options_, "signet receiver"), "SetName");
     if (!config_.user.empty()) {
@@ -175,6 +186,7 @@ void nats_publisher::on_reconnected(natsConnection* nc, void* self) noexcept {
 }
 
 void nats_publisher::make_streams() noexcept {
+    streams_missing_ = false;
     for (std::size_t i = 0; i < feeds_.size(); ++i) {
         std::string name = "signet_";
         append_token(name, feeds_[i]);
@@ -199,10 +211,13 @@ void nats_publisher::make_streams() noexcept {
         jsStreamInfo_Destroy(info);
         if (s == NATS_OK) {
             streams_.fetch_add(1, std::memory_order_relaxed);
-        } else if (stream_errors_.fetch_add(1, std::memory_order_relaxed) == 0) {
+            continue;
+        }
+        streams_missing_ = true;
+        if (stream_errors_.fetch_add(1, std::memory_order_relaxed) == 0) {
             SPDLOG_LOGGER_WARN(net::logger(),
                                "publish nats: cannot make the JetStream stream {} ({}, error {}): "
-                               "late consumers get no last values (is JetStream on?)",
+                               "trying again every second (is JetStream on?)",
                                name, natsStatus_GetText(s), static_cast<int>(error));
         }
     }
@@ -212,6 +227,15 @@ void nats_publisher::publish(event_view const& v) noexcept {
     // acquire: pairs with the release store of a (re)connect: the connection is up.
     if (js_ != nullptr && streams_due_.exchange(false, std::memory_order_acquire)) {
         make_streams();
+    }
+    if (streams_missing_ && connected_.load(std::memory_order_relaxed)) {
+        // A stream the server refused (a cluster still electing its JetStream leader): again
+        // once a second, while there is one.
+        auto const now = std::chrono::steady_clock::now();
+        if (now >= next_stream_try_) {
+            next_stream_try_ = now + std::chrono::seconds(1);
+            make_streams();
+        }
     }
     std::string_view const kind = subject_kind(v.event.kind);
     if (kind.empty()) {

@@ -21,6 +21,7 @@
 // which then makes the streams.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -70,9 +71,11 @@ private:
     __natsOptions* options_ = nullptr;
     __natsConnection* connection_ = nullptr;
     __jsCtx* js_ = nullptr;
-    std::string subject_;  // publish()'s own (reserved)
-    std::string payload_;  // publish()'s own (reserved)
-    bool failing_ = false; // publish()'s own: this outage was logged
+    std::string subject_;          // publish()'s own (reserved)
+    std::string payload_;          // publish()'s own (reserved)
+    bool failing_ = false;         // publish()'s own: this outage was logged
+    bool streams_missing_ = false; // publish()'s own: a stream failed; retried each second
+    std::chrono::steady_clock::time_point next_stream_try_{};
     std::atomic<bool> streams_due_{false};
     std::atomic<bool> closing_{false}; // the destructor runs: a lost connection is ours
     std::atomic<bool> connected_{false};

@@ -156,9 +156,8 @@ void shm_publisher::append(feed_state& f, md::event const& e) noexcept {
     std::uint64_t const p = f.written;
     shm::event_slot& slot = f.ring[p & (f.events - 1)];
     shm::atomic(slot.sequence).store(2 * p + 1, std::memory_order_relaxed); // odd: writing
-    // release fence: a reader that sees any of the event's words below also sees the odd
-    // sequence, so its second load of the sequence tells it the copy may be torn.
-    std::atomic_thread_fence(std::memory_order_release);
+    // Release stores of the words: a reader that reads any of them also sees the odd sequence
+    // (stored before), so its second load of the sequence tells it the copy may be torn.
     shm::store_words(&slot.event, &e, sizeof e);
     // release: pairs with a reader's acquire load of the sequence; the event is whole.
     shm::atomic(slot.sequence).store(2 * p + 2, std::memory_order_release);
@@ -177,9 +176,7 @@ void shm_publisher::update(feed_state& f, std::uint32_t instrument, Change chang
     shm::load_words(&copy, &slot, sizeof copy); // this writer's own words
     std::uint64_t const version = copy.version;
     shm::atomic(slot.version).store(version + 1, std::memory_order_relaxed); // odd: writing
-    // release fence: orders the odd version before the field stores (see append()).
-    std::atomic_thread_fence(std::memory_order_release);
-    change(copy);
+    change(copy); // then release stores of the words, after the odd version (see append())
     last_change const& last = f.last[instrument];
     copy.sequence = last.sequence;
     copy.receive_ns = last.receive_ns;

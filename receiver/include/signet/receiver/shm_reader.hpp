@@ -132,9 +132,7 @@ public:
                 return false;
             }
             if ((before & 1) == 0) {
-                load_words(&out, &slot, sizeof out);
-                // acquire fence: the copy's loads happen before the second version load.
-                std::atomic_thread_fence(std::memory_order_acquire);
+                load_words(&out, &slot, sizeof out); // acquire loads: before the re-check
                 if (atomic(slot.version).load(std::memory_order_relaxed) == before) {
                     return true;
                 }
@@ -160,8 +158,7 @@ public:
         // acquire: pairs with the writer's release store of the slot's even sequence.
         std::uint64_t const seen = atomic(slot.sequence).load(std::memory_order_acquire);
         if (seen == want) {
-            load_words(&out, &slot.event, sizeof out);
-            std::atomic_thread_fence(std::memory_order_acquire);
+            load_words(&out, &slot.event, sizeof out); // acquire loads: before the re-check
             if (atomic(slot.sequence).load(std::memory_order_relaxed) == want) {
                 ++c.position;
                 return poll::event;
