@@ -133,6 +133,7 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
           "SetDisconnectedCB");
     check(natsOptions_SetReconnectedCB(options_, &nats_publisher::on_reconnected, this),
           "SetReconnectedCB");
+    check(natsOptions_SetClosedCB(options_, &nats_publisher::on_closed, this), "SetClosedCB");
     natsStatus const s = natsConnection_Connect(&connection_, options_);
     if (s == NATS_OK) {
         on_connected(connection_, this);
@@ -145,12 +146,26 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
         refuse("cannot connect to " + config_.url, s);
     }
     if (config_.stream) {
-        check(natsConnection_JetStream(&js_, connection_, nullptr), "JetStream context");
+        if (natsStatus const js = natsConnection_JetStream(&js_, connection_, nullptr);
+            js != NATS_OK) {
+            shut();
+            refuse("JetStream context", js);
+        }
     }
 }
 
+void nats_publisher::shut() noexcept {
+    if (connection_ == nullptr) {
+        return;
+    }
+    closing_.store(true, std::memory_order_relaxed); // the callbacks stay quiet
+    natsConnection_Close(connection_);
+    std::unique_lock lock(closed_mutex_); // libnats calls nothing of ours after on_closed
+    closed_cv_.wait_for(lock, std::chrono::seconds(5), [this] { return closed_; });
+}
+
 nats_publisher::~nats_publisher() {
-    closing_.store(true, std::memory_order_relaxed); // the callbacks below stay quiet
+    shut();
     jsCtx_Destroy(js_);
     natsConnection_Destroy(connection_); // closes: what is still buffered is given up
     natsOptions_Destroy(options_);
@@ -183,6 +198,14 @@ void nats_publisher::on_reconnected(natsConnection* nc, void* self) noexcept {
     auto* p = static_cast<nats_publisher*>(self);
     p->reconnects_.fetch_add(1, std::memory_order_relaxed);
     on_connected(nc, self);
+}
+
+void nats_publisher::on_closed(natsConnection* nc, void* self) noexcept {
+    (void)nc;
+    auto* p = static_cast<nats_publisher*>(self);
+    std::lock_guard const lock(p->closed_mutex_);
+    p->closed_ = true;
+    p->closed_cv_.notify_one();
 }
 
 void nats_publisher::make_streams() noexcept {

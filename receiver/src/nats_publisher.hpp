@@ -15,14 +15,18 @@
 //
 // Threading: construction, flush() and destruction on the controlling thread (flush() after
 // the event workers stopped); publish() on the subscriber's contract (never two at once);
-// stats() from any thread; libnats's callbacks on its threads touch atomics only.
+// stats() from any thread; libnats's callbacks on its threads touch atomics only, but the
+// closed one, its last, which the destructor waits for (a mutex and a condition variable, off
+// every hot path) before the object goes.
 // Memory orders: every counter is relaxed (a statistic read on its own); streams_due_ is
 // stored with release by the (re)connect callback and exchanged with acquire by publish(),
 // which then makes the streams.
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,7 +67,10 @@ private:
     static void on_connected(__natsConnection* nc, void* self) noexcept;
     static void on_disconnected(__natsConnection* nc, void* self) noexcept;
     static void on_reconnected(__natsConnection* nc, void* self) noexcept;
+    static void on_closed(__natsConnection* nc, void* self) noexcept;
     void make_streams() noexcept;
+    /// Closes the connection and waits for libnats's last callback.
+    void shut() noexcept;
 
     nats_config config_;
     std::vector<std::string> feeds_;
@@ -78,6 +85,10 @@ private:
     std::chrono::steady_clock::time_point next_stream_try_{};
     std::atomic<bool> streams_due_{false};
     std::atomic<bool> closing_{false}; // the destructor runs: a lost connection is ours
+    // The closed callback is libnats's last call into this object: the destructor waits for it.
+    std::mutex closed_mutex_;
+    std::condition_variable closed_cv_;
+    bool closed_ = false; // guarded by closed_mutex_
     std::atomic<bool> connected_{false};
     std::atomic<bool> ever_connected_{false};
     std::atomic<std::uint64_t> published_{0};
