@@ -4,6 +4,7 @@
 // readers racing the writer never see a torn slot or event (stress, under ThreadSanitizer).
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -198,6 +199,62 @@ TEST(SharedMemory, AReaderInAnotherProcessFollowsTheEvents) {
     ASSERT_EQ(::waitpid(child, &status, 0), child);
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// A reader killed mid-read (SIGKILL while it copies slots in a loop) leaves nothing behind: the
+// writer goes on, and a new reader sees every slot consistent, with its last change, and
+// every event.
+TEST(SharedMemory, AReaderKilledMidReadLeavesNothingBehind) {
+    signet::test::watchdog dog(120s, "AReaderKilledMidRead");
+    unlink_at_end const segment{segment_name("killed")};
+    signet::receiver::shm_publisher writer(segment.name, {"killed"}, 4, 1 << 15);
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    pid_t const child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) { // reads for ever, until killed
+        shm::reader reader(segment.name);
+        shm::instrument_slot s{};
+        char const go = 1;
+        (void)::write(ready[1], &go, 1);
+        for (std::uint32_t id = 0;; id = (id + 1) % 4) {
+            (void)reader.read_instrument(0, id, s);
+        }
+    }
+    char go = 0;
+    ASSERT_EQ(::read(ready[0], &go, 1), 1); // the child has the segment mapped and reads
+    md::event e{};
+    e.kind = md::event_kind::trading_status;
+    for (std::uint64_t k = 1; k <= 20'000; ++k) { // the writer, while the child copies slots
+        e.instrument = static_cast<std::uint32_t>(k % 4);
+        e.sequence = k;
+        writer.on_event(0, e);
+        if (k == 10'000) {
+            ASSERT_EQ(::kill(child, SIGKILL), 0);
+        }
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFSIGNALED(status));
+    shm::reader after(segment.name);
+    EXPECT_FALSE(after.closed());
+    for (std::uint32_t id = 0; id < 4; ++id) {
+        shm::instrument_slot s{};
+        ASSERT_TRUE(after.read_instrument(0, id, s)) << id;
+        EXPECT_EQ(s.version % 2, 0U) << id;  // no write left half done
+        EXPECT_EQ(s.sequence % 4, id) << id; // its own last change
+        EXPECT_GE(s.sequence, 20'000U - 4) << id;
+    }
+    EXPECT_EQ(after.retries(), 0U); // nothing in the segment waits on the dead reader
+    shm::cursor c{};
+    md::event got{};
+    std::uint64_t events = 0;
+    while (after.next(c, got) == shm::poll::event) {
+        ++events;
+    }
+    EXPECT_EQ(events, 20'000U);
+    ::close(ready[0]);
+    ::close(ready[1]);
 }
 
 TEST(SharedMemory, ABadSegmentIsOneClearError) {
