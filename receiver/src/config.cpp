@@ -191,9 +191,14 @@ void read_nats(config_reader const& publish, nats_config& n) {
         }
     };
     string("nats", n.url);
-    if (publish.has("nats") && !n.url.starts_with("nats://") && !n.url.starts_with("tls://")) {
-        publish.fail("nats", "expected a server URL, \"nats://host:port\" (or tls://; a "
-                             "comma-separated list for a cluster)");
+    if (publish.has("nats")) {
+        for (std::string const& server : comma_list(n.url)) {
+            if (!server.starts_with("nats://") && !server.starts_with("tls://")) {
+                publish.fail("nats", "expected a server URL, \"nats://host:port\" (or tls://; "
+                                     "a comma-separated list for a cluster), got '" +
+                                         server + "'");
+            }
+        }
     }
     string("nats_user", n.user);
     string("nats_password", n.password);
@@ -209,19 +214,14 @@ void read_nats(config_reader const& publish, nats_config& n) {
     }
     n.json = publish.get_enum("nats_format", false, {{"binary", false}, {"json", true}});
     if (publish.has("nats_subjects")) {
-        std::string const list = publish.get_string("nats_subjects");
-        n.kinds.clear();
-        for (std::size_t at = 0; at <= list.size();) {
-            std::size_t const end = std::min(list.find(',', at), list.size());
-            std::string const kind = list.substr(at, end - at);
+        n.kinds = comma_list(publish.get_string("nats_subjects"));
+        for (std::string const& kind : n.kinds) {
             if (kind != "bbo" && kind != "trade" && kind != "book" && kind != "status" &&
                 kind != "definition") {
                 publish.fail("nats_subjects", "expected a comma-separated list of bbo, trade, "
                                               "book, status, definition; got '" +
                                                   kind + "'");
             }
-            n.kinds.push_back(kind);
-            at = end + 1;
         }
     }
     n.stream = publish.get_bool("nats_stream", n.stream);

@@ -1,5 +1,6 @@
 #include "config_reader.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -142,6 +143,16 @@ std::optional<net::udp_endpoint> config_reader::get_server(std::string_view key,
         fail(key, "expected " + std::string(what) + "'s unicast \"ip:port\"");
     }
     return endpoint;
+}
+
+std::vector<std::string> comma_list(std::string_view list) {
+    std::vector<std::string> items;
+    for (std::size_t at = 0; at <= list.size();) {
+        std::size_t const end = std::min(list.find(',', at), list.size());
+        items.emplace_back(list.substr(at, end - at));
+        at = end + 1;
+    }
+    return items;
 }
 
 } // namespace signet::receiver

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <toml++/toml.h>
 
@@ -20,6 +21,10 @@
 #include <signet/receiver/config.hpp>
 
 namespace signet::receiver {
+
+/// The items of a comma-separated list ("a,b" -> a, b; "" -> one empty item): config values
+/// that hold several (nats servers, nats_subjects).
+[[nodiscard]] std::vector<std::string> comma_list(std::string_view list);
 
 class config_reader {
 public:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 #include <signet/net/log.hpp>
 #include <signet/receiver/event_json.hpp>
 
+#include "config_reader.hpp"
 #include <nats/nats.h>
 
 namespace signet::receiver {
@@ -84,12 +86,7 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
     subject_.reserve(256);
     payload_.reserve(1024);
     check(natsOptions_Create(&options_), "cannot make the connection's options");
-    std::vector<std::string> servers; // a comma-separated list: a cluster's servers
-    for (std::size_t at = 0; at <= config_.url.size();) {
-        std::size_t const end = std::min(config_.url.find(',', at), config_.url.size());
-        servers.push_back(config_.url.substr(at, end - at));
-        at = end + 1;
-    }
+    std::vector<std::string> const servers = comma_list(config_.url); // a cluster: several
     std::vector<char const*> list;
     for (std::string const& server : servers) {
         list.push_back(server.c_str());
@@ -272,8 +269,9 @@ void nats_publisher::publish(event_view const& v) noexcept {
     if (v.event.instrument == md::all_instruments) {
         subject_ += "_all";
     } else if (v.symbol.empty()) { // not defined (yet): its id
-        subject_ += '_';
-        subject_ += std::to_string(v.event.instrument);
+        std::array<char, 12> id{'_'};
+        auto const end = std::to_chars(id.data() + 1, id.data() + id.size(), v.event.instrument);
+        subject_.append(id.data(), end.ptr);
     } else {
         append_token(subject_, v.symbol);
     }

@@ -125,11 +125,16 @@ receiver::receiver(receiver_config config, receiver_options options)
     }
 }
 
-void receiver::publish_shm() {
+std::vector<std::string> receiver::feed_names() const {
     std::vector<std::string> names;
     for (auto const& f : feeds_) {
         names.push_back(f.parser->config().name);
     }
+    return names;
+}
+
+void receiver::publish_shm() {
+    std::vector<std::string> const names = feed_names();
     shm_ = std::make_unique<shm_publisher>(config_.shm, names, config_.shm_instruments,
                                            config_.shm_events);
     for (std::size_t i = 0; i < names.size(); ++i) { // inline: the feed's contract writes
@@ -141,11 +146,7 @@ void receiver::publish_shm() {
 }
 
 void receiver::publish_nats() {
-    std::vector<std::string> names;
-    for (auto const& f : feeds_) {
-        names.push_back(f.parser->config().name);
-    }
-    nats_ = std::make_unique<nats_publisher>(config_.nats, names);
+    nats_ = std::make_unique<nats_publisher>(config_.nats, feed_names());
     // Queued: the parsers only push; the publishing runs on an event worker of its own.
     nats_subscriber_ = subscribe({.name = "nats",
                                   .kinds = kinds_of_subjects(config_.nats.kinds),

@@ -221,7 +221,8 @@ std::span<summary_field const> summary_fields() noexcept {
              "conflated (bbos replaced by a later one), lost_notices (events_lost delivered)",
              false},
             {"publish",
-             "with [publish] nats: nats.url, state (connecting, connected, reconnecting), "
+             "empty, or with [publish] nats: nats.url, state (connecting, connected, "
+             "reconnecting), "
              "published, failed (refused by the connection: its reconnect buffer full), dropped "
              "(its queue full), disconnects, reconnects, streams (JetStream streams made), "
              "stream_errors",
@@ -272,6 +273,7 @@ std::string summary_json(receiver const& r) {
                                     {"conflated", s.conflated},
                                     {"lost_notices", s.lost_notices}});
     }
+    j["publish"] = json::object(); // what the receiver publishes to (none: empty)
     if (auto const n = r.nats()) {
         j["publish"]["nats"] = {{"url", n->url},
                                 {"state", n->state},

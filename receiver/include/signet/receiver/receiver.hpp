@@ -129,6 +129,7 @@ private:
     };
     void add_feed(feed_config const& config);
     void log_feed_lines(feed_parser const& parser, std::size_t id) const;
+    [[nodiscard]] std::vector<std::string> feed_names() const;
     void publish_shm();
     void publish_nats();
 
