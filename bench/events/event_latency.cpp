@@ -64,6 +64,7 @@
 #include <signet/receiver/shm_reader.hpp>
 
 #include "common.hpp"
+#include "latency_probe.hpp"
 #include "machine_info.hpp"
 #include "network_path.hpp"
 #include "sender.hpp"
@@ -74,44 +75,8 @@ namespace {
 
 using namespace signet;
 using json = nlohmann::ordered_json;
-
-/// The user's handler: its first instruction reads the clock; once per stamped message it
-/// records the two latencies (one writer: the handler runs on one thread at a time).
-class latency_probe {
-public:
-    void on_event(md::event const& e) noexcept {
-        // The first instructions: the sender stamps CLOCK_MONOTONIC, the kernel CLOCK_REALTIME.
-        std::uint64_t const now = bench::monotonic_ns();
-        timespec t{};
-        ::clock_gettime(CLOCK_REALTIME, &t); // the kernel's own clock, not a per-thread anchor
-        std::uint64_t const now_realtime = static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u +
-                                           static_cast<std::uint64_t>(t.tv_nsec);
-        ++events_;
-        if (e.sequence == last_sequence_ || !recording_.load(std::memory_order_relaxed)) {
-            return; // relaxed: a flag the controlling thread flips between phases
-        }
-        std::uint64_t const from_send = (now - e.exchange_ns) & bench::timestamp_mask;
-        if (from_send > 1'000'000'000) {
-            return; // not the stamped message of its packet (a generator's timestamp)
-        }
-        last_sequence_ = e.sequence;
-        send_.record(from_send);
-        if (e.receive_ns != 0 && now_realtime > e.receive_ns) {
-            kernel_.record(now_realtime - e.receive_ns);
-        }
-    }
-    void record(bool on) noexcept { recording_.store(on, std::memory_order_relaxed); }
-    [[nodiscard]] metrics::histogram const& from_send() const noexcept { return send_; }
-    [[nodiscard]] metrics::histogram const& from_kernel() const noexcept { return kernel_; }
-    [[nodiscard]] std::uint64_t events() const noexcept { return events_; }
-
-private:
-    std::atomic<bool> recording_{false};
-    std::uint64_t last_sequence_ = 0;
-    std::uint64_t events_ = 0;
-    metrics::histogram send_;
-    metrics::histogram kernel_;
-};
+using bench::latency_probe;
+using bench::percentiles;
 
 struct probe_sink final : md::event_sink {
     latency_probe* probe;
@@ -358,8 +323,6 @@ bool stdin_closed() {
     return ::poll(&p, 1, 0) > 0; // readable: EOF (nothing is ever written to it)
 }
 
-json percentiles(metrics::histogram const& h);
-
 /// --reader: the other process's side.
 int run_reader(std::string const& what) {
     latency_probe probe;
@@ -424,14 +387,6 @@ int run_reader(std::string const& what) {
                    {"kernel_to_handler_ns", percentiles(probe.from_kernel())}};
     std::puts(out.dump().c_str());
     return 0;
-}
-
-json percentiles(metrics::histogram const& h) {
-    auto const s = h.take();
-    return {{"p50", s.percentile(0.50)},
-            {"p99", s.percentile(0.99)},
-            {"p999", s.percentile(0.999)},
-            {"count", s.count}};
 }
 
 struct settings {

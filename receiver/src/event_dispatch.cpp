@@ -106,7 +106,9 @@ void subscriber::lose(feed_queue& q, md::event const& e) noexcept {
 void subscriber::push(feed_queue& q, md::event const& e) noexcept {
     bool const lagging = q.unreported_lost != 0 || !q.pending.empty();
     if ((!lagging || catch_up(q)) && q.queue.push(e)) {
-        contract_.schedule(); // after the push: the run sees it
+        if (q.pushes_in_run++ == 0) {
+            contract_.schedule(); // after the push: the run sees it (the rest: flush())
+        }
         return;
     }
     lose(q, e);
@@ -116,7 +118,12 @@ void subscriber::push(feed_queue& q, md::event const& e) noexcept {
 }
 
 void subscriber::flush(feed_queue& q) noexcept {
+    bool wake = q.pushes_in_run > 1; // pushed after the run's first schedule
+    q.pushes_in_run = 0;
     if ((q.unreported_lost != 0 || !q.pending.empty()) && catch_up(q)) {
+        wake = true;
+    }
+    if (wake) {
         contract_.schedule();
     }
 }

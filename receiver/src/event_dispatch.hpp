@@ -13,9 +13,14 @@
 //   - An instrument's symbol is written once, before `defined` is stored with release; a
 //     consumer reads it only after an acquire load of `defined` saw true. It is never written
 //     again, so a consumer reading it races with nothing.
-//   - No signal is lost: the producer schedules the subscriber's contract after every push; a
-//     schedule during a run causes exactly one more run (work_contract_group), and a run that
-//     leaves events in a queue schedules itself again (token.schedule()).
+//   - No signal is lost: the producer schedules the subscriber's contract after the first push
+//     of each parser run (the consumer starts at once) and again in flush() at the end of the
+//     run when it pushed more after that one (one schedule per run, not one per event: each is
+//     a read-modify-write of a line the event workers share). Every push is thus followed by a
+//     schedule; a schedule during a run causes exactly one more run (work_contract_group), and
+//     a run that leaves events in a queue schedules itself again (token.schedule()). The
+//     receiver calls flush() after every parser run (feed_dispatcher::end_of_run()), also the
+//     last one at stop.
 //   - The counters are relaxed: each is a statistic read on its own (delivered and
 //     lost_notices have one writer, the consumer; dropped and conflated one per feed).
 //   Producer-only state (the unreported loss, the bbos kept by conflation) is touched by the
@@ -63,6 +68,7 @@ struct feed_queue {
     instrument_entry const* instruments;
     // Producer only.
     std::uint64_t unreported_lost = 0;      // dropped since the last events_lost that went in
+    std::uint64_t pushes_in_run = 0;        // since the last flush(); the first one schedules
     std::vector<std::int32_t> pending_slot; // conflation: per instrument id, index in pending
     std::vector<md::event> pending;         // conflation: kept bbos, oldest first
 };

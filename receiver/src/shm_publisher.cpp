@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <ctime>
 #include <stdexcept>
@@ -188,6 +189,48 @@ void shm_publisher::update(feed_state& f, std::uint32_t instrument, Change chang
     shm::atomic(slot.version).store(version + 2, std::memory_order_release);
 }
 
+void shm_publisher::write_levels(feed_state& f, std::uint32_t instrument,
+                                 std::span<book_level const> bids,
+                                 std::span<book_level const> asks) noexcept {
+    shm::instrument_slot& slot = f.slots[instrument];
+    // This writer's own words: plain reads are exact (no other writer).
+    std::uint64_t const version = slot.version;
+    std::size_t const old_bids = slot.bid_levels;
+    std::size_t const old_asks = slot.ask_levels;
+    shm::atomic(slot.version).store(version + 1, std::memory_order_relaxed); // odd: writing
+    // Then release stores of the words, after the odd version (see append()). The word that
+    // holds the level counts also holds bytes of the definition and status: kept as they are.
+    constexpr std::size_t counts_word = offsetof(shm::instrument_slot, bid_levels) / 8;
+    static_assert(offsetof(shm::instrument_slot, ask_levels) / 8 == counts_word);
+    auto* words = reinterpret_cast<std::uint64_t*>(&slot);
+    std::uint64_t counts = words[counts_word];
+    auto* bytes = reinterpret_cast<std::uint8_t*>(&counts);
+    bytes[offsetof(shm::instrument_slot, bid_levels) % 8] = static_cast<std::uint8_t>(bids.size());
+    bytes[offsetof(shm::instrument_slot, ask_levels) % 8] = static_cast<std::uint8_t>(asks.size());
+    std::atomic_ref<std::uint64_t>(words[counts_word]).store(counts, std::memory_order_release);
+    last_change const& last = f.last[instrument];
+    struct {
+        std::uint64_t sequence, receive_ns, exchange_ns, updates;
+    } const change{last.sequence, last.receive_ns, last.exchange_ns, slot.updates + 1};
+    static_assert(offsetof(shm::instrument_slot, updates) ==
+                  offsetof(shm::instrument_slot, sequence) + 24);
+    shm::store_words(&slot.sequence, &change, sizeof change);
+    auto const side = [](std::span<book_level const> from, std::size_t before,
+                         std::array<shm::level, shm::depth>& to) {
+        std::array<shm::level, shm::depth> out{};
+        for (std::size_t i = 0; i < from.size(); ++i) {
+            out[i] = {from[i].price, from[i].size, from[i].orders, 0};
+        }
+        // The valid ones and those valid before (cleared): the rest are zero already.
+        shm::store_words(to.data(), out.data(),
+                         std::max(from.size(), std::min(before, shm::depth)) * sizeof(shm::level));
+    };
+    side(bids, old_bids, slot.bids);
+    side(asks, old_asks, slot.asks);
+    // release: pairs with a reader's acquire load of the version; the slot is consistent.
+    shm::atomic(slot.version).store(version + 2, std::memory_order_release);
+}
+
 void shm_publisher::mark(feed_state& f, std::uint32_t instrument) noexcept {
     if (f.dirty[instrument] == 0) {
         f.dirty[instrument] = 1;
@@ -262,16 +305,7 @@ void shm_publisher::end_of_run(std::size_t feed, feed_protocol const& protocol,
         std::array<book_level, shm::depth> asks{};
         std::size_t const nb = protocol.book_levels(id, 'B', bids);
         std::size_t const na = protocol.book_levels(id, 'S', asks);
-        update(f, id, [&](shm::instrument_slot& s) {
-            s.bid_levels = static_cast<std::uint8_t>(nb);
-            s.ask_levels = static_cast<std::uint8_t>(na);
-            for (std::size_t i = 0; i < shm::depth; ++i) {
-                s.bids[i] = i < nb ? shm::level{bids[i].price, bids[i].size, bids[i].orders, 0}
-                                   : shm::level{};
-                s.asks[i] = i < na ? shm::level{asks[i].price, asks[i].size, asks[i].orders, 0}
-                                   : shm::level{};
-            }
-        });
+        write_levels(f, id, std::span(bids).first(nb), std::span(asks).first(na));
     }
     f.marked.clear();
     // relaxed: a value read on its own.

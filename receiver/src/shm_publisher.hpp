@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,11 @@ private:
     /// times come from `last`).
     template <typename Change>
     void update(feed_state& f, std::uint32_t instrument, Change change) noexcept;
+    /// The same for a book change, storing only the words that change: the level counts, the
+    /// last change, and the levels now valid or valid before (end_of_run's path, per changed
+    /// instrument and run).
+    void write_levels(feed_state& f, std::uint32_t instrument, std::span<book_level const> bids,
+                      std::span<book_level const> asks) noexcept;
 
     std::string name_;
     int lock_fd_ = -1; // the segment's descriptor, locked (one writer per name)

@@ -28,6 +28,10 @@ import time
 import traceback
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "scripts", "lib"))
+from nats_server import NatsServer  # noqa: E402
+
 
 class Network:
     """Where the cases' traffic goes: loopback, or the veth pair for the af_xdp backend."""
@@ -1622,58 +1626,10 @@ shm_events = 1048576
                          [list(l) for l in want[key]])
 
 
-class NatsServer:
-    """A real nats-server with JetStream on loopback (a store of its own under `workdir`),
-    started by the test and stopped (or killed) by it."""
-
-    def __init__(self, workdir, port=None, name="n1", cluster=None):
-        """cluster: (this server's route port, the other servers' route ports)."""
-        binary = shutil.which("nats-server")
-        assert binary, "nats-server is not installed (scripts/install-deps installs it)"
-        self.port = port or free_port()
-        self.monitor = free_port()
-        self.store = os.path.join(workdir, f"nats-{name}")
-        self.log = os.path.join(workdir, f"nats-{name}.log")
-        self.command = [binary, "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", self.store,
-                        "-m", str(self.monitor), "-n", name]
-        if cluster:
-            route, others = cluster
-            self.command += ["--cluster_name", "signet", "--cluster", f"nats://127.0.0.1:{route}",
-                             "--routes", ",".join(f"nats://127.0.0.1:{p}" for p in others)]
-        self.process = None
-        self.start()
-
-    def monitor_page(self, page):
-        """A page of the server's monitoring endpoint, parsed."""
-        import urllib.request
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor}/{page}", timeout=10) as r:
-            return json.loads(r.read())
-
-    def jsz(self):
-        """The server's JetStream report, with the streams and their configs."""
-        return self.monitor_page("jsz?streams=true&config=true")
-
-    def start(self):
-        with open(self.log, "a") as log:
-            self.process = subprocess.Popen(self.command, stdout=log, stderr=log)
-        def accepts():
-            with socket.socket() as s:
-                return s.connect_ex(("127.0.0.1", self.port)) == 0
-        wait_until(lambda: self.process.poll() is not None or accepts(), 30, "nats-server to listen")
-        assert self.process.poll() is None, open(self.log).read()[-2000:]
-
-    def kill(self):
-        self.process.kill()
-        self.process.wait(timeout=30)
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=30)
-
-    @property
-    def url(self):
-        return f"nats://127.0.0.1:{self.port}"
+def nats_server(workdir, port=None, **options):
+    """A real nats-server with JetStream on loopback (scripts/lib/nats_server.py) on this part's
+    ports, started by the test and stopped (or killed) by it."""
+    return NatsServer(workdir, port or free_port(), free_port(), **options)
 
 
 def md_subscribe(args, url, *extra):
@@ -1711,7 +1667,7 @@ def case_nats_consumers_get_every_event_and_late_ones_the_last_values(args, work
     """[publish] nats into a real nats-server: a consumer subscribed before the stream gets every
     event the receiver published (their last bbos are the receiver's books); a consumer that
     starts after the stream gets each symbol's current bbo first from the JetStream stream."""
-    server = NatsServer(workdir)
+    server = nats_server(workdir)
     try:
         port = free_port()
         receiver = Receiver(args.receiver, single_feed_config(
@@ -1755,7 +1711,7 @@ def case_nats_outages_leave_the_receiver_unaffected(args, workdir, backend):
     server = None
     try:
         receiver.wait_total_packets(500, feed=feed)
-        server = NatsServer(workdir, nats_port)
+        server = nats_server(workdir, nats_port)
         wait_until(lambda: receiver.find("publish nats: connected"), 30, "the connection")
         server.kill()
         wait_until(lambda: receiver.find("lost the connection"), 30, "the lost connection")
@@ -1782,7 +1738,7 @@ def case_nats_cluster_keeps_the_last_values_through_a_node_loss(args, workdir, b
     happened; a consumer started afterwards gets each symbol's bbo from the streams, equal to
     the receivers' final books."""
     routes = [free_port() for _ in range(3)]
-    servers = [NatsServer(workdir, name=f"n{i + 1}",
+    servers = [nats_server(workdir, name=f"n{i + 1}",
                           cluster=(routes[i], [r for j, r in enumerate(routes) if j != i]))
                for i in range(3)]
     urls = ",".join(server.url for server in servers)
