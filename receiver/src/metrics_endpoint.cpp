@@ -209,6 +209,9 @@ public:
                             static_cast<double>(n->disconnects));
                 out.counter("signet_nats_reconnects_total", "NATS connections made again", labels,
                             static_cast<double>(n->reconnects));
+                out.counter("signet_nats_stream_unstored_total",
+                            "Messages the JetStream last-value streams did not store", labels,
+                            static_cast<double>(n->stream_unstored));
             }
         }
         return out.take();

@@ -82,7 +82,11 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
         std::string prefix = "signet.";
         append_token(prefix, feed);
         prefixes_.push_back(prefix + ".");
+        std::string stream = "signet_";
+        append_token(stream, feed);
+        stream_names_.push_back(stream);
     }
+    stream_sent_ = std::make_unique<std::atomic<std::uint64_t>[]>(feeds_.size());
     subject_.reserve(256);
     payload_.reserve(1024);
     check(natsOptions_Create(&options_), "cannot make the connection's options");
@@ -148,6 +152,9 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
             shut();
             refuse("JetStream context", js);
         }
+        watch_ = std::make_unique<nats_stream_watch>(
+            connection_, stream_names_, stream_sent_.get(),
+            [this] { return disconnects_.load(std::memory_order_relaxed); });
     }
 }
 
@@ -162,6 +169,7 @@ void nats_publisher::shut() noexcept {
 }
 
 nats_publisher::~nats_publisher() {
+    watch_.reset(); // its requests use the connection
     shut();
     jsCtx_Destroy(js_);
     natsConnection_Destroy(connection_); // closes: what is still buffered is given up
@@ -208,8 +216,7 @@ void nats_publisher::on_closed(natsConnection* nc, void* self) noexcept {
 void nats_publisher::make_streams() noexcept {
     streams_missing_ = false;
     for (std::size_t i = 0; i < feeds_.size(); ++i) {
-        std::string name = "signet_";
-        append_token(name, feeds_[i]);
+        std::string const& name = stream_names_[i];
         std::string const base = prefixes_[i] + "*.";
         std::string const subjects[] = {base + "bbo", base + "trade", base + "status",
                                         base + "definition"};
@@ -289,6 +296,11 @@ void nats_publisher::publish(event_view const& v) noexcept {
                                                 static_cast<int>(payload_.size()));
     if (s == NATS_OK) {
         published_.fetch_add(1, std::memory_order_relaxed);
+        if (js_ != nullptr && kind != "book") { // one of its stream's subjects
+            std::atomic<std::uint64_t>& sent = stream_sent_[feed];
+            // relaxed, one writer: a count the stream watch reads on its own.
+            sent.store(sent.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        }
         failing_ = false;
         return;
     }
@@ -318,6 +330,7 @@ nats_stats nats_publisher::stats() const {
     s.published = published_.load(std::memory_order_relaxed);
     s.failed = failed_.load(std::memory_order_relaxed);
     s.disconnects = disconnects_.load(std::memory_order_relaxed);
+    s.stream_unstored = watch_ ? watch_->unstored() : 0;
     s.reconnects = reconnects_.load(std::memory_order_relaxed);
     s.streams = streams_.load(std::memory_order_relaxed);
     s.stream_errors = stream_errors_.load(std::memory_order_relaxed);

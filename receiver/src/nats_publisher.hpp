@@ -7,7 +7,8 @@
 // signet.<feed>.<symbol>.<kind> (kind: bbo, trade, book, status, definition) as the binary
 // layout (publish.hpp's nats_layout: "SGEV", version, the 64-byte md::event) or a JSON object. With
 // nats_stream, a JetStream stream per feed keeps the last bbo, trade, status and definition of
-// every symbol, so a late consumer starts from the current state.
+// every symbol, so a late consumer starts from the current state; nats_stream_watch counts what
+// the streams did not store (a full store, an election).
 //
 // The connection (libnats) connects in the background when the server is not there at start,
 // reconnects for ever with backoff and jitter, and buffers what is published meanwhile (up to
@@ -26,6 +27,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -35,6 +37,8 @@
 #include <signet/receiver/config.hpp>
 #include <signet/receiver/publish.hpp>
 #include <signet/receiver/subscription.hpp>
+
+#include "nats_stream_watch.hpp"
 
 struct __natsOptions;
 struct __natsConnection;
@@ -97,6 +101,10 @@ private:
     std::atomic<std::uint64_t> reconnects_{0};
     std::atomic<std::uint64_t> streams_{0};
     std::atomic<std::uint64_t> stream_errors_{0};
+    // Per feed: messages handed over for its stream's subjects (publish()'s, one writer).
+    std::unique_ptr<std::atomic<std::uint64_t>[]> stream_sent_;
+    std::vector<std::string> stream_names_;
+    std::unique_ptr<nats_stream_watch> watch_; // with nats_stream; goes before the connection
 };
 
 } // namespace signet::receiver

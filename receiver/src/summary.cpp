@@ -225,7 +225,8 @@ std::span<summary_field const> summary_fields() noexcept {
              "reconnecting), "
              "published, failed (refused by the connection: its reconnect buffer full), dropped "
              "(its queue full), disconnects, reconnects, streams (JetStream streams made), "
-             "stream_errors",
+             "stream_errors, stream_unstored (messages a JetStream stream did not store: its store "
+             "full, or no leader)",
              false}};
         for (auto const& f : feed_fields()) {
             list.push_back(f.doc);
@@ -283,7 +284,8 @@ std::string summary_json(receiver const& r) {
                                 {"disconnects", n->disconnects},
                                 {"reconnects", n->reconnects},
                                 {"streams", n->streams},
-                                {"stream_errors", n->stream_errors}};
+                                {"stream_errors", n->stream_errors},
+                                {"stream_unstored", n->stream_unstored}};
     }
     // ASCII output: wire bytes went in as wire_text; a stray invalid byte becomes U+FFFD
     // instead of an exception.
@@ -292,9 +294,10 @@ std::string summary_json(receiver const& r) {
 
 std::string nats_line(nats_stats const& n) {
     return fmt::format("publish nats {}: {}; {} published, {} failed, {} dropped, {} "
-                       "disconnects, {} reconnects, {} streams, {} stream errors",
+                       "disconnects, {} reconnects, {} streams, {} stream errors, {} unstored "
+                       "by the streams",
                        n.url, n.state, n.published, n.failed, n.dropped, n.disconnects,
-                       n.reconnects, n.streams, n.stream_errors);
+                       n.reconnects, n.streams, n.stream_errors, n.stream_unstored);
 }
 
 std::string summary_text(receiver const& r, std::size_t books) {

@@ -27,9 +27,11 @@ def loopback_port():
 
 class NatsServer:
     """nats-server -js on 127.0.0.1:`port` with its monitoring endpoint on `monitor`; `cluster`
-    is (this server's route port, the other servers' route ports)."""
+    is (this server's route port, the other servers' route ports); `config` is configuration
+    file text for what has no flag (limits, slow-consumer settings)."""
 
-    def __init__(self, workdir, port=None, monitor=None, name="n1", cluster=None, timeout=30):
+    def __init__(self, workdir, port=None, monitor=None, name="n1", cluster=None, timeout=30,
+                 config=None):
         binary = shutil.which("nats-server")
         if not binary:
             raise RuntimeError("nats-server is not installed (scripts/install-deps installs it)")
@@ -40,6 +42,11 @@ class NatsServer:
         self.timeout = timeout
         self.command = [binary, "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", self.store,
                         "-m", str(self.monitor), "-n", name]
+        if config:
+            path = os.path.join(workdir, f"nats-{name}.conf")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(config)
+            self.command += ["-c", path]  # the flags above take precedence
         if cluster:
             route, others = cluster
             self.command += ["--cluster_name", "signet", "--cluster", f"nats://127.0.0.1:{route}",

@@ -1681,6 +1681,7 @@ def case_nats_consumers_get_every_event_and_late_ones_the_last_values(args, work
         nats = summary["publish"]["nats"]
         assert nats["state"] == "connected" and nats["streams"] == 1, nats
         assert nats["failed"] == 0 and nats["dropped"] == 0 and nats["stream_errors"] == 0, nats
+        assert nats["stream_unstored"] == 0, nats
         lines = out.splitlines()
         expect_equal("events the consumer got", len(lines), nats["published"])
         feed = summary["feeds"][0]
@@ -1693,6 +1694,50 @@ def case_nats_consumers_get_every_event_and_late_ones_the_last_values(args, work
         expect_equal("a late consumer's bbos (JetStream last values)", last_bbos(out.splitlines()), want)
     finally:
         server.stop()
+
+
+def case_nats_full_store_and_slow_consumer_leave_the_receiver_unaffected(args, workdir, backend):
+    """A nats-server whose JetStream store holds 2 KB (the stream fills at once) and which cuts
+    a consumer off once a write to it blocks for 200 ms; beside a normal consumer, one that
+    subscribes and never reads. The receiver's books stay exact and its NATS connection is
+    never lost; the normal consumer gets every event published; the server cut the slow one
+    off; the receiver counts what the full stream did not store and says so once."""
+    server = nats_server(workdir, config="jetstream {max_file_store: 2KB, max_memory_store: 2KB}\n"
+                                         "write_deadline: \"200ms\"\nmax_pending: 1MB\n")
+    slow = None
+    try:
+        port = free_port()
+        receiver = Receiver(args.receiver, single_feed_config(
+            port, f'[publish]\nnats = "{server.url}"\n'), workdir, backend)
+        consumer = md_subscribe(args, server.url, "signet.e2e.>", "--json", "--idle-exit", "3")
+        slow = socket.socket()
+        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # fills at once
+        slow.connect(("127.0.0.1", server.port))
+        slow.recv(4096)  # INFO
+        slow.sendall(b'CONNECT {"verbose":false,"name":"slow"}\r\nSUB signet.e2e.> 1\r\n'
+                     b"PING\r\n")
+        wait_until(lambda: server.monitor_page("connz?subs=1")["num_connections"] >= 3, 30,
+                   "the slow consumer's subscription")
+        report = os.path.join(workdir, "feed.json")
+        run_feed(args.feed, "--to", f"{NET.host}:{port}", "--count", "40000", "--rate", "20000",
+                 "--batch", "8", "--symbols", "8", "--seed", "19", "--report-json", report)
+        wait_until(lambda: receiver.find("did not store"), 30, "the full stream's warning")
+        summary, _ = receiver.stop()
+        out, err = consumer.communicate(timeout=60)
+        assert consumer.returncode == 0, err
+        slow_consumers = server.monitor_page("varz")["slow_consumers"]
+    finally:
+        if slow:
+            slow.close()
+        server.stop()
+    expect_verdict(args, summary, report, lines=1)
+    nats = summary["publish"]["nats"]
+    assert nats["state"] == "connected" and nats["disconnects"] == 0, nats
+    assert nats["failed"] == 0 and nats["dropped"] == 0 and nats["streams"] == 1, nats
+    assert nats["stream_unstored"] > 0, nats
+    expect_equal("events the normal consumer got", len(out.splitlines()), nats["published"])
+    expect_equal("'did not store' lines", len(receiver.find("did not store")), 1)
+    assert slow_consumers >= 1, f"the server cut no slow consumer off ({slow_consumers})"
 
 
 def case_nats_outages_leave_the_receiver_unaffected(args, workdir, backend):
@@ -1822,6 +1867,10 @@ def case_nats_cluster_keeps_the_last_values_through_a_node_loss(args, workdir, b
         nats = summary["publish"]["nats"]
         assert nats["published"] > 0 and nats["dropped"] == 0 and nats["streams"] >= 1, nats
         assert nats["state"] == "connected", nats
+    # What the streams missed while a leader was elected is counted, not hidden (the late
+    # consumer above got the final values anyway).
+    print(f"  messages the streams did not store: a {summary_a['publish']['nats']['stream_unstored']}"
+          f", b {summary_b['publish']['nats']['stream_unstored']}")
     seen = {(json.loads(line)["feed"]) for line in out.splitlines()}
     assert seen == {"a", "b"}, seen
 
@@ -1889,6 +1938,7 @@ def main():
     runs.append((case_bbo_trades_example, "auto"))
     runs.append((case_shared_memory_readers_see_the_books_and_events, "auto"))
     runs.append((case_nats_consumers_get_every_event_and_late_ones_the_last_values, "auto"))
+    runs.append((case_nats_full_store_and_slow_consumer_leave_the_receiver_unaffected, "auto"))
     runs.append((case_nats_outages_leave_the_receiver_unaffected, "auto"))
     runs.append((case_nats_cluster_keeps_the_last_values_through_a_node_loss, "auto"))
     for backend in ("auto", "epoll", "asio"):

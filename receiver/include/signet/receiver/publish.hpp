@@ -62,6 +62,8 @@ struct nats_stats {
     std::uint64_t reconnects = 0;    ///< connections made again
     std::uint64_t streams = 0;       ///< JetStream last-value streams made or updated
     std::uint64_t stream_errors = 0; ///< streams that could not be made (logged once each)
+    std::uint64_t stream_unstored = 0; ///< messages the streams did not store (store full,
+                                       ///< no leader; logged once per stream)
 };
 
 } // namespace signet::receiver
