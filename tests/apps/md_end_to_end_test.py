@@ -447,6 +447,34 @@ def case_faults_are_counted_exactly(args, workdir, backend):
     assert summary["latency_ns"]["p50"] > 0 and summary["latency_ns"]["max"] >= summary["latency_ns"]["p99"]
 
 
+def case_faults_on_both_lines_beside_busy_cpus_are_exact(args, workdir, backend):
+    """Drops, duplicates and reordering on lines A and B (no re-request server) while two
+    CPU-bound processes compete for the machine: scheduling delay must not turn a packet that
+    arrived into a gap, a missing message and then a duplicate. The counts are md_feed's."""
+    port_a, port_b = free_port(), free_port()
+    receiver = Receiver(args.receiver, single_feed_config(port_a, f'bind_b = "{NET.host}:{port_b}"'),
+                        workdir, backend)
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        report = os.path.join(workdir, "feed.json")
+        sent = run_feed(args.feed, "--to", f"{NET.host}:{port_a}", "--to-b", f"{NET.host}:{port_b}",
+                        "--count", "200000", "--rate", "100000", "--seed", "3", "--symbols", "32",
+                        "--drop-every", "97", "--dup-every", "41", "--reorder-every", "53",
+                        "--report-json", report)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    summary, _ = receiver.stop()
+    expect_verdict(args, summary, report, lines=2)
+    feed = summary["feeds"][0]
+    assert sent["dropped_packets"] > 0 and sent["duplicated_packets"] > 0, sent
+    assert sent["reordered_packets"] > 0, sent
+    expect_equal("gaps", feed["gaps"], sent["dropped_packets"])
+    expect_equal("missing", feed["missing"], sent["dropped_messages"])
+    expect_equal("messages", feed["messages"], sent["messages"])
+
+
 def case_ab_lines_fill_each_others_gaps(args, workdir, backend):
     port_a, port_b = free_port(), free_port()
     config = single_feed_config(port_a, f'bind_b = "{NET.host}:{port_b}"')
@@ -1920,6 +1948,7 @@ def main():
         return run_cases(args, runs[part - 1::parts])
     runs.append((case_killed_receiver_restarts_into_the_full_books, "auto"))
     runs.append((case_lost_gap_without_rerequests_loads_a_new_snapshot, "auto"))
+    runs.append((case_faults_on_both_lines_beside_busy_cpus_are_exact, "auto"))
     runs.append((case_snapshot_server_down_or_refusing_is_counted, "auto"))
     runs.append((case_bad_config_exits_2_naming_the_key, "auto"))
     runs.append((case_replay_binary_file, "auto"))

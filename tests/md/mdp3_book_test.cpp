@@ -1,5 +1,6 @@
 // cme::mdp3_price_book: the MBP update rules level by level, refusals that mark a book for
-// recovery, and a snapshot load.
+// recovery, and a snapshot load. cme::mdp3_order_book: orders by id, its refusals, and the
+// order budget its channel's books share.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -8,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <signet/md/cme/mdp3_order_book.hpp>
 #include <signet/md/cme/mdp3_price_book.hpp>
 #include <signet/md/little_endian.hpp>
 
@@ -116,6 +118,87 @@ TEST(Mdp3Book, LoadsASnapshotAndRefusesOneWithAHole) {
     EXPECT_FALSE(book.assign_snapshot(m3::group<m3::snapshot_entry>(hole, 22, 2, 13)));
     EXPECT_TRUE(book.bids().empty());
     EXPECT_TRUE(book.offers().empty());
+}
+
+m3::order_book_entry order(update_action action, std::uint64_t id, std::int64_t price = 100,
+                           std::int32_t quantity = 1) {
+    m3::order_book_entry e;
+    e.action = action;
+    e.order_id = id;
+    e.priority = id;
+    e.price = price;
+    e.display_qty = quantity;
+    e.type = m3::entry_type::bid;
+    return e;
+}
+
+TEST(Mdp3OrderBook, OrdersByIdAndTheirRefusals) {
+    m3::mdp3_order_book book;
+    for (std::uint64_t id = 1; id <= 100; ++id) { // past the first tables: they grow
+        ASSERT_EQ(book.apply(order(update_action::new_level, id, 100 + static_cast<int>(id))),
+                  book_update::applied);
+    }
+    EXPECT_EQ(book.size(), 100U);
+    EXPECT_EQ(book.apply(order(update_action::new_level, 7)), book_update::inconsistent);
+    EXPECT_EQ(book.apply(order(update_action::change, 7, 555, 9)), book_update::applied);
+    EXPECT_EQ(book.find(7)->price, 555);
+    EXPECT_EQ(book.find(7)->quantity, 9);
+    EXPECT_EQ(book.apply(order(update_action::remove, 7)), book_update::applied);
+    EXPECT_EQ(book.find(7), nullptr);
+    EXPECT_EQ(book.apply(order(update_action::remove, 7)), book_update::inconsistent);
+    EXPECT_EQ(book.apply(order(update_action::change, 7)), book_update::inconsistent);
+    auto const all = book.sorted();
+    ASSERT_EQ(all.size(), 99U);
+    EXPECT_EQ(all.front().first, 1U);
+    EXPECT_EQ(all[6].first, 8U);
+    EXPECT_EQ(all.back().first, 100U);
+}
+
+TEST(Mdp3OrderBook, ABudgetBoundsTheOrdersOfEveryBookSharingIt) {
+    // Each book starts with 8 + 8 slots (its table and a snapshot's); one growth of the table
+    // to 16 fits 24, the next (to 32) does not.
+    m3::mdp3_order_budget budget{.limit = 24, .used = 0};
+    m3::mdp3_order_book book(&budget);
+    EXPECT_EQ(budget.used, 16U);
+    for (std::uint64_t id = 1; id <= 16; ++id) {
+        ASSERT_EQ(book.apply(order(update_action::new_level, id)), book_update::applied) << id;
+    }
+    EXPECT_EQ(budget.used, 24U);
+    EXPECT_EQ(book.apply(order(update_action::new_level, 17)), book_update::full);
+    EXPECT_EQ(book.size(), 16U);
+    EXPECT_EQ(book.find(17), nullptr);
+    // Room again once an order leaves: the table keeps its size.
+    EXPECT_EQ(book.apply(order(update_action::remove, 3)), book_update::applied);
+    EXPECT_EQ(book.apply(order(update_action::new_level, 17)), book_update::applied);
+    EXPECT_EQ(budget.used, 24U);
+    // A snapshot into the loading table: 8 orders fit, the 9th would grow it past the budget.
+    book.begin_load();
+    for (std::uint64_t id = 1; id <= 8; ++id) {
+        EXPECT_TRUE(book.add({.order_id = id,
+                              .priority = id,
+                              .price = 7,
+                              .display_qty = 1,
+                              .type = m3::entry_type::offer}));
+    }
+    EXPECT_FALSE(book.add({.order_id = 9,
+                           .priority = 9,
+                           .price = 7,
+                           .display_qty = 1,
+                           .type = m3::entry_type::offer}));
+    // A book whose load completed within the budget swaps it in.
+    m3::mdp3_order_budget roomy;
+    m3::mdp3_order_book other(&roomy);
+    other.begin_load();
+    for (std::uint64_t id = 1; id <= 40; ++id) {
+        EXPECT_TRUE(other.add({.order_id = id,
+                               .priority = id,
+                               .price = 7,
+                               .display_qty = 1,
+                               .type = m3::entry_type::offer}));
+    }
+    other.commit_load();
+    EXPECT_EQ(other.size(), 40U);
+    EXPECT_EQ(other.find(40)->side, m3::entry_type::offer);
 }
 
 } // namespace

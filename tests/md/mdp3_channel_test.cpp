@@ -363,21 +363,32 @@ TEST(Mdp3Channel, ASilentLoopAndMalformedInputAreCounted) {
     EXPECT_EQ(c.stats().unknown_instrument_entries, 1U);
 }
 
-TEST(Mdp3Channel, ASecurityStatusWithoutAnIdSetsItsGroupAndNoChangeKeepsTheStatus) {
+TEST(Mdp3Channel, ASecurityStatusWithoutAnIdSetsItsGroupOrAssetAndNoChangeKeepsTheStatus) {
     // SecurityStatus30's root: TransactTime, SecurityGroup, Asset, SecurityID (null: the
     // group's), TradeDate, MatchEventIndicator, SecurityTradingStatus, HaltReason, TradingEvent.
-    auto const status = [](std::string_view group, std::int32_t id, std::uint8_t trading) {
-        return message(
-            30, 13, 30,
-            sbe{}.u64(1).text(group, 6).text("", 6).i32(id).u16(0).u8(0).u8(trading).u8(0).u8(0).b,
-            {});
+    auto const status = [](std::string_view group, std::int32_t id, std::uint8_t trading,
+                           std::string_view asset = "") {
+        return message(30, 13, 30,
+                       sbe{}
+                           .u64(1)
+                           .text(group, 6)
+                           .text(asset, 6)
+                           .i32(id)
+                           .u16(0)
+                           .u8(0)
+                           .u8(trading)
+                           .u8(0)
+                           .u8(0)
+                           .b,
+                       {});
     };
     m3::mdp3_channel c;
     sbe all;
     all.u32(1).u64(0);
-    all.raw(definition_message(101, "GEZ6", depth, "GE"));
-    all.raw(definition_message(202, "GEH7", depth, "GE"));
-    all.raw(definition_message(303, "ZNZ6", depth, "ZN"));
+    all.raw(definition_message(101, "GEZ6", depth, "GE", "GE"));
+    all.raw(definition_message(202, "GEH7", depth, "GE", "GE"));
+    all.raw(definition_message(303, "ZNZ6", depth, "ZN", "ZN"));
+    all.raw(definition_message(404, "ZFZ6", depth, "ZN", "ZF"));
     c.on_definition(all.b, 0);
     c.on_incremental(packet(1, {status("GE", m3::null_int32, 2)}), 0); // the GE group halts
     EXPECT_EQ(c.find(101)->trading_status, 2);
@@ -390,6 +401,15 @@ TEST(Mdp3Channel, ASecurityStatusWithoutAnIdSetsItsGroupAndNoChangeKeepsTheStatu
     EXPECT_EQ(c.find(101)->trading_status, 2);
     EXPECT_EQ(c.find(202)->trading_status, 17);
     c.on_incremental(packet(4, {status("", m3::null_int32, 17)}), 0); // names no group: nothing
+    EXPECT_EQ(c.find(101)->trading_status, 2);
+    // By asset alone: every instrument of that asset, whatever its group.
+    c.on_incremental(packet(5, {status("", m3::null_int32, 21, "ZF")}), 0);
+    EXPECT_EQ(c.find(404)->trading_status, 21);
+    EXPECT_NE(c.find(303)->trading_status, 21) << "another asset of the same group";
+    // By group and asset: the instruments that have both.
+    c.on_incremental(packet(6, {status("ZN", m3::null_int32, 4, "ZN")}), 0);
+    EXPECT_EQ(c.find(303)->trading_status, 4);
+    EXPECT_EQ(c.find(404)->trading_status, 21) << "the group's other asset";
     EXPECT_EQ(c.find(101)->trading_status, 2);
     EXPECT_EQ(c.stats().malformed_messages, 0U);
 }

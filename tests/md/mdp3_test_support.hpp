@@ -99,13 +99,13 @@ inline bytes book_entry(std::int64_t price, std::int32_t size, std::int32_t secu
 }
 
 // MDInstrumentDefinitionFuture54 (version 13, 224-byte root): a future with this security id,
-// symbol, outright ("GBX") depth and security group.
+// symbol, outright ("GBX") depth, security group and asset.
 inline bytes definition_message(std::int32_t security_id, std::string_view symbol, int depth,
-                                std::string_view security_group = "") {
+                                std::string_view security_group = "", std::string_view asset = "") {
     bytes root(224);
     root[5] = std::byte{'A'};
     sbe group_field;
-    group_field.text(security_group, 6);
+    group_field.text(security_group, 6).text(asset, 6); // SecurityGroup at 23, Asset at 29
     std::copy(group_field.b.begin(), group_field.b.end(), root.begin() + 23);
     sbe fields;
     fields.text(symbol, 20).i32(security_id);

@@ -227,4 +227,27 @@ TEST(SequenceArbiter, OnTheWallClockAnyLinesWaitingInputDefersTheHold) {
     EXPECT_EQ(h.session.gaps, 1U);
 }
 
+TEST(SequenceArbiter, BothLinesPastAGapWaitForWaitingInputWhenTheWireReorders) {
+    // Packets 2 and 3 swapped on both lines: A's 3 and B's 3 arrive while A's 2 still waits in
+    // A's queue on a busy machine. Both lines are past 2, but one of them has input waiting:
+    // no gap; once nothing waits, rule 2 releases at once as before.
+    harness h(2);
+    fake_probe probe;
+    h.arbiter.set_input_probe(&probe, 10'000);
+    h.arrive(1, 0, 1);
+    h.arrive(1, 1, 2);
+    probe.waiting_on[0] = true; // A's 2 is behind its 3
+    h.arrive(3, 0, 3);
+    h.arrive(3, 1, 4);
+    EXPECT_EQ(h.session.gaps, 0U);
+    probe.waiting_on[0] = false;
+    h.arrive(2, 0, 5);
+    EXPECT_EQ(h.session.gaps, 0U);
+    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 1, 2, 3, 3}));
+    // A gap on both lines with nothing waiting: released at once (rule 2).
+    h.arrive(5, 0, 6);
+    h.arrive(5, 1, 7);
+    EXPECT_EQ(h.session.gaps, 1U);
+}
+
 } // namespace

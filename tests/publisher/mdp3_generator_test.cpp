@@ -111,4 +111,49 @@ TEST(Mdp3Generator, ALateJoinerRecoversThroughItsSnapshotLoop) {
     expect_generator_books(c, g);
 }
 
+TEST(Mdp3Generator, OrdersPastTheBudgetAreCountedAndTheInstrumentRecoveredWhenThereIsRoom) {
+    // 3 instruments of up to 100 live orders each, a channel with room for 150 order slots:
+    // books that outgrow it are counted and stale (their orders wait for the loop), and a
+    // loop whose books do not fit either leaves them stale; the by-price books stay right.
+    mdp3_generator g({.seed = 6, .instruments = 3, .depth = 5, .max_orders = 100});
+    m3::mdp3_channel c({.max_orders = 150});
+    define(c, g);
+    std::vector<std::byte> buffer(mdp3_generator::max_packet);
+    for (int k = 0; k < 5'000; ++k) {
+        std::size_t const n = g.next_incremental(buffer);
+        c.on_incremental(std::span(buffer).first(n), 0);
+    }
+    EXPECT_GT(c.stats().order_budget_full, 0U);
+    EXPECT_TRUE(c.recovering());
+    std::size_t stale = 0;
+    c.for_each_instrument([&](m3::mdp3_instrument const& i) { stale += i.orders_stale ? 1 : 0; });
+    EXPECT_GT(stale, 0U);
+    std::uint64_t const full_before_loop = c.stats().order_budget_full;
+    std::uint32_t loop_sequence = 0;
+    for (std::size_t i = 0; i < g.instruments(); ++i) {
+        std::size_t const n = g.snapshot(buffer, i, ++loop_sequence);
+        c.on_snapshot(std::span(buffer).first(n), 0);
+        for (std::uint32_t chunk = 1; chunk <= g.order_chunks(i); ++chunk) {
+            std::size_t const m = g.order_snapshot(buffer, i, chunk, ++loop_sequence);
+            c.on_snapshot(std::span(buffer).first(m), 0);
+        }
+    }
+    EXPECT_GT(c.stats().order_budget_full, full_before_loop); // the loop's books did not fit
+    for (std::size_t i = 0; i < g.instruments(); ++i) {
+        m3::mdp3_instrument const* got = c.find(g.security_id(i));
+        ASSERT_NE(got, nullptr);
+        EXPECT_EQ(got->book.bids().size(), g.book(i).bids().size());
+    }
+    // The same stream into a channel with room: no order refused, every book right.
+    mdp3_generator g2({.seed = 6, .instruments = 3, .depth = 5, .max_orders = 100});
+    m3::mdp3_channel roomy({.max_orders = 4096});
+    define(roomy, g2);
+    for (int k = 0; k < 5'000; ++k) {
+        std::size_t const n = g2.next_incremental(buffer);
+        roomy.on_incremental(std::span(buffer).first(n), 0);
+    }
+    EXPECT_EQ(roomy.stats().order_budget_full, 0U);
+    expect_generator_books(roomy, g2);
+}
+
 } // namespace

@@ -6,6 +6,8 @@ namespace signet::md::cme {
 
 mdp3_channel::mdp3_channel(mdp3_channel_options const& options)
     : options_(options)
+    , order_budget_(std::make_unique<mdp3_order_budget>(
+          mdp3_order_budget{.limit = options.max_orders, .used = 0}))
     , held_(options.held_packets, options.held_bytes)
     , tracker_(sequence_tracker_options{.first_sequence = sequence_tracker::late_join,
                                         .max_jump = options.max_sequence_jump}) {}
@@ -42,13 +44,14 @@ void mdp3_channel::on_definition(std::span<std::byte const> packet, std::uint64_
                           .display_factor = d->display_factor,
                           .trading_status = d->trading_status,
                           .security_group = d->security_group,
+                          .asset = d->asset,
                           .book = mdp3_price_book(depth > 0 ? static_cast<std::size_t>(depth) : 10),
-                          .orders = {}};
+                          .orders = mdp3_order_book(order_budget_.get())};
         if (!index_.insert(d->security_id, instruments_.size())) { // full: a definition is a
             index_.rehash(2 * index_.capacity());                  // control-path event
             (void)index_.insert(d->security_id, instruments_.size());
         }
-        instruments_.push_back(i);
+        instruments_.push_back(std::move(i));
         if (sink_ != nullptr) {
             emit_definition(instruments_.back(), now_ns);
         }
@@ -176,6 +179,11 @@ packet_walk mdp3_channel::apply_packet(std::span<std::byte const> packet, std::u
                     i->orders_stale = true;
                     start_recovery(now_ns);
                     break;
+                case book_update::full:
+                    ++stats_.order_budget_full;
+                    i->orders_stale = true;
+                    start_recovery(now_ns);
+                    break;
                 case book_update::ignored:
                     break;
                 }
@@ -258,10 +266,14 @@ packet_walk mdp3_channel::apply_packet(std::span<std::byte const> packet, std::u
             if (only == nullptr) {
                 if (auto const s = decode_security_status(m); !s) {
                     ++stats_.malformed_messages;
-                } else if (s->security_id == null_int32) { // its group's instruments
-                    bool const named = s->security_group != std::array<char, 6>{};
+                } else if (s->security_id == null_int32) {
+                    // The instruments of its group, of its asset, or of both when it names both.
+                    constexpr std::array<char, 6> none{};
+                    bool const group = s->security_group != none;
+                    bool const asset = s->asset != none;
                     for (mdp3_instrument& i : instruments_) {
-                        if (named && i.security_group == s->security_group) {
+                        if ((group || asset) && (!group || i.security_group == s->security_group) &&
+                            (!asset || i.asset == s->asset)) {
                             apply_status(i, *s, now_ns);
                         }
                     }
@@ -438,7 +450,13 @@ void mdp3_channel::load_order_snapshot(snapshot_order_book const& s, std::uint64
         i->next_chunk = 0; // a chunk missed: the next loop
         return;
     }
-    s.entries.for_each([&](snapshot_order_entry const& e) { i->orders.add(e); });
+    bool fits = true;
+    s.entries.for_each([&](snapshot_order_entry const& e) { fits = i->orders.add(e) && fits; });
+    if (!fits) {
+        ++stats_.order_budget_full;
+        i->next_chunk = 0; // stays stale: another loop, when other books may have shrunk
+        return;
+    }
     ++i->next_chunk;
     if (s.current_chunk < s.no_chunks) {
         return;

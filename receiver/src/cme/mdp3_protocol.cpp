@@ -1,6 +1,9 @@
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
 #include <signet/md/wire_text.hpp>
+#include <signet/net/log.hpp>
 #include <signet/receiver/cme/mdp3_protocol.hpp>
 
 #include "../config_reader.hpp"
@@ -29,7 +32,9 @@ constexpr summary_field fields[] = {
      "the channel's counters: incremental_packets and incremental_messages applied, "
      "malformed_packets (any line), malformed_messages, unknown_messages, "
      "unknown_instrument_entries, book_entries, trade_entries, statistics_entries, "
-     "order_entries, order_snapshots_applied, rpt_seq_gaps, inconsistent_updates, recoveries "
+     "order_entries, order_snapshots_applied, order_budget_full (by-order entries or snapshot "
+     "orders past [book] max_orders: the instrument recovers from the loop), rpt_seq_gaps, "
+     "inconsistent_updates, recoveries "
      "(begun, completed, total and last ms), snapshots applied, confirmed and too old, "
      "replayed_entries, held_evicted, snapshot_silences, channel_resets, definitions, "
      "recovering"},
@@ -76,7 +81,8 @@ std::unique_ptr<feed_protocol> mdp3_settings::make(feed_config const& feed) cons
 mdp3_protocol::mdp3_protocol(feed_config const& feed, mdp3_settings const& settings)
     : feed_(feed)
     , settings_(settings)
-    , channel_(md::cme::mdp3_channel_options{.max_sequence_jump = feed.max_sequence_jump}) {}
+    , channel_(md::cme::mdp3_channel_options{.max_sequence_jump = feed.max_sequence_jump,
+                                             .max_orders = feed.max_orders}) {}
 
 std::vector<line_spec> mdp3_protocol::lines() const {
     std::vector<line_spec> lines = ab_lines(feed_);
@@ -125,6 +131,14 @@ void mdp3_protocol::on_side_packet(std::uint16_t tag, net::packet const& p, std:
 
 void mdp3_protocol::service(std::uint64_t now_ns) {
     channel_.on_time(now_ns);
+    if (!budget_logged_ && channel_.stats().order_budget_full != 0) [[unlikely]] {
+        budget_logged_ = true;
+        SPDLOG_LOGGER_WARN(net::logger(),
+                           "feed {}: the by-order books reached [book] max_orders ({} order "
+                           "slots): an instrument past it is recovered from the snapshot loop "
+                           "(counted: order_budget_full)",
+                           feed_.name, feed_.max_orders);
+    }
 }
 
 void mdp3_protocol::book_rows(std::vector<book_row>& out) const {
@@ -284,6 +298,7 @@ void mdp3_protocol::summary(nlohmann::ordered_json& out) const {
                       {"statistics_entries", c.statistics_entries},
                       {"order_entries", c.order_entries},
                       {"order_snapshots_applied", c.order_snapshots_applied},
+                      {"order_budget_full", c.order_budget_full},
                       {"rpt_seq_gaps", c.rpt_seq_gaps},
                       {"inconsistent_updates", c.inconsistent_updates},
                       {"recoveries", c.recoveries},

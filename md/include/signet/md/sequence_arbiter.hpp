@@ -15,11 +15,12 @@
 // of the held packet instead: they keep holding while it recovers, and release (the session
 // counts the gap) once it gave up; rule 4 makes it give up (the hold is the bound on what waits
 // for a recovery). next_deadline() tells the owner when rule 3 or the recovery needs a tick().
-// With an input_probe attached (set_input_probe), rule 3 waits while input that could fill the
-// gap is already waiting before the arbiter — on a line that has not passed the held sequence,
-// or on any line when the wall clock says it expired (tick(..., wall_clock)) — for at most
-// max_defer_ns more: a receiver behind its input on a loaded machine does not turn scheduling
-// delay into loss.
+// With an input_probe attached (set_input_probe), rules 2 and 3 wait while input that could fill
+// the gap is already waiting before the arbiter — for rule 3 on a line that has not passed the
+// held sequence, or on any line when the wall clock says it expired (tick(..., wall_clock));
+// for rule 2 on any line, as a line reordered on the wire delivers the missing packet after
+// one past it — for at most hold_ns + max_defer_ns from the held packet's arrival: a receiver
+// behind its input on a loaded machine does not turn scheduling delay into loss.
 // Packets are copied into a fixed pool allocated at construction: nothing allocates later.
 // hold_latency() is the time each held packet waited: from its arrival to the arrival (or
 // timer) that released it, the "sequence" stage of md_receiver's per-stage latency.
@@ -155,15 +156,17 @@ private:
         order_.insert(at, s);
     }
 
-    /// Rule 3's exception: input that could fill the gap in front of `h` is waiting.
-    bool input_may_fill(slot const& h, std::uint64_t now, bool wall_clock) const noexcept {
-        if (probe_ == nullptr || now - h.arrived > hold_ns_ + max_defer_ns_) {
+    /// Rules 2 and 3's exception: input that could fill the gap in front of `h` is waiting
+    /// (`any_line`: on any line, else on a line that has not passed it).
+    bool input_may_fill(slot const& h, std::uint64_t now, bool any_line) const noexcept {
+        if (probe_ == nullptr || (now > h.arrived && now - h.arrived > hold_ns_ + max_defer_ns_)) {
             return false;
         }
         for (std::size_t line = 0; line < lines_; ++line) {
-            // A line past the held sequence lost it (its packets come in order); the wall
-            // clock knows nothing of the lines: any of them may hold it (reordering).
-            if ((wall_clock || last_seen_[line] < h.sequence) && probe_->waiting(line)) {
+            // A line past the held sequence lost it if its packets come in order; the wall
+            // clock knows nothing of the lines, and reordering breaks that order: then any of
+            // them may hold it.
+            if ((any_line || last_seen_[line] < h.sequence) && probe_->waiting(line)) {
                 return true;
             }
         }
@@ -186,8 +189,10 @@ private:
             if (!(due || lost_everywhere || expired || everything)) {
                 return;
             }
-            if (!(due || lost_everywhere || everything) && input_may_fill(h, now, wall_clock)) {
-                return; // behind its input, not lost: held a little longer
+            // Behind its input, not lost: held a little longer. Rule 2 trusts each line's order,
+            // which reordering on the wire breaks: any line's waiting input may fill the gap.
+            if (!(due || everything) && input_may_fill(h, now, wall_clock || lost_everywhere)) {
+                return;
             }
             if (!due && !everything && recovery_ != nullptr &&
                 recovery_->want(expected, h.sequence, now)) {

@@ -45,12 +45,13 @@
 /// recovering() tells the caller to listen to the snapshot loop; on_time() counts a silent
 /// loop. Threading: none (the channel's parser contract). Costs: per entry a lookup of the
 /// instrument (detail::fixed_hash_map: open addressing, one probe as a rule) and a book
-/// update; the by-price path allocates nothing in steady state (instruments are created by
-/// definitions; the held-packet store is allocated once); the by-order book allocates once
-/// per new live order (mdp3_order_book.hpp).
+/// update; nothing allocates in steady state (instruments are created by definitions; the
+/// held-packet store is allocated once; a by-order book's tables double when they fill, within
+/// max_orders: mdp3_order_book.hpp).
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -73,6 +74,10 @@ struct mdp3_channel_options {
     /// on_incremental(): the farthest a MsgSeqNum may be from the next expected one and still be
     /// believed (md::sequence_tracker's guard).
     std::uint64_t max_sequence_jump = 100'000;
+    /// Order slots the channel's by-order books may hold in all (the live orders and a snapshot
+    /// being loaded; mdp3_order_book.hpp): past it an instrument's orders are recovered from
+    /// the snapshot loop and counted (order_budget_full).
+    std::size_t max_orders = std::size_t{1} << 20;
 };
 
 /// The channel's own counters; the incremental packets' sequencing (duplicates, gaps, ignored
@@ -103,6 +108,7 @@ struct mdp3_channel_stats {
     std::uint64_t definitions = 0;
     std::uint64_t order_entries = 0;           ///< MBO entries applied
     std::uint64_t order_snapshots_applied = 0; ///< MBO books loaded from 53 chunks
+    std::uint64_t order_budget_full = 0;       ///< MBO entries or snapshot orders past max_orders
 };
 
 /// An instrument's statistics: the latest value of each, null until sent (or deleted).
@@ -136,6 +142,7 @@ struct mdp3_instrument {
     std::int64_t display_factor = 0; ///< Decimal9
     std::uint8_t trading_status = null_uint8;
     std::array<char, 6> security_group{}; ///< SecurityGroup (tag 1151): a group's status applies
+    std::array<char, 6> asset{};          ///< Asset (tag 6937): so does an asset's
     std::uint32_t rpt_seq = 0;            ///< the last applied (every template that carries one)
     bool stale = false;                   ///< waits for a snapshot
     std::uint64_t seen_in_recovery = 0;   ///< the recovery whose loop showed it
@@ -250,6 +257,9 @@ private:
 
     mdp3_channel_options options_;
     std::vector<mdp3_instrument> instruments_;
+    // The by-order books' shared budget: on the heap, so the books' pointer to it survives a
+    // move of the channel.
+    std::unique_ptr<mdp3_order_budget> order_budget_;
     detail::fixed_hash_map<std::int32_t, std::size_t> index_{64}; // security id -> instruments_
     message_store held_;
     sequence_tracker tracker_; // on_incremental() only

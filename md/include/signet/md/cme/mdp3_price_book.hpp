@@ -42,6 +42,7 @@ enum class book_update : std::uint8_t {
     applied,
     ignored,      ///< not an outright book entry (implied, trade, statistics)
     inconsistent, ///< does not fit the book: recover the instrument
+    full,         ///< a by-order book at its channel's order budget: recover the instrument
 };
 
 class mdp3_price_book {

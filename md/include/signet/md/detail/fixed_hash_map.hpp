@@ -105,6 +105,16 @@ public:
         }
     }
 
+    /// f(key, value) for every entry, in slot order.
+    template <typename F>
+    void for_each(F&& f) const {
+        for (slot const& s : slots_) {
+            if (s.used) {
+                f(s.key, s.value);
+            }
+        }
+    }
+
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
 

@@ -70,6 +70,7 @@ private:
     feed_config feed_;
     mdp3_settings settings_;
     md::cme::mdp3_channel channel_;
+    bool budget_logged_ = false; // the parser contract's own
     // For the "any thread" calls, as of the last publish(): relaxed, independent values.
     std::atomic<std::uint64_t> live_instruments_{0};
     std::atomic<std::uint64_t> live_stale_{0};
