@@ -127,6 +127,20 @@ public:
 
     bool supports_reactor(std::size_t workers) const noexcept override { return workers == 1; }
 
+    /// The socket's queue, and completions the driver has not reaped yet: datagrams already out
+    /// of the socket, in pool buffers, of any line (a completion names its line once read).
+    /// Read from a parser's thread: the ring's head and tail words with acquire loads (the
+    /// driver stores the head with release in io_uring_cq_advance, the kernel the tail).
+    bool input_waiting(line_state const& line) const noexcept override {
+        if (receive_backend::input_waiting(line)) {
+            return true;
+        }
+        unsigned const* const ktail = ring_.cq.ktail; // set before the parsers start
+        unsigned const* const khead = ring_.cq.khead;
+        return ktail != nullptr && khead != nullptr &&
+               __atomic_load_n(ktail, __ATOMIC_ACQUIRE) != __atomic_load_n(khead, __ATOMIC_ACQUIRE);
+    }
+
     void start_reactor(work_contract& reactor) override {
         reactor_ = &reactor;
         setup(true); // disabled ring: the first poll() enables it on the worker

@@ -63,11 +63,12 @@ feed_parser::feed_parser(feed_config const& config, std::unique_ptr<feed_protoco
     recovery_ = protocol_->recovery();
     // With a recovery, the hold is also what waits for it: recovery_buffer deep. A/B: line B's
     // copy may lag line A's by a whole receive batch on another worker; hold longer and deeper
-    // before calling a gap real (rule 2 releases real gaps early anyway: both lines past it).
+    // before calling a gap real (rule 2 releases real gaps early anyway: both lines past it,
+    // after a reorder allowance - a reordered packet comes late on both lines alike).
     // One line: reordering alone, a short hold.
     std::size_t const depth = recovery_ != nullptr ? config_.recovery_buffer : 0;
     if (arbitrated >= 2) {
-        arbiter_.emplace(2, std::max<std::size_t>(depth, 1024), 2048, 20'000'000);
+        arbiter_.emplace(2, std::max<std::size_t>(depth, 1024), 2048, 20'000'000, ab_reorder_ns);
     } else {
         arbiter_.emplace(1, std::max<std::size_t>(depth, 64));
     }
@@ -159,16 +160,14 @@ void feed_parser::poll_recovery() {
     if (!recovery_->recovering()) {
         // Given up: release what waited behind the gap now (the tracker counts it as lost).
         arbiter_->tick(
-            now_, [this](auto bytes) { deliver(bytes); }, [this] { return tracker_.next(); },
-            idle_);
+            now_, [this](auto bytes) { deliver(bytes); }, [this] { return tracker_.next(); });
     }
 }
 
 void feed_parser::service() {
     if (arbiter_) {
         arbiter_->tick(
-            now_, [this](auto bytes) { deliver(bytes); }, [this] { return tracker_.next(); },
-            idle_);
+            now_, [this](auto bytes) { deliver(bytes); }, [this] { return tracker_.next(); });
     }
     poll_recovery();
     protocol_->service(now_);
@@ -191,9 +190,7 @@ void feed_parser::on_batch() {
 
 void feed_parser::on_idle() {
     now_ = realtime_clock::now_ns(); // nothing queued: the wall clock is the time
-    idle_ = true;
     on_batch();
-    idle_ = false;
 }
 
 void feed_parser::arm_timer() noexcept {

@@ -196,15 +196,15 @@ TEST(SequenceArbiter, WaitingInputDefersAHoldOnlySoLong) {
     h.arrive(1, 1, 1);
     h.arrive(3, 0, 10);
     h.arbiter.tick(
-        5'000, [&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; }, true);
+        5'000, [&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; });
     EXPECT_EQ(h.session.gaps, 0U); // the hold (1000) passed, the deferral (5000) has not
     h.arbiter.tick(
         10 + 1000 + 5'000 + 1, [&](auto d) { h.session.deliver(d); },
-        [&] { return h.session.next; }, true);
+        [&] { return h.session.next; });
     EXPECT_EQ(h.session.gaps, 1U); // past both: the gap is real after all
 }
 
-TEST(SequenceArbiter, OnTheWallClockAnyLinesWaitingInputDefersTheHold) {
+TEST(SequenceArbiter, AnExpiredHoldWaitsWhileItsLineHasInputWaiting) {
     // One line: packet 3 arrived before 2 (reordered on the wire), and 2 sits in the socket
     // when the timer fires on a busy machine. By packet times nothing expired; by the wall
     // clock it did — unless input is waiting on the line.
@@ -215,7 +215,7 @@ TEST(SequenceArbiter, OnTheWallClockAnyLinesWaitingInputDefersTheHold) {
     h.arrive(3, 0, 10);
     probe.waiting_on[0] = true;
     h.arbiter.tick(
-        2'000, [&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; }, true);
+        2'000, [&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; });
     EXPECT_EQ(h.session.gaps, 0U);
     h.arrive(2, 0, 2'100);
     EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 2, 3}));
@@ -223,7 +223,7 @@ TEST(SequenceArbiter, OnTheWallClockAnyLinesWaitingInputDefersTheHold) {
     h.arrive(5, 0, 2'200);
     probe.waiting_on[0] = false;
     h.arbiter.tick(
-        4'000, [&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; }, true);
+        4'000, [&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; });
     EXPECT_EQ(h.session.gaps, 1U);
 }
 
@@ -248,6 +248,34 @@ TEST(SequenceArbiter, BothLinesPastAGapWaitForWaitingInputWhenTheWireReorders) {
     h.arrive(5, 0, 6);
     h.arrive(5, 1, 7);
     EXPECT_EQ(h.session.gaps, 1U);
+}
+
+TEST(SequenceArbiter, BothLinesPastAGapWaitTheReorderAllowanceFirst) {
+    // A sender that reorders 2 and 3 on both lines may send 2 late on both (a busy machine):
+    // with a reorder allowance (100 ns here) rule 2 waits that long, then releases at once.
+    sequence_arbiter arbiter(2, 8, 2048, 1000, 100);
+    fake_session session;
+    auto arrive = [&](std::uint64_t seq, std::uint16_t line, std::uint64_t now) {
+        auto p = packet(seq);
+        arbiter.on_packet(
+            p, signet::md::nasdaq::moldudp64_sequence(p), line, now,
+            [&](auto d) { session.deliver(d); }, [&] { return session.next; });
+    };
+    arrive(1, 0, 1);
+    arrive(1, 1, 2);
+    arrive(3, 0, 10);
+    arrive(3, 1, 20); // both past 2: released at 10 + 100 rather than now
+    EXPECT_EQ(session.gaps, 0U);
+    EXPECT_EQ(arbiter.next_deadline(), 10U + 100U + 1U);
+    arrive(2, 0, 60); // the late one, within the allowance
+    EXPECT_EQ(session.gaps, 0U);
+    arrive(5, 0, 200);
+    arrive(5, 1, 210);
+    EXPECT_EQ(arbiter.next_deadline(), 200U + 100U + 1U);
+    arbiter.tick(
+        301, [&](auto d) { session.deliver(d); }, [&] { return session.next; });
+    EXPECT_EQ(session.gaps, 1U); // 4 was lost on both lines
+    EXPECT_EQ(session.delivered, (std::vector<std::uint64_t>{1, 1, 2, 3, 3, 5, 5}));
 }
 
 } // namespace

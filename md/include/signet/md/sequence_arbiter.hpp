@@ -7,7 +7,9 @@
 // number (0: not sequenced, delivered at once) and the session's next expected one. It releases
 // a held packet (letting the session count the gap) when
 //   1. the packets before it arrived (no gap after all), or
-//   2. with two lines: both lines have delivered packets at or past it (both lost the data), or
+//   2. with two lines: both lines have delivered packets at or past it (both lost the data) and
+//      it has been held at least reorder_ns (a wire that reorders delivers the missing packet
+//      after one past it, on both lines alike), or
 //   3. it has been held longer than hold_ns (by the arriving packets' receive times), or
 //   4. the hold is full (max_held packets), or
 //   5. flush() at the end.
@@ -15,12 +17,12 @@
 // of the held packet instead: they keep holding while it recovers, and release (the session
 // counts the gap) once it gave up; rule 4 makes it give up (the hold is the bound on what waits
 // for a recovery). next_deadline() tells the owner when rule 3 or the recovery needs a tick().
-// With an input_probe attached (set_input_probe), rules 2 and 3 wait while input that could fill
-// the gap is already waiting before the arbiter — for rule 3 on a line that has not passed the
-// held sequence, or on any line when the wall clock says it expired (tick(..., wall_clock));
-// for rule 2 on any line, as a line reordered on the wire delivers the missing packet after
-// one past it — for at most hold_ns + max_defer_ns from the held packet's arrival: a receiver
-// behind its input on a loaded machine does not turn scheduling delay into loss.
+// With an input_probe attached (set_input_probe), rules 2 and 3 wait while input is already
+// waiting before the arbiter on any line — a line that passed the held sequence may still hold
+// the missing packet, as the wire reorders — for at most hold_ns + max_defer_ns from the held
+// packet's arrival: a receiver behind its input on a loaded machine does not turn scheduling
+// delay into loss. (A real gap under a steady stream waits that long, or until the hold is
+// full: rule 4.)
 // Packets are copied into a fixed pool allocated at construction: nothing allocates later.
 // hold_latency() is the time each held packet waited: from its arrival to the arrival (or
 // timer) that released it, the "sequence" stage of md_receiver's per-stage latency.
@@ -46,13 +48,15 @@ class sequence_arbiter {
 public:
     static constexpr std::size_t max_lines = 2;
 
-    /// `lines`: 1, or 2 for A/B (enables rule 2).
+    /// `lines`: 1, or 2 for A/B (enables rule 2, after `reorder_ns`).
     explicit sequence_arbiter(std::size_t lines, std::size_t max_held = 64,
-                              std::size_t max_packet = 2048, std::uint64_t hold_ns = 2'000'000)
+                              std::size_t max_packet = 2048, std::uint64_t hold_ns = 2'000'000,
+                              std::uint64_t reorder_ns = 0)
         : lines_(std::min(lines, max_lines))
         , max_held_(max_held)
         , max_packet_(max_packet)
         , hold_ns_(hold_ns)
+        , reorder_ns_(reorder_ns)
         , storage_(std::make_unique<std::byte[]>(max_held * max_packet))
         , held_(max_held)
         , order_() {
@@ -83,10 +87,9 @@ public:
     }
 
     /// Applies the release rules at `now` without a new packet (timers: rule 3, recovery).
-    /// `wall_clock`: `now` is the clock's, not a packet's (input on any line may fill a gap).
     template <typename Deliver, typename Next>
-    void tick(std::uint64_t now_ns, Deliver&& deliver, Next&& next, bool wall_clock = false) {
-        release(now_ns, deliver, next, false, wall_clock);
+    void tick(std::uint64_t now_ns, Deliver&& deliver, Next&& next) {
+        release(now_ns, deliver, next, false);
     }
 
     /// Releases everything held, in sequence order.
@@ -105,11 +108,21 @@ public:
     }
 
     [[nodiscard]] std::size_t held() const noexcept { return order_.size(); }
-    /// When the hold of the first packet in sequence order runs out (rule 3: the release rules
-    /// look at that packet first), ns on the caller's clock; 0 when nothing is held. A tick()
-    /// then releases it or hands its gap to the recovery.
+    /// When the hold of the first packet in sequence order runs out (rule 3, or rule 2's
+    /// reorder allowance once both lines are past it: the release rules look at that packet
+    /// first), ns on the caller's clock; 0 when nothing is held. A tick() then releases it or
+    /// hands its gap to the recovery.
     [[nodiscard]] std::uint64_t next_deadline() const noexcept {
-        return order_.empty() ? 0 : held_[order_.front()].arrived + hold_ns_ + 1;
+        if (order_.empty()) {
+            return 0;
+        }
+        slot const& h = held_[order_.front()];
+        bool const both_past =
+            lines_ >= 2 && std::all_of(last_seen_.begin(),
+                                       last_seen_.begin() + static_cast<std::ptrdiff_t>(lines_),
+                                       [&](std::uint64_t seen) { return seen >= h.sequence; });
+        // Rule 2 waits for its reorder allowance, rule 3 for the hold.
+        return h.arrived + (both_past ? std::min(reorder_ns_, hold_ns_) : hold_ns_) + 1;
     }
     /// Packets that waited in the hold and whose gap was filled in time.
     [[nodiscard]] std::uint64_t gaps_filled() const noexcept { return gaps_filled_; }
@@ -156,17 +169,15 @@ private:
         order_.insert(at, s);
     }
 
-    /// Rules 2 and 3's exception: input that could fill the gap in front of `h` is waiting
-    /// (`any_line`: on any line, else on a line that has not passed it).
-    bool input_may_fill(slot const& h, std::uint64_t now, bool any_line) const noexcept {
+    /// Rules 2 and 3's exception: input that could fill the gap in front of `h` is waiting. Any
+    /// line's: one that delivered packets past the held sequence may still hold the missing
+    /// one when the wire reorders.
+    bool input_may_fill(slot const& h, std::uint64_t now) const noexcept {
         if (probe_ == nullptr || (now > h.arrived && now - h.arrived > hold_ns_ + max_defer_ns_)) {
             return false;
         }
         for (std::size_t line = 0; line < lines_; ++line) {
-            // A line past the held sequence lost it if its packets come in order; the wall
-            // clock knows nothing of the lines, and reordering breaks that order: then any of
-            // them may hold it.
-            if ((any_line || last_seen_[line] < h.sequence) && probe_->waiting(line)) {
+            if (probe_->waiting(line)) {
                 return true;
             }
         }
@@ -174,25 +185,23 @@ private:
     }
 
     template <typename Deliver, typename Next>
-    void release(std::uint64_t now, Deliver& deliver, Next& next, bool everything,
-                 bool wall_clock = false) {
+    void release(std::uint64_t now, Deliver& deliver, Next& next, bool everything) {
         while (!order_.empty()) {
             std::size_t const s = order_.front();
             slot const& h = held_[s];
             std::uint64_t const expected = next();
             bool const due = h.sequence <= expected;
             bool const lost_everywhere =
-                lines_ >= 2 && std::all_of(last_seen_.begin(),
-                                           last_seen_.begin() + static_cast<std::ptrdiff_t>(lines_),
-                                           [&](std::uint64_t seen) { return seen >= h.sequence; });
+                lines_ >= 2 && now >= h.arrived + reorder_ns_ &&
+                std::all_of(last_seen_.begin(),
+                            last_seen_.begin() + static_cast<std::ptrdiff_t>(lines_),
+                            [&](std::uint64_t seen) { return seen >= h.sequence; });
             bool const expired = now > h.arrived && now - h.arrived > hold_ns_;
             if (!(due || lost_everywhere || expired || everything)) {
                 return;
             }
-            // Behind its input, not lost: held a little longer. Rule 2 trusts each line's order,
-            // which reordering on the wire breaks: any line's waiting input may fill the gap.
-            if (!(due || everything) && input_may_fill(h, now, wall_clock || lost_everywhere)) {
-                return;
+            if (!(due || everything) && input_may_fill(h, now)) {
+                return; // behind its input, not lost: held a little longer
             }
             if (!due && !everything && recovery_ != nullptr &&
                 recovery_->want(expected, h.sequence, now)) {
@@ -217,6 +226,7 @@ private:
     std::size_t max_held_;
     std::size_t max_packet_;
     std::uint64_t hold_ns_;
+    std::uint64_t reorder_ns_;
     metrics::histogram held_for_;
     std::unique_ptr<std::byte[]> storage_;
     std::vector<slot> held_;

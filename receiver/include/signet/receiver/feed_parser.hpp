@@ -134,6 +134,8 @@ private:
     /// The longest a hold or a re-request timeout waits past its time for input already
     /// waiting (a receiver behind its input, not a lost packet).
     static constexpr std::uint64_t max_input_defer_ns = 100'000'000;
+    /// A/B: how long a packet both lines are past waits for its reordered predecessor.
+    static constexpr std::uint64_t ab_reorder_ns = 5'000'000;
 
     feed_config config_;
     std::unique_ptr<feed_protocol> protocol_;
@@ -148,7 +150,6 @@ private:
     std::vector<std::size_t> arbitrated_lines_; // the runtime's index of arbiter line 0, 1
     std::vector<std::size_t> answer_lines_;     // the runtime's index of each answers line
     std::uint64_t recovery_deferred_since_ = 0; // a due re-request waits for input since then
-    bool idle_ = false;                         // on_idle(): now_ is the wall clock's
     // The datagram being framed: the arbiter hands it straight back when it is in order.
     std::byte const* framed_data_ = nullptr;
     md::sequence_unit framed_unit_{};
