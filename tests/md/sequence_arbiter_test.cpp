@@ -252,7 +252,8 @@ TEST(SequenceArbiter, BothLinesPastAGapWaitForWaitingInputWhenTheWireReorders) {
 
 TEST(SequenceArbiter, BothLinesPastAGapWaitTheReorderAllowanceFirst) {
     // A sender that reorders 2 and 3 on both lines may send 2 late on both (a busy machine):
-    // with a reorder allowance (100 ns here) rule 2 waits that long, then releases at once.
+    // once the lines were seen to reorder, rule 2 waits its allowance (100 ns here), then
+    // releases. Before any reordering it releases at once.
     sequence_arbiter arbiter(2, 8, 2048, 1000, 100);
     fake_session session;
     auto arrive = [&](std::uint64_t seq, std::uint16_t line, std::uint64_t now) {
@@ -263,19 +264,24 @@ TEST(SequenceArbiter, BothLinesPastAGapWaitTheReorderAllowanceFirst) {
     };
     arrive(1, 0, 1);
     arrive(1, 1, 2);
-    arrive(3, 0, 10);
-    arrive(3, 1, 20); // both past 2: released at 10 + 100 rather than now
+    arrive(3, 0, 3);
+    arrive(3, 1, 4); // no reordering seen: both past 2, released at once
+    EXPECT_EQ(session.gaps, 1U);
+    arrive(2, 0, 5); // late after all: the wire reorders (a duplicate now)
+    session.gaps = 0;
+    arrive(5, 0, 10);
+    arrive(5, 1, 20); // both past 4: released at 10 + 100 rather than now
     EXPECT_EQ(session.gaps, 0U);
     EXPECT_EQ(arbiter.next_deadline(), 10U + 100U + 1U);
-    arrive(2, 0, 60); // the late one, within the allowance
+    arrive(4, 0, 60); // the late one, within the allowance
     EXPECT_EQ(session.gaps, 0U);
-    arrive(5, 0, 200);
-    arrive(5, 1, 210);
+    arrive(7, 0, 200);
+    arrive(7, 1, 210);
     EXPECT_EQ(arbiter.next_deadline(), 200U + 100U + 1U);
     arbiter.tick(
         301, [&](auto d) { session.deliver(d); }, [&] { return session.next; });
-    EXPECT_EQ(session.gaps, 1U); // 4 was lost on both lines
-    EXPECT_EQ(session.delivered, (std::vector<std::uint64_t>{1, 1, 2, 3, 3, 5, 5}));
+    EXPECT_EQ(session.gaps, 1U); // 6 was lost on both lines
+    EXPECT_EQ(session.delivered, (std::vector<std::uint64_t>{1, 1, 3, 3, 2, 4, 5, 5, 7, 7}));
 }
 
 } // namespace

@@ -7,9 +7,10 @@
 // number (0: not sequenced, delivered at once) and the session's next expected one. It releases
 // a held packet (letting the session count the gap) when
 //   1. the packets before it arrived (no gap after all), or
-//   2. with two lines: both lines have delivered packets at or past it (both lost the data) and
-//      it has been held at least reorder_ns (a wire that reorders delivers the missing packet
-//      after one past it, on both lines alike), or
+//   2. with two lines: both lines have delivered packets at or past it (both lost the data) —
+//      once a line was seen to reorder (a packet below one it delivered before), only after it
+//      has been held reorder_ns too: such a wire may deliver the missing packet after one past
+//      it, on both lines alike — or
 //   3. it has been held longer than hold_ns (by the arriving packets' receive times), or
 //   4. the hold is full (max_held packets), or
 //   5. flush() at the end.
@@ -74,6 +75,7 @@ public:
     void on_packet(std::span<std::byte const> datagram, std::uint64_t sequence, std::uint16_t line,
                    std::uint64_t now_ns, Deliver&& deliver, Next&& next) {
         if (line < lines_) {
+            reordering_ = reordering_ || (sequence != 0 && sequence < last_seen_[line]);
             last_seen_[line] = std::max(last_seen_[line], sequence);
         }
         std::uint64_t const expected = next();
@@ -122,7 +124,8 @@ public:
                                        last_seen_.begin() + static_cast<std::ptrdiff_t>(lines_),
                                        [&](std::uint64_t seen) { return seen >= h.sequence; });
         // Rule 2 waits for its reorder allowance, rule 3 for the hold.
-        return h.arrived + (both_past ? std::min(reorder_ns_, hold_ns_) : hold_ns_) + 1;
+        return h.arrived +
+               (both_past ? (reordering_ ? std::min(reorder_ns_, hold_ns_) : 0) : hold_ns_) + 1;
     }
     /// Packets that waited in the hold and whose gap was filled in time.
     [[nodiscard]] std::uint64_t gaps_filled() const noexcept { return gaps_filled_; }
@@ -192,7 +195,7 @@ private:
             std::uint64_t const expected = next();
             bool const due = h.sequence <= expected;
             bool const lost_everywhere =
-                lines_ >= 2 && now >= h.arrived + reorder_ns_ &&
+                lines_ >= 2 && (!reordering_ || now >= h.arrived + reorder_ns_) &&
                 std::all_of(last_seen_.begin(),
                             last_seen_.begin() + static_cast<std::ptrdiff_t>(lines_),
                             [&](std::uint64_t seen) { return seen >= h.sequence; });
@@ -233,6 +236,7 @@ private:
     std::vector<std::size_t> order_; // held slots by ascending sequence
     std::vector<std::size_t> free_;
     std::array<std::uint64_t, max_lines> last_seen_{};
+    bool reordering_ = false; // a line delivered a packet below one it delivered before
     std::uint64_t gaps_filled_ = 0;
     gap_recovery* recovery_ = nullptr;
     input_probe const* probe_ = nullptr;

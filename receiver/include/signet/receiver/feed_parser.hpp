@@ -134,7 +134,8 @@ private:
     /// The longest a hold or a re-request timeout waits past its time for input already
     /// waiting (a receiver behind its input, not a lost packet).
     static constexpr std::uint64_t max_input_defer_ns = 100'000'000;
-    /// A/B: how long a packet both lines are past waits for its reordered predecessor.
+    /// A/B lines seen to reorder: how long a packet both lines are past waits for its
+    /// reordered predecessor (sequence_arbiter's rule 2).
     static constexpr std::uint64_t ab_reorder_ns = 5'000'000;
 
     feed_config config_;
