@@ -31,7 +31,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -65,8 +64,8 @@
 
 #include "common.hpp"
 #include "latency_probe.hpp"
-#include "machine_info.hpp"
 #include "network_path.hpp"
+#include "points_file.hpp"
 #include "sender.hpp"
 #include <nats/nats.h>
 #include <nlohmann/json.hpp>
@@ -583,13 +582,5 @@ int main(int argc, char** argv) {
             }
         }
     }
-    if (!json_path.empty()) {
-        std::ofstream f(json_path);
-        f << json{{"machine", bench::cpu_model()}, {"points", points}}.dump(1) << '\n';
-        if (!f) {
-            std::fprintf(stderr, "cannot write %s\n", json_path.c_str());
-            return 1;
-        }
-    }
-    return 0;
+    return json_path.empty() || bench::write_points_file(json_path, points) ? 0 : 1;
 }

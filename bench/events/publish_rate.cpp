@@ -26,8 +26,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -45,7 +43,7 @@
 
 #include "common.hpp"
 #include "latency_probe.hpp"
-#include "machine_info.hpp"
+#include "points_file.hpp"
 #include "sender.hpp"
 #include <nlohmann/json.hpp>
 
@@ -91,23 +89,6 @@ receiver::receiver_config make_config(std::size_t feeds, std::string const& publ
         config.nats.stream = false; // core subjects: the rate is theirs
     }
     return config;
-}
-
-/// This process's threads now, less `except` (sorted).
-std::vector<pid_t> threads_except(std::vector<pid_t> const& except) {
-    std::vector<pid_t> now = bench::thread_ids();
-    std::vector<pid_t> out;
-    std::set_difference(now.begin(), now.end(), except.begin(), except.end(),
-                        std::back_inserter(out));
-    return out;
-}
-
-std::uint64_t cpu_of(std::vector<pid_t> const& threads) {
-    std::uint64_t sum = 0;
-    for (pid_t t : threads) {
-        sum += bench::thread_cpu_ns(t);
-    }
-    return sum;
 }
 
 std::uint64_t packets_of(receiver::receiver const& r, std::size_t feeds) {
@@ -162,7 +143,7 @@ json run_point(std::string const& publisher, std::size_t feeds, double messages_
     out.start();
     // The sender's thread is the one the start added; every other thread is the receiver's
     // (libnats may start its own later: they count).
-    std::vector<pid_t> sender_thread = threads_except(with_receiver);
+    std::vector<pid_t> sender_thread = bench::threads_except(with_receiver);
     std::vector<pid_t> exclude = before;
     exclude.insert(exclude.end(), sender_thread.begin(), sender_thread.end());
     std::sort(exclude.begin(), exclude.end());
@@ -173,8 +154,8 @@ json run_point(std::string const& publisher, std::size_t feeds, double messages_
         ::kill(s.nats_pid, SIGSTOP);
     }
     auto const nats_a = rx.nats();
-    std::vector<pid_t> const threads_a = threads_except(exclude);
-    std::uint64_t const cpu_a = cpu_of(threads_a);
+    std::vector<pid_t> const threads_a = bench::threads_except(exclude);
+    std::uint64_t const cpu_a = bench::cpu_of(threads_a);
     std::uint64_t const packets_a = packets_of(rx, feeds);
     std::uint64_t const events_a = events();
     std::uint64_t const sent_a = out.sent();
@@ -182,8 +163,8 @@ json run_point(std::string const& publisher, std::size_t feeds, double messages_
     record(true);
     std::this_thread::sleep_for(std::chrono::duration<double>(s.duration_s)); // the window
     record(false);
-    std::vector<pid_t> const threads_b = threads_except(exclude);
-    std::uint64_t const cpu_b = cpu_of(threads_b);
+    std::vector<pid_t> const threads_b = bench::threads_except(exclude);
+    std::uint64_t const cpu_b = bench::cpu_of(threads_b);
     // Threads that ended inside the window are not counted; threads that started inside it
     // count from their start (cpu_a did not include them).
     std::uint64_t const packets_b = packets_of(rx, feeds);
@@ -300,13 +281,5 @@ int main(int argc, char** argv) {
             }
         }
     }
-    if (!json_path.empty()) {
-        std::ofstream f(json_path);
-        f << json{{"machine", bench::cpu_model()}, {"points", points}}.dump(1) << '\n';
-        if (!f) {
-            std::fprintf(stderr, "cannot write %s\n", json_path.c_str());
-            return 1;
-        }
-    }
-    return 0;
+    return json_path.empty() || bench::write_points_file(json_path, points) ? 0 : 1;
 }

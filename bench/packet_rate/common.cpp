@@ -167,6 +167,22 @@ std::uint64_t thread_cpu_ns(pid_t tid) noexcept {
            static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+std::vector<pid_t> threads_except(std::vector<pid_t> const& except) {
+    std::vector<pid_t> const now = thread_ids();
+    std::vector<pid_t> out;
+    std::set_difference(now.begin(), now.end(), except.begin(), except.end(),
+                        std::back_inserter(out));
+    return out;
+}
+
+std::uint64_t cpu_of(std::vector<pid_t> const& threads) noexcept {
+    std::uint64_t sum = 0;
+    for (pid_t t : threads) {
+        sum += thread_cpu_ns(t);
+    }
+    return sum;
+}
+
 pid_t current_tid() noexcept {
     return static_cast<pid_t>(::syscall(SYS_gettid));
 }

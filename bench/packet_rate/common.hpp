@@ -207,6 +207,11 @@ std::vector<pid_t> thread_ids();
 /// CPU time (user + system) of thread `tid` of this process in ns: its per-thread CPU clock,
 /// which is what getrusage(RUSAGE_THREAD) reports, readable from another thread.
 std::uint64_t thread_cpu_ns(pid_t tid) noexcept;
+/// The process's threads now, less `except` (sorted, as thread_ids() gives them): the threads
+/// started since `except` was taken.
+std::vector<pid_t> threads_except(std::vector<pid_t> const& except);
+/// The CPU time of `threads`, summed (thread_cpu_ns; an exited thread adds 0).
+std::uint64_t cpu_of(std::vector<pid_t> const& threads) noexcept;
 pid_t current_tid() noexcept;
 /// CPU time of the whole machine (/proc/stat: all but nice, idle and iowait; niced work such
 /// as `nice make` yields to the benchmark) and of this process

@@ -31,22 +31,6 @@ void sleep_seconds(double s) {
     std::this_thread::sleep_for(std::chrono::duration<double>(s));
 }
 
-std::vector<pid_t> new_threads(std::vector<pid_t> const& before) {
-    std::vector<pid_t> now = thread_ids();
-    std::vector<pid_t> added;
-    std::set_difference(now.begin(), now.end(), before.begin(), before.end(),
-                        std::back_inserter(added));
-    return added;
-}
-
-std::uint64_t cpu_of(std::vector<pid_t> const& threads) {
-    std::uint64_t sum = 0;
-    for (pid_t t : threads) {
-        sum += thread_cpu_ns(t);
-    }
-    return sum;
-}
-
 std::uint64_t switches_of(std::vector<pid_t> const& threads) {
     std::uint64_t sum = 0;
     for (pid_t t : threads) {
@@ -265,9 +249,9 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
         sleep_seconds(0.02);
         // A receiver that started held (af_xdp) has threads already: the drain's CPU is what
         // they use from here on.
-        std::uint64_t const cpu_before_start = cpu_of(new_threads(before));
+        std::uint64_t const cpu_before_start = cpu_of(threads_except(before));
         rx->start();
-        std::vector<pid_t> threads = new_threads(before);
+        std::vector<pid_t> threads = threads_except(before);
         std::vector<std::uint64_t> half;
         std::uint64_t last = 0;
         auto last_change = std::chrono::steady_clock::now();
@@ -328,7 +312,7 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
     so.batch = latency ? 1 : 32;
     rx->start();
     sleep_seconds(0.05);
-    std::vector<pid_t> const threads = new_threads(before);
+    std::vector<pid_t> const threads = threads_except(before);
     sender tx(so);
     tx.start();
     sleep_seconds(settings.warmup);
@@ -410,7 +394,7 @@ point_result run_memory_point(point_spec const& spec, packet_templates const& te
     std::unique_ptr<pipeline> p = pipeline_for(spec)(config, sinks);
     p->start();
     sleep_seconds(0.05);
-    std::vector<pid_t> const threads = new_threads(before);
+    std::vector<pid_t> const threads = threads_except(before);
     sleep_seconds(settings.warmup);
     auto const counts_a = parsed_per_feed(sinks);
     std::uint64_t const cpu_a = cpu_of(threads);
