@@ -1,7 +1,9 @@
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include <arpa/inet.h>
@@ -34,8 +36,8 @@ std::string describe(char const* step, udp_socket_options const& o, std::error_c
     switch (ec.value()) {
     case EADDRINUSE:
         what += " (" + o.bind.to_string() +
-                " is taken by another socket: pick another port, or set reuse_port on every "
-                "socket that shares it)";
+                " is taken by another socket, still after 1 s: pick another port, or set "
+                "reuse_port on every socket that shares it)";
         break;
     case EADDRNOTAVAIL:
         what += " (" + o.bind.to_string() + " is not an address of this host)";
@@ -271,7 +273,18 @@ udp_socket udp_socket::open(udp_socket_options const& o, std::error_code& error,
     if (family == AF_INET6) {
         set_int(s.fd_, IPPROTO_IPV6, IPV6_V6ONLY, 0); // accept v4-mapped too where possible
     }
-    if (::bind(s.fd_, local.data(), local.size()) != 0) {
+    // A process that held the port and just ended may hold it a moment longer: its io_uring,
+    // and the sockets the ring refers to, are torn down after it exits (4 to 8 ms after a
+    // SIGKILL on an idle machine here, longer on a busy one). A restarted receiver waits that
+    // out; a port still taken after a second is taken.
+    auto const give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    int rc = ::bind(s.fd_, local.data(), local.size());
+    while (rc != 0 && errno == EADDRINUSE && local.port() != 0 &&
+           std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5)); // a polling period
+        rc = ::bind(s.fd_, local.data(), local.size());
+    }
+    if (rc != 0) {
         return fail("bind", last_error());
     }
     if (o.group) {

@@ -1,6 +1,10 @@
+#include <atomic>
+#include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include <sys/socket.h>
 
@@ -65,6 +69,28 @@ TEST(UdpSocket, PortInUseGivesAClearError) {
     EXPECT_NE(what.find(first.local_endpoint().to_string()), std::string::npos) << what;
     EXPECT_NE(what.find("reuse_port"), std::string::npos) << what;
     EXPECT_THROW(udp_socket(udp_socket_options{.bind = first.local_endpoint()}), std::system_error);
+}
+
+TEST(UdpSocket, APortFreedWithinASecondIsBound) {
+    // A crashed receiver's sockets outlive it by milliseconds (its io_uring is torn down after
+    // it exits): a restarted one binds once they are gone, rather than failing at once.
+    std::optional<udp_socket> first(udp_socket_options{.bind = udp_endpoint::parse("127.0.0.1:0")});
+    udp_endpoint const port = first->local_endpoint();
+    std::atomic<bool> trying{false};
+    std::thread closer([&] {
+        while (!trying.load(std::memory_order_acquire)) { // pairs with the release below
+            std::this_thread::yield();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50)); // the scenario: freed later
+        first.reset();
+    });
+    trying.store(true, std::memory_order_release);
+    std::error_code error;
+    std::string what;
+    auto second = udp_socket::open({.bind = port}, error, what); // taken at its first try
+    closer.join();
+    EXPECT_FALSE(error) << what;
+    EXPECT_TRUE(second.is_open());
 }
 
 TEST(UdpSocket, ReusePortLetsTwoSocketsShareAPort) {
