@@ -1829,9 +1829,12 @@ def case_nats_cluster_keeps_the_last_values_through_a_node_loss(args, workdir, b
         b = Receiver(args.receiver, config_b, os.path.join(workdir, "b"), backend)
         receivers = [a, b]
         consumer = md_subscribe(args, servers[0].url, "signet.>", "--json", "--idle-exit", "15")
-        feed_a = start_feed(args.feed, "--to", f"{NET.host}:{port_a}", "--count", "120000",
+        # The streams run until the restarted receiver has synchronized (SIGINT then ends them):
+        # the cluster's elections take their time on a loaded machine, and a receiver that
+        # restarts after its stream ended has nothing to synchronize with.
+        feed_a = start_feed(args.feed, "--to", f"{NET.host}:{port_a}", "--duration", "150",
                             "--rate", "10000", "--batch", "8", "--symbols", "8", "--seed", "21")
-        feed_b = start_feed(args.feed, "--to", f"{NET.host}:{port_b}", "--count", "120000",
+        feed_b = start_feed(args.feed, "--to", f"{NET.host}:{port_b}", "--duration", "150",
                             "--rate", "10000", "--batch", "8", "--symbols", "8", "--seed", "22",
                             "--serve-glimpse", str(glimpse), "--linger", "5")
         a.wait_total_packets(1000, feed=feed_a)
@@ -1856,6 +1859,10 @@ def case_nats_cluster_keeps_the_last_values_through_a_node_loss(args, workdir, b
         b = Receiver(args.receiver, config_b, os.path.join(workdir, "b"), backend)
         receivers = [a, b]
         wait_until(lambda: b.find("synchronized from a snapshot"), 30, "b's snapshot")
+        seen = max((s[3]["packets"] for s in b.stats()), default=0)
+        b.wait_total_packets(seen + 200, feed=feed_b)  # and goes on live
+        for feed in (feed_a, feed_b):
+            feed.send_signal(signal.SIGINT)
         finish_feed(feed_a)
         finish_feed(feed_b)
         summary_a, _ = a.stop()
