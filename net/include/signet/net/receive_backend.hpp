@@ -97,7 +97,8 @@ public:
     /// Any thread, rarely (a reorder hold or a timeout about to give up on data): whether
     /// data for this line may be waiting before its queue — in its socket (read neither by
     /// the backend nor into its completions yet), or, io_uring, completions not reaped yet, or,
-    /// af_xdp, frames in the RX ring of one of its queues. A parser that sees it waits for that input instead of calling it lost.
+    /// af_xdp, frames in the RX ring of one of its queues. A parser that sees it waits for that
+    /// input instead of calling it lost.
     [[nodiscard]] virtual bool input_waiting(detail::line_state const& line) const noexcept;
     /// Why the line's receive timestamps are not what was asked for (empty when they are):
     /// the socket's note (udp_socket::timestamp_note()); af_xdp stamps in user space.
