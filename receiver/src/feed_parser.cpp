@@ -31,8 +31,16 @@ char const* to_string(book_state state) noexcept {
 feed_parser::feed_parser(feed_config const& config, std::unique_ptr<feed_protocol> protocol)
     : config_(config)
     , protocol_(std::move(protocol))
-    , lines_(protocol_->lines())
-    , tracker_(tracker_options(config, *protocol_)) {
+    , lines_(protocol_->lines()) {
+    std::size_t const streams = protocol_->streams();
+    if (streams == 0 || streams > feed_protocol::max_streams) {
+        throw std::invalid_argument("feed " + config_.name + ": the protocol declares " +
+                                    std::to_string(streams) + " sequenced streams; 1 to " +
+                                    std::to_string(feed_protocol::max_streams) + " are possible");
+    }
+    for (std::size_t i = 0; i < streams; ++i) {
+        streams_.push_back(std::make_unique<stream_state>(tracker_options(config_, *protocol_)));
+    }
     std::size_t arbitrated = 0;
     std::size_t answers = 0;
     for (std::size_t l = 0; l < lines_.size(); ++l) {
@@ -60,25 +68,34 @@ feed_parser::feed_parser(feed_config const& config, std::unique_ptr<feed_protoco
     if (arbitrated + answers == 0) {
         return; // side lines only: nothing to sequence
     }
-    recovery_ = protocol_->recovery();
+    sequenced_ = true;
     // With a recovery, the hold is also what waits for it: recovery_buffer deep. A/B: line B's
     // copy may lag line A's by a whole receive batch on another worker; hold longer and deeper
     // before calling a gap real (rule 2 releases real gaps early anyway: both lines past it,
     // after a reorder allowance - a reordered packet comes late on both lines alike).
     // One line: reordering alone, a short hold.
-    std::size_t const depth = recovery_ != nullptr ? config_.recovery_buffer : 0;
-    if (arbitrated >= 2) {
-        arbiter_.emplace(2, std::max<std::size_t>(depth, 1024), 2048, 20'000'000, ab_reorder_ns);
-    } else {
-        arbiter_.emplace(1, std::max<std::size_t>(depth, 64));
+    for (std::size_t i = 0; i < streams; ++i) {
+        stream_state& stream = *streams_[i];
+        stream.recovery = protocol_->recovery(i);
+        std::size_t const depth = stream.recovery != nullptr ? config_.recovery_buffer : 0;
+        if (arbitrated >= 2) {
+            stream.arbiter.emplace(2, std::max<std::size_t>(depth, 1024), 2048, 20'000'000,
+                                   ab_reorder_ns);
+        } else {
+            stream.arbiter.emplace(1, std::max<std::size_t>(depth, 64));
+        }
+        stream.arbiter->set_recovery(stream.recovery);
+        stream.arbiter->record_holds_in(sequence_latency_);
     }
-    arbiter_->set_recovery(recovery_);
 }
 
 void feed_parser::set_input_probe(std::function<bool(std::size_t line)> probe) {
     input_waiting_ = std::move(probe);
-    if (arbiter_) {
-        arbiter_->set_input_probe(input_waiting_ ? &probe_ : nullptr, max_input_defer_ns);
+    for (auto& stream : streams_) {
+        if (stream->arbiter) {
+            stream->arbiter->set_input_probe(input_waiting_ ? &probe_ : nullptr,
+                                             max_input_defer_ns);
+        }
     }
 }
 
@@ -102,22 +119,26 @@ void feed_parser::operator()(net::packet const& p) {
     } else if (std::optional<md::sequence_unit> unit;
                p.truncated || !(unit = protocol_->frame(p.payload()))) {
         ++malformed_; // bytes missing, or framing that lies: it claims no sequence
+    } else if (unit->stream >= streams_.size()) {
+        ++unfollowed_; // a stream (unit) this feed does not follow: ignored, counted
     } else {
+        stream_state& stream = *streams_[unit->stream];
         framed_data_ = p.payload().data();
         framed_unit_ = *unit;
         // An implausible sequence is passed through at once (sequence 0): the tracker ignores
         // it, and it neither waits in the hold nor asks the recovery for a range.
-        std::uint64_t const order_by = tracker_.plausible(unit->first) ? unit->first : 0;
-        arbiter_->on_packet(
+        std::uint64_t const order_by = stream.tracker.plausible(unit->first) ? unit->first : 0;
+        stream.arbiter->on_packet(
             p.payload(), order_by, line.arbiter_line, p.user_rx_ns,
-            [this](auto bytes) { deliver(bytes); }, [this] { return tracker_.next(); });
+            [this, &stream](auto bytes) { deliver(stream, bytes); },
+            [&stream] { return stream.tracker.next(); });
         framed_data_ = nullptr;
-        poll_recovery();
+        poll_recovery(stream);
     }
     stages_.end(p);
 }
 
-void feed_parser::deliver(std::span<std::byte const> datagram) {
+void feed_parser::deliver(stream_state& stream, std::span<std::byte const> datagram) {
     md::sequence_unit unit = framed_unit_;
     std::uint64_t receive_ns = receive_ns_;
     if (datagram.data() != framed_data_) { // released from the hold: framed when it arrived
@@ -128,48 +149,54 @@ void feed_parser::deliver(std::span<std::byte const> datagram) {
         }
         unit = *held;
     }
-    md::sequence_step const step = tracker_.track(unit);
+    md::sequence_step const step = stream.tracker.track(unit);
     if (step.ignored) {
         return; // counted by the tracker; logged at most once a second (publish)
     }
-    protocol_->deliver({datagram, unit, step, tracker_.next(), now_, receive_ns});
+    protocol_->deliver({datagram, unit, step, stream.tracker.next(), now_, receive_ns});
 }
 
-void feed_parser::poll_recovery() {
-    if (recovery_ == nullptr || !recovery_->recovering()) {
+void feed_parser::tick(stream_state& stream) {
+    stream.arbiter->tick(
+        now_, [this, &stream](auto bytes) { deliver(stream, bytes); },
+        [&stream] { return stream.tracker.next(); });
+}
+
+void feed_parser::poll_recovery(stream_state& stream) {
+    md::gap_recovery* const recovery = stream.recovery;
+    if (recovery == nullptr || !recovery->recovering()) {
         return;
     }
     // A re-request due while its answer may already wait on an answers line: the answer first
     // (at most max_input_defer_ns), so that a slow receiver does not resend or give up.
-    std::uint64_t const due = recovery_->next_deadline();
+    std::uint64_t const due = recovery->next_deadline();
     if (due != 0 && due <= now_ && input_waiting_) {
         bool waiting = false;
         for (std::size_t const line : answer_lines_) {
             waiting = waiting || input_waiting_(line);
         }
-        if (waiting && (recovery_deferred_since_ == 0 ||
-                        now_ - recovery_deferred_since_ < max_input_defer_ns)) {
-            if (recovery_deferred_since_ == 0) {
-                recovery_deferred_since_ = now_;
+        if (waiting && (stream.recovery_deferred_since == 0 ||
+                        now_ - stream.recovery_deferred_since < max_input_defer_ns)) {
+            if (stream.recovery_deferred_since == 0) {
+                stream.recovery_deferred_since = now_;
             }
             return;
         }
     }
-    recovery_deferred_since_ = 0;
+    stream.recovery_deferred_since = 0;
     protocol_->poll_recovery(now_);
-    if (!recovery_->recovering()) {
-        // Given up: release what waited behind the gap now (the tracker counts it as lost).
-        arbiter_->tick(
-            now_, [this](auto bytes) { deliver(bytes); }, [this] { return tracker_.next(); });
+    if (!recovery->recovering()) {
+        tick(stream); // given up: release what waited behind the gap (the tracker counts it lost)
     }
 }
 
 void feed_parser::service() {
-    if (arbiter_) {
-        arbiter_->tick(
-            now_, [this](auto bytes) { deliver(bytes); }, [this] { return tracker_.next(); });
+    for (auto& stream : streams_) {
+        if (stream->arbiter) {
+            tick(*stream);
+            poll_recovery(*stream);
+        }
     }
-    poll_recovery();
     protocol_->service(now_);
     if (book_interval_ns_ != 0 && now_ >= next_books_ns_) {
         // A reader copying the last rows holds the lock: try again soon, never wait.
@@ -204,8 +231,10 @@ void feed_parser::arm_timer() noexcept {
         }
     };
     // While a recovery is open, the held packets wait for it (its deadlines are the protocol's).
-    if (arbiter_ && (recovery_ == nullptr || !recovery_->recovering())) {
-        consider(arbiter_->next_deadline());
+    for (auto const& stream : streams_) {
+        if (stream->arbiter && (stream->recovery == nullptr || !stream->recovery->recovering())) {
+            consider(stream->arbiter->next_deadline());
+        }
     }
     consider(protocol_->next_deadline(now_));
     if (book_interval_ns_ != 0) {
@@ -247,13 +276,36 @@ std::vector<book_row> feed_parser::books() const {
 }
 
 metrics::histogram const& feed_parser::sequence_latency() const noexcept {
-    static metrics::histogram const no_holds; // without an arbiter: stays empty
-    return arbiter_ ? arbiter_->hold_latency() : no_holds;
+    return sequence_latency_; // without an arbiter: stays empty
+}
+
+md::sequence_stats feed_parser::sequencing() const noexcept {
+    md::sequence_stats sum;
+    for (auto const& stream : streams_) {
+        md::sequence_stats const& s = stream->tracker.stats();
+        sum.units += s.units;
+        sum.items += s.items;
+        sum.gaps += s.gaps;
+        sum.missing += s.missing;
+        sum.duplicates += s.duplicates;
+        sum.overlaps += s.overlaps;
+        sum.heartbeats += s.heartbeats;
+        sum.foreign += s.foreign;
+        sum.implausible += s.implausible;
+        sum.resyncs += s.resyncs;
+        sum.late_start += s.late_start;
+        sum.end_of_stream = sum.end_of_stream || s.end_of_stream;
+    }
+    sum.foreign += unfollowed_;
+    return sum;
 }
 
 void feed_parser::finish() {
-    if (arbiter_) {
-        arbiter_->flush([this](auto bytes) { deliver(bytes); }, [this] { return tracker_.next(); });
+    for (auto& stream : streams_) {
+        if (stream->arbiter) {
+            stream->arbiter->flush([this, &stream](auto bytes) { deliver(*stream, bytes); },
+                                   [&stream] { return stream->tracker.next(); });
+        }
     }
     protocol_->finish();
     if (after_run_) {
@@ -267,7 +319,7 @@ void feed_parser::finish() {
 
 void feed_parser::publish() noexcept {
     // relaxed stores: single writer; readers take a snapshot.
-    md::sequence_stats const& s = tracker_.stats();
+    md::sequence_stats const s = sequencing();
     protocol_counters const p = protocol_->counters();
     std::uint64_t const ignored = s.foreign + s.implausible;
     if (ignored + s.resyncs != ignored_logged_) {
@@ -291,8 +343,9 @@ void feed_parser::publish() noexcept {
 
 void feed_parser::log_ignored() noexcept {
     // The packet's (or wake-up's) time: no clock read of its own while the limit holds.
-    md::sequence_stats const& s = tracker_.stats();
-    std::string_view key(tracker_.key().data(), tracker_.key().size());
+    md::sequence_stats const s = sequencing();
+    md::sequence_tracker const& first = streams_.front()->tracker;
+    std::string_view key(first.key().data(), first.key().size());
     key = key.substr(0, key.find('\0'));
     if (ignored_logged_ != 0 && now_ < ignored_log_ns_ + ignored_log_interval_ns) {
         return; // rate-limited: the counts are in the stats line and the summary
@@ -303,7 +356,7 @@ void feed_parser::log_ignored() noexcept {
         SPDLOG_WARN("feed {}: stream '{}', next sequence {}: so far ignored {} packet(s) of "
                     "another stream and {} with a sequence more than {} away; {} resync(s) "
                     "(at most one such line per {} s)",
-                    config_.name, md::wire_text(key), tracker_.next(), s.foreign, s.implausible,
+                    config_.name, md::wire_text(key), first.next(), s.foreign, s.implausible,
                     config_.max_sequence_jump, s.resyncs, ignored_log_interval_ns / 1'000'000'000);
     } catch (...) { // NOLINT(bugprone-empty-catch): a lost log line must not stop the feed
     }

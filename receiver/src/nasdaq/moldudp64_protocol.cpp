@@ -223,7 +223,7 @@ void moldudp64_protocol::setup(feed_setup& setup) {
     }
 }
 
-md::gap_recovery* moldudp64_protocol::recovery() noexcept {
+md::gap_recovery* moldudp64_protocol::recovery(std::size_t /*stream: one*/) noexcept {
     return recovery_ ? &*recovery_ : nullptr;
 }
 

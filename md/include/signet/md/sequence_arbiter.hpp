@@ -102,6 +102,9 @@ public:
 
     /// Attaches a gap recovery client (or detaches it with nullptr).
     void set_recovery(gap_recovery* recovery) noexcept { recovery_ = recovery; }
+    /// Records hold_latency() into `h` instead of its own (several arbiters of one feed, one
+    /// histogram: one writer, the feed's parser contract).
+    void record_holds_in(metrics::histogram& h) noexcept { held_for_ = &h; }
     /// Attaches an input probe (or detaches it with nullptr): rule 3 waits for input already
     /// waiting, at most `max_defer_ns` past its hold.
     void set_input_probe(input_probe const* probe, std::uint64_t max_defer_ns) noexcept {
@@ -130,7 +133,7 @@ public:
     /// Packets that waited in the hold and whose gap was filled in time.
     [[nodiscard]] std::uint64_t gaps_filled() const noexcept { return gaps_filled_; }
     /// How long released packets waited in the hold, ns (not those flush() released).
-    [[nodiscard]] metrics::histogram const& hold_latency() const noexcept { return held_for_; }
+    [[nodiscard]] metrics::histogram const& hold_latency() const noexcept { return *held_for_; }
 
 private:
     struct slot {
@@ -141,7 +144,7 @@ private:
 
     void record_hold(slot const& h, std::uint64_t now) noexcept {
         if (h.arrived != 0 && now != 0) { // unstamped packets (user_rx_ns 0) have no wait to tell
-            held_for_.record(now > h.arrived ? now - h.arrived : 0);
+            held_for_->record(now > h.arrived ? now - h.arrived : 0);
         }
     }
 
@@ -230,7 +233,8 @@ private:
     std::size_t max_packet_;
     std::uint64_t hold_ns_;
     std::uint64_t reorder_ns_;
-    metrics::histogram held_for_;
+    metrics::histogram own_held_for_;
+    metrics::histogram* held_for_ = &own_held_for_;
     std::unique_ptr<std::byte[]> storage_;
     std::vector<slot> held_;
     std::vector<std::size_t> order_; // held slots by ascending sequence

@@ -75,6 +75,9 @@ struct sequence_unit {
     std::uint64_t count = 0; ///< items; 0 for heartbeats and ends of stream
     stream_key key{};
     bool end_of_stream = false;
+    /// Which of the feed's independently sequenced streams it belongs to (Cboe's units: each
+    /// numbers its messages on its own); 0 for a protocol with one. One tracker per stream.
+    std::uint32_t stream = 0;
 };
 
 struct sequence_stats {

@@ -11,9 +11,11 @@
 //   3. md::sequence_tracker decides what the datagram is: ignored (another stream, an
 //      implausible sequence: counted, rate-limited warning), a gap, a duplicate, fresh items;
 //   4. the protocol gets what is not ignored (feed_protocol::deliver).
-// Side lines (a snapshot loop, definitions) go straight to the protocol. Per packet it also
-// fills the stage latencies from the kernel's receive stamp (net::stage_latency: one clock read
-// per packet, one more per run).
+// A protocol whose lines carry several independently sequenced streams (feed_protocol::
+// streams(): Cboe's units) gets steps 2 and 3 per stream: a gap in one holds only that stream's
+// packets. Side lines (a snapshot loop, definitions) go straight to the protocol. Per packet it
+// also fills the stage latencies from the kernel's receive stamp (net::stage_latency: one clock
+// read per packet, one more per run).
 //
 // Timers: the parser arms its runtime timer (set_timer) for the earliest of what it waits for —
 // a hold's expiry (while no recovery is open), the protocol's deadlines, the next book rows —
@@ -95,11 +97,16 @@ public:
     /// Releases what the arbiter still holds, lets the protocol flush, publishes the final
     /// counters.
     void finish();
-    /// The shared sequencing's counters (units, heartbeats, foreign, implausible, resyncs, ...).
-    [[nodiscard]] md::sequence_stats const& sequencing() const noexcept { return tracker_.stats(); }
-    [[nodiscard]] std::uint64_t next_sequence() const noexcept { return tracker_.next(); }
-    /// Whether the protocol has sequenced lines (and so an arbiter and a tracker at work).
-    [[nodiscard]] bool sequenced() const noexcept { return arbiter_.has_value(); }
+    /// The shared sequencing's counters (units, heartbeats, foreign, implausible, resyncs, ...),
+    /// summed over the streams; datagrams of a stream the feed does not follow count as foreign.
+    [[nodiscard]] md::sequence_stats sequencing() const noexcept;
+    /// The next expected sequence of stream `stream` (< streams()).
+    [[nodiscard]] std::uint64_t next_sequence(std::size_t stream = 0) const noexcept {
+        return streams_[stream]->tracker.next();
+    }
+    [[nodiscard]] std::size_t streams() const noexcept { return streams_.size(); }
+    /// Whether the protocol has sequenced lines (and so arbiters and trackers at work).
+    [[nodiscard]] bool sequenced() const noexcept { return sequenced_; }
 
 private:
     struct line_info {
@@ -119,9 +126,21 @@ private:
         feed_parser const& parser_;
     };
 
-    void deliver(std::span<std::byte const> datagram);
-    void service(); // what is due at now_: holds, the recovery, the protocol, the book rows
-    void poll_recovery();
+    /// One independently sequenced stream: its tracker, the arbiter in front of it and the
+    /// protocol's recovery of it.
+    struct stream_state {
+        explicit stream_state(md::sequence_tracker_options const& options)
+            : tracker(options) {}
+        md::sequence_tracker tracker;
+        std::optional<md::sequence_arbiter> arbiter; // when the protocol has sequenced lines
+        md::gap_recovery* recovery = nullptr;        // the protocol's
+        std::uint64_t recovery_deferred_since = 0;   // a due re-request waits for input since then
+    };
+
+    void deliver(stream_state& stream, std::span<std::byte const> datagram);
+    void service(); // what is due at now_: holds, the recoveries, the protocol, the book rows
+    void poll_recovery(stream_state& stream);
+    void tick(stream_state& stream);
     void publish() noexcept;
     bool publish_books(); // false: a reader holds the rows' lock (nothing waited)
     void arm_timer() noexcept;
@@ -141,16 +160,16 @@ private:
     feed_config config_;
     std::unique_ptr<feed_protocol> protocol_;
     std::vector<line_spec> lines_;
-    std::vector<line_info> line_info_; // by the runtime's line index
-    md::sequence_tracker tracker_;
-    std::optional<md::sequence_arbiter> arbiter_;    // when the protocol has sequenced lines
-    md::gap_recovery* recovery_ = nullptr;           // the protocol's
+    std::vector<line_info> line_info_;                   // by the runtime's line index
+    std::vector<std::unique_ptr<stream_state>> streams_; // protocol_->streams() of them
+    bool sequenced_ = false;
+    std::uint64_t unfollowed_ = 0;                   // datagrams of a stream it does not follow
+    metrics::histogram sequence_latency_;            // every stream's arbiter records here
     std::function<bool(std::size_t)> input_waiting_; // by the runtime's line index
     std::function<void()> after_run_;
     line_probe probe_{*this};
     std::vector<std::size_t> arbitrated_lines_; // the runtime's index of arbiter line 0, 1
     std::vector<std::size_t> answer_lines_;     // the runtime's index of each answers line
-    std::uint64_t recovery_deferred_since_ = 0; // a due re-request waits for input since then
     // The datagram being framed: the arbiter hands it straight back when it is in order.
     std::byte const* framed_data_ = nullptr;
     md::sequence_unit framed_unit_{};

@@ -13,8 +13,11 @@
 //     is ignored and counted, lines A and B are arbitrated, gaps, duplicates and late starts are
 //     counted (md::sequence_tracker, md::sequence_arbiter) — and hands over what is fresh
 //     (deliver());
-//   - its recovery (recovery(): the md::gap_recovery the arbiter asks while it holds packets
-//     behind a gap; snapshots it drives from service()), decode and books;
+//   - how many independently sequenced streams its lines carry (streams(): one for most
+//     protocols; Cboe's units each number their messages on their own): each has its own
+//     sequencing, arbiter and recovery, and frame() says which stream a datagram is of;
+//   - its recovery (recovery(stream): the md::gap_recovery the arbiter asks while it holds
+//     packets behind a gap; snapshots it drives from service()), decode and books;
 //   - its counters (counters(): the protocol-neutral ones it owns; its own in its summary
 //     section, metrics and stats lines), its live-view state and book rows, and the summary
 //     section the verdict reads.
@@ -169,14 +172,22 @@ public:
     // ---- setup (controlling thread, before the runtime starts) ----
     /// The feed's lines, in the order the runtime opens them.
     [[nodiscard]] virtual std::vector<line_spec> lines() const = 0;
-    /// Where the sequenced stream starts (first sequence, or late join) and its pinned key;
+    /// Where each sequenced stream starts (first sequence, or late join) and its pinned key;
     /// the receiver sets max_jump from the feed's max_sequence_jump.
     [[nodiscard]] virtual md::sequence_tracker_options sequencing() const { return {}; }
+    /// The independently sequenced streams of its lines (at least 1, at most max_streams);
+    /// frame() puts each datagram's index in sequence_unit::stream (one past the last: a
+    /// stream the feed does not follow, counted as ignored).
+    [[nodiscard]] virtual std::size_t streams() const noexcept { return 1; }
+    static constexpr std::size_t max_streams = 256;
     /// Sockets, connections, timers, recordings: what the protocol needs of the runtime.
     virtual void setup(feed_setup& setup) { (void)setup; }
-    /// The recovery the arbiter asks while it holds packets behind a gap; none: gaps are lost
-    /// once the hold gives up.
-    [[nodiscard]] virtual md::gap_recovery* recovery() noexcept { return nullptr; }
+    /// The recovery the arbiter of stream `stream` asks while it holds packets behind a gap;
+    /// none: gaps are lost once the hold gives up.
+    [[nodiscard]] virtual md::gap_recovery* recovery(std::size_t stream) noexcept {
+        (void)stream;
+        return nullptr;
+    }
     /// Where its market events go (md/events.hpp), from start() on; `kinds` are those anyone
     /// wants (the rest need not be made). A protocol without events ignores it.
     virtual void set_event_sink(md::event_sink* sink, md::event_mask kinds) {
@@ -196,8 +207,8 @@ public:
     virtual void on_side_packet(std::uint16_t tag, net::packet const& p, std::uint64_t now_ns) {
         (void)tag, (void)p, (void)now_ns;
     }
-    /// The recovery has requests due (called while recovery()->recovering(), after packets and
-    /// on every run): send them.
+    /// A recovery has requests due (called while one of recovery(stream) is recovering, after
+    /// packets and on every run): send them.
     virtual void poll_recovery(std::uint64_t now_ns) { (void)now_ns; }
     /// Every run of the contract, after the packets (or on a timer): what is due.
     virtual void service(std::uint64_t now_ns) { (void)now_ns; }

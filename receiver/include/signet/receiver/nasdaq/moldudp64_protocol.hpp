@@ -78,7 +78,7 @@ public:
     [[nodiscard]] std::vector<line_spec> lines() const override;
     [[nodiscard]] md::sequence_tracker_options sequencing() const override;
     void setup(feed_setup& setup) override;
-    [[nodiscard]] md::gap_recovery* recovery() noexcept override;
+    [[nodiscard]] md::gap_recovery* recovery(std::size_t stream) noexcept override;
     [[nodiscard]] std::string describe() const override;
     void set_event_sink(md::event_sink* sink, md::event_mask kinds) override;
 
