@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <signet/receiver/cboe/pitch_protocol.hpp>
 #include <signet/receiver/cme/mdp3_protocol.hpp>
 #include <signet/receiver/nasdaq/moldudp64_protocol.hpp>
 #include <signet/receiver/raw_protocol.hpp>
@@ -13,6 +14,7 @@ std::span<protocol_registration const> protocols() noexcept {
     static protocol_registration const all[] = {
         nasdaq::moldudp64_settings::registration(), // ITCH 5.0 over MoldUDP64 (Nasdaq)
         cme::mdp3_settings::registration(),         // CME MDP 3.0
+        cboe::pitch_settings::registration(),       // Cboe Multicast PITCH
         raw_settings::registration(),               // packet counting
     };
     return all;

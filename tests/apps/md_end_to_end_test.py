@@ -1023,6 +1023,66 @@ def case_mdp3_events_rebuild_the_books(args, workdir, backend):
     expect_equal("subscriber drops", summary["subscribers"][0]["dropped"], 0)
 
 
+def pitch_feeds_config(ports, extra=""):
+    """A receiver config with a Cboe PITCH feed of units 1 and 2 per name of `ports` (name ->
+    line A and B ports), two workers, stats every 0.2 s."""
+    config = "[runtime]\nbackend = \"@BACKEND@\"\nworkers = 2\n[stats]\ninterval_s = 0.2\n"
+    for name, (a, b) in ports.items():
+        config += (f'[[feed]]\nname = "{name}"\nprotocol = "pitch"\nunits = [1, 2]\n'
+                   f'bind = "{NET.host}:{a}"\nbind_b = "{NET.host}:{b}"\n{extra}')
+        if NET.interface:
+            config += f'interface = "{NET.interface}"\n'
+    return config
+
+
+def case_pitch_units_on_a_b(args, workdir, backend):
+    """Cboe PITCH through the same runtime: four feeds of one receiver get the same generated
+    market (two units on lines A and B) from four md_feeds — one loss-free, one losing every
+    37th block on line A, one on line B, one on both. Lines A and B fill each other's losses:
+    those feeds end with the loss-free feed's books, order by order. The losses on both lines
+    are gaps of their own unit only: counted exactly (the verdict), and each stales its unit
+    alone."""
+    variants = [("ref", ()), ("lose_a", ("--drop-every", "37", "--drop-line", "a")),
+                ("lose_b", ("--drop-every", "37", "--drop-line", "b")),
+                ("lose_both", ("--drop-every", "101", "--drop-line", "both"))]
+    ports = {name: [free_port() for _ in range(2)] for name, _ in variants}
+    receiver = Receiver(args.receiver, pitch_feeds_config(ports), workdir, backend)
+    feeds = {}
+    for name, faults in variants:
+        a, b = ports[name]
+        feeds[name] = start_feed(args.feed, "--protocol", "pitch", "--to", f"{NET.host}:{a}",
+                                 "--to-b", f"{NET.host}:{b}", "--units", "2", "--count", "20000",
+                                 "--rate", "20000", "--seed", "5", "--tail-heartbeats", "0.5",
+                                 "--report-json", os.path.join(workdir, f"{name}.json"), *faults)
+    reports = {name: finish_feed(process) for name, process in feeds.items()}
+    summary, _ = receiver.stop()
+    by_name = {f["name"]: f for f in summary["feeds"]}
+    for name, _ in variants:
+        verdict = expect_verdict(args, summary, os.path.join(workdir, f"{name}.json"), lines=2,
+                                 feed_name=name, allow_kernel_drops=backend.startswith("af_xdp"))
+        book = by_name[name]["pitch"]["book"]
+        expect_equal(f"{name}: unknown messages", book["unknown_messages"], 0)
+        if name != "lose_both":
+            assert verdict.endswith("; books complete"), (name, verdict)
+            expect_equal(f"{name}: books", by_name[name]["pitch"]["instruments"],
+                         by_name["ref"]["pitch"]["instruments"])
+            expect_equal(f"{name}: unknown orders", book["unknown_orders"], 0)
+    reference = by_name["ref"]["pitch"]
+    assert len(reference["instruments"]) == 8, reference["instruments"].keys()
+    assert all(i["orders"] for i in reference["instruments"].values()), reference
+    for name in ("lose_a", "lose_b"):
+        assert by_name[name]["duplicates"] > 0, name
+        assert reports[name]["dropped_one_line_packets"] > 0, reports[name]
+    # Both lines lost blocks of both units: each unit's gaps are its own.
+    both = by_name["lose_both"]
+    assert reports["lose_both"]["dropped_packets"] > 0, reports["lose_both"]
+    stale = [u["unit"] for u in both["pitch"]["units"] if u["stale"]]
+    expect_equal("lose_both: stale units", stale, [1, 2])
+    expect_equal("lose_both: lost gaps", sum(u["lost_gaps"] for u in both["pitch"]["units"]),
+                 reports["lose_both"]["dropped_packets"])
+    expect_equal("lose_both: book state", both["book_state"], "stale")
+
+
 def case_hostile_answers_never_corrupt_the_session(args, workdir, backend):
     """A 'server' that answers with wrong sessions, sequences never asked, duplicates and garbage:
     each is counted and ignored; the gap is then lost (counted), and the session is intact."""
@@ -1945,6 +2005,7 @@ def main():
     for backend in args.backends.split(","):
         runs.append((case_mdp3_loss_on_a_b_or_both_is_recovered, backend))
         runs.append((case_mdp3_events_rebuild_the_books, backend))
+        runs.append((case_pitch_units_on_a_b, backend))
     for backend in filter(None, args.five_point_backends.split(",")):
         runs.append((case_late_join_at_five_points, backend))
     if args.per_backend_only:

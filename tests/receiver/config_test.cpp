@@ -141,7 +141,15 @@ TEST(MdConfig, ErrorsNameTheKeyAndLine) {
               std::string::npos);
     EXPECT_NE(error_of("[[feed]]\nname = \"a\"\nprotocol = \"fix\"\nbind = \"*:1\"\n")
                   .find("test.toml:3: key 'protocol': expected one of \"moldudp64\", \"mdp3\", "
-                        "\"raw\""),
+                        "\"pitch\", \"raw\""),
+              std::string::npos);
+    EXPECT_NE(error_of("[[feed]]\nname = \"a\"\nprotocol = \"pitch\"\nunits = [1, 300]\nbind = "
+                       "\"*:1\"\n")
+                  .find("key 'units': each unit is a number from 1 to 255"),
+              std::string::npos);
+    EXPECT_NE(error_of("[[feed]]\nname = \"a\"\nprotocol = \"pitch\"\nunits = [2, 2]\nbind = "
+                       "\"*:1\"\n")
+                  .find("key 'units': unit 2 is listed twice"),
               std::string::npos);
     EXPECT_NE(error_of("[stats]\ninterval_s = -1\n[[feed]]\nname = \"a\"\nbind = \"*:1\"\n")
                   .find("test.toml:2: key 'interval_s'"),

@@ -1,0 +1,87 @@
+#pragma once
+
+// pitch: Cboe Multicast PITCH as a receiver protocol (`protocol = "pitch"`). Its lines: A (and
+// B), each carrying the blocks of several units. A block is framed by md::cboe::validate_block
+// (the whole datagram must frame before its sequence counts); each unit the feed follows
+// (`units`) is a sequenced stream of its own (feed_protocol::streams()), so the shared layer
+// arbitrates A/B, holds and tracks gaps per unit, and a gap in one unit stales only that unit's
+// symbols. Every fresh message goes to one md::cboe::pitch_book (the feed's books by order).
+// Its summary section "pitch" holds the units, the book's counters and the instruments' books.
+//
+// Threading: feed_protocol's.
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <signet/md/cboe/pitch_book.hpp>
+#include <signet/receiver/feed_protocol.hpp>
+
+namespace signet::receiver::cboe {
+
+/// A pitch feed's own keys (docs/md_receiver.md).
+class pitch_settings final : public protocol_settings {
+public:
+    /// The units the feed follows (1 to 255, each once); blocks of other units are ignored
+    /// (counted).
+    std::vector<std::uint8_t> units{1};
+
+    [[nodiscard]] std::string_view protocol() const noexcept override { return "pitch"; }
+    [[nodiscard]] std::unique_ptr<feed_protocol> make(feed_config const& feed) const override;
+    [[nodiscard]] static protocol_registration registration();
+};
+
+class pitch_protocol final : public feed_protocol {
+public:
+    pitch_protocol(feed_config const& feed, pitch_settings const& settings);
+
+    [[nodiscard]] std::vector<line_spec> lines() const override;
+    [[nodiscard]] std::size_t streams() const noexcept override { return settings_.units.size(); }
+    void set_event_sink(md::event_sink* sink, md::event_mask kinds) override {
+        book_.set_event_sink(sink, kinds);
+    }
+    [[nodiscard]] std::optional<md::sequence_unit>
+    frame(std::span<std::byte const> datagram) const noexcept override;
+    void deliver(delivery const& d) override;
+    void book_rows(std::vector<book_row>& out) const override;
+    [[nodiscard]] std::size_t book_levels(std::uint32_t instrument, char side,
+                                          std::span<book_level> out) const override;
+    [[nodiscard]] protocol_counters counters() const noexcept override;
+    void publish() noexcept override;
+
+    void stats_lines(std::string_view feed, feed_counters const& live,
+                     std::vector<std::string>& out) const override;
+    [[nodiscard]] std::string live_state(feed_counters const& live) const override;
+    void metrics(metric_writer& out, std::string const& feed) const override;
+    void summary(nlohmann::ordered_json& out) const override;
+    void summary_text(std::string& out, std::size_t books) const override;
+
+    /// The books (on the parser's thread or after the runtime stopped).
+    [[nodiscard]] md::cboe::pitch_book const& book() const noexcept { return book_; }
+
+private:
+    /// Per followed unit (by stream index).
+    struct unit_state {
+        std::uint8_t unit = 0;
+        std::uint64_t next_sequence = 1;
+        std::uint64_t lost_gaps = 0; ///< gaps delivered with nothing to repair them
+    };
+    static constexpr std::uint16_t not_followed = 0xFFFF;
+
+    feed_config feed_;
+    pitch_settings settings_;
+    md::cboe::pitch_book book_;
+    std::array<std::uint16_t, 256> stream_of_{}; // unit -> stream index, or not_followed
+    std::vector<unit_state> units_;              // by stream index
+    std::uint64_t messages_ = 0;
+    std::uint64_t unknown_logged_ = 0; // the parser contract's own
+    // For the "any thread" calls, as of the last publish(): relaxed, independent values.
+    std::atomic<std::uint64_t> live_instruments_{0};
+    std::atomic<std::uint64_t> live_stale_units_{0};
+    std::atomic<std::uint64_t> live_orders_{0};
+    std::atomic<std::uint64_t> live_unknown_orders_{0};
+};
+
+} // namespace signet::receiver::cboe
