@@ -1,10 +1,15 @@
 // md_feed --protocol pitch: a Cboe Multicast PITCH feed from the generator — units of symbols,
 // their blocks on --to (and --to-b).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include <signet/publisher/cboe/pitch_generator.hpp>
 #include <signet/publisher/cboe/pitch_publisher.hpp>
+#include <signet/publisher/cboe/pitch_recovery_service.hpp>
 #include <signet/publisher/udp_lines.hpp>
 
 #include "cli.hpp"
@@ -36,9 +41,34 @@ public:
             ->check(CLI::Range(1, 255));
         g.add_option("--heartbeat", heartbeat_s_, "seconds without data before a heartbeat")
             ->check(cli::number_in(0.001, 60, "s"));
+        auto const ip_port =
+            cli::parses(net::udp_endpoint::try_parse, "ip:port, e.g. 127.0.0.1:30001");
+        serve_grp_o_ = g.add_option("--serve-grp", grp_port_,
+                                    "serve gap requests (a Gap Request Proxy) on this TCP port; "
+                                    "the answers go to --gap-to")
+                           ->check(CLI::Range(1, 65535));
+        gap_to_o_ = g.add_option("--gap-to", gap_to_, "the gap line's destination ip:port")
+                        ->check(ip_port);
+        g.add_option("--serve-spin", spin_port_,
+                     "serve spins (a Spin server per unit) on this TCP port + unit - 1")
+            ->check(CLI::Range(1, 65535));
+        g.add_option("--login", login_,
+                     "the credentials GRP and Spin logins must carry: SUBID:USER:PASSWORD "
+                     "(default: any)");
+        g.add_flag("--mute-grp", mute_grp_, "accept gap requests and never answer them (tests)");
         g.add_option("--tail-heartbeats", tail_,
                      "seconds of heartbeats after each unit's End of Session")
             ->check(cli::number_in(0, 3600, "s"));
+    }
+
+    std::string check(common_options const&) const override {
+        if ((serve_grp_o_->count() != 0) != (gap_to_o_->count() != 0)) {
+            return "--serve-grp and --gap-to go together";
+        }
+        if (!login_.empty() && std::count(login_.begin(), login_.end(), ':') != 2) {
+            return "--login is SUBID:USER:PASSWORD";
+        }
+        return {};
     }
 
     int run(common_options const& common) override {
@@ -57,6 +87,32 @@ public:
             std::ofstream report_file = open_report(common.report_path);
             pub::cboe::pitch_generator generator(generation);
             pub::udp_lines lines(common.lines, common.socket);
+            std::optional<pub::udp_lines> gap_line;
+            std::unique_ptr<pub::cboe::pitch_recovery_service> recovery;
+            if (grp_port_ != 0 || spin_port_ != 0) {
+                pub::cboe::pitch_recovery_options r;
+                r.units = generation.units;
+                r.grp = grp_port_ != 0;
+                r.grp_port = grp_port_;
+                r.spin = spin_port_ != 0;
+                r.spin_port = spin_port_;
+                r.mute_grp = mute_grp_;
+                if (!login_.empty()) {
+                    std::size_t const a = login_.find(':');
+                    std::size_t const b = login_.find(':', a + 1);
+                    r.credentials = md::cboe::session_credentials::of(
+                        login_.substr(0, a), login_.substr(a + 1, b - a - 1), login_.substr(b + 1));
+                }
+                if (r.grp) {
+                    gap_line.emplace(std::vector{*net::udp_endpoint::try_parse(gap_to_)},
+                                     common.socket);
+                }
+                recovery = std::make_unique<pub::cboe::pitch_recovery_service>(
+                    r, gap_line ? &*gap_line : nullptr);
+                options.on_block = [&recovery](std::span<std::byte const> block) {
+                    recovery->record(block);
+                };
+            }
             pub::cboe::pitch_publisher publisher(options, generator, lines);
             auto const start = std::chrono::steady_clock::now();
             pub::run_result const result = publisher.run();
@@ -73,7 +129,24 @@ public:
                          static_cast<unsigned long long>(c.duplicated_packets),
                          static_cast<unsigned long long>(c.reordered_packets),
                          static_cast<unsigned long long>(c.heartbeats));
-            finish_run(report, report_file, common.report_path, result);
+            std::string full = report;
+            if (recovery) {
+                recovery->stop();
+                pub::cboe::pitch_recovery_counts const r = recovery->counts();
+                // The fields md-verdict reads of a feed that re-sends (as MoldUDP64's).
+                full.pop_back();
+                full += fmt::format(",\"dropped_messages\":{},\"spins\":{},\"spin_orders\":{}",
+                                    c.dropped_messages, r.spins, r.spin_orders);
+                if (grp_port_ != 0) {
+                    full += fmt::format(",\"rerequests\":{{\"requests\":{},\"accepted\":{},"
+                                        "\"rejected\":{},\"packets_resent\":{},"
+                                        "\"messages_resent\":{}}}",
+                                        r.gap_requests, r.gap_accepted, r.gap_rejected,
+                                        r.packets_resent, r.messages_resent);
+                }
+                full += "}";
+            }
+            finish_run(full, report_file, common.report_path, result);
         } catch (std::exception const& e) {
             std::fprintf(stderr, "md_feed: %s\n", cli::describe(e).c_str());
             return 1;
@@ -86,6 +159,13 @@ private:
     std::size_t block_messages_ = 4;
     double heartbeat_s_ = 1;
     double tail_ = 1;
+    std::uint16_t grp_port_ = 0;
+    std::uint16_t spin_port_ = 0;
+    std::string gap_to_;
+    std::string login_;
+    bool mute_grp_ = false;
+    CLI::Option* serve_grp_o_ = nullptr;
+    CLI::Option* gap_to_o_ = nullptr;
 };
 
 } // namespace

@@ -17,6 +17,7 @@
 #include <signet/md/nasdaq/itch_snapshot.hpp>
 #include <signet/md/nasdaq/moldudp64.hpp>
 #include <signet/md/nasdaq/soupbintcp_server.hpp>
+#include <signet/publisher/detail/tcp_listen.hpp>
 #include <signet/publisher/nasdaq/glimpse_service.hpp>
 
 namespace signet::publisher::nasdaq {
@@ -35,49 +36,6 @@ std::int64_t now_ns() noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
-}
-
-net::unique_fd listen_on(int family, std::uint16_t port) {
-    if (family != AF_INET && family != AF_INET6) {
-        throw std::invalid_argument("glimpse service: family must be AF_INET or AF_INET6");
-    }
-    net::unique_fd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fd.is_open()) {
-        throw std::system_error(errno, std::generic_category(), "glimpse service: socket");
-    }
-    int const one = 1;
-    (void)::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_storage address{};
-    socklen_t length = 0;
-    if (family == AF_INET) {
-        auto& in = reinterpret_cast<sockaddr_in&>(address);
-        in.sin_family = AF_INET;
-        in.sin_port = htons(port);
-        length = sizeof in;
-    } else {
-        auto& in6 = reinterpret_cast<sockaddr_in6&>(address);
-        in6.sin6_family = AF_INET6;
-        in6.sin6_port = htons(port);
-        length = sizeof in6;
-    }
-    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), length) != 0 ||
-        ::listen(fd.get(), 64) != 0) {
-        throw std::system_error(errno, std::generic_category(),
-                                "glimpse service: cannot listen on TCP port " +
-                                    std::to_string(port) + " (in use? choose another)");
-    }
-    return fd;
-}
-
-std::uint16_t bound_port(int fd) noexcept {
-    sockaddr_storage address{};
-    socklen_t length = sizeof address;
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-        return 0;
-    }
-    return address.ss_family == AF_INET6
-               ? ntohs(reinterpret_cast<sockaddr_in6 const&>(address).sin6_port)
-               : ntohs(reinterpret_cast<sockaddr_in const&>(address).sin_port);
 }
 
 // One sequenced packet carrying `message`, appended to `out`.
@@ -112,8 +70,8 @@ struct glimpse_service::connection {
 
 glimpse_service::glimpse_service(glimpse_service_options const& options)
     : options_(options)
-    , listener_(listen_on(options.family, options.port))
-    , port_(bound_port(listener_.get()))
+    , listener_(detail::listen_tcp(options.family, options.port, "glimpse service"))
+    , port_(detail::bound_port(listener_.get()))
     , ring_(options.handoff_bytes)
     , record_buffer_(std::make_unique<std::byte[]>(detail::record_ring::max_record_size))
     , parser_(options.book)
