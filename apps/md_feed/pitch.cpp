@@ -5,8 +5,6 @@
 #include <cstdio>
 #include <optional>
 
-#include <fmt/format.h>
-
 #include <signet/publisher/cboe/pitch_generator.hpp>
 #include <signet/publisher/cboe/pitch_publisher.hpp>
 #include <signet/publisher/cboe/pitch_recovery_service.hpp>
@@ -15,6 +13,7 @@
 #include "cli.hpp"
 #include "feed_protocol.hpp"
 #include "run.hpp"
+#include <fmt/format.h>
 
 namespace signet::md_feed {
 
@@ -47,8 +46,8 @@ public:
                                     "serve gap requests (a Gap Request Proxy) on this TCP port; "
                                     "the answers go to --gap-to")
                            ->check(CLI::Range(1, 65535));
-        gap_to_o_ = g.add_option("--gap-to", gap_to_, "the gap line's destination ip:port")
-                        ->check(ip_port);
+        gap_to_o_ =
+            g.add_option("--gap-to", gap_to_, "the gap line's destination ip:port")->check(ip_port);
         g.add_option("--serve-spin", spin_port_,
                      "serve spins (a Spin server per unit) on this TCP port + unit - 1")
             ->check(CLI::Range(1, 65535));

@@ -270,6 +270,11 @@ def run_feed(binary, *args):
 
 def expect_equal(what, got, want):
     if got != want:
+        if isinstance(got, dict) and isinstance(want, dict):  # the keys that differ, in short
+            keys = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+            raise AssertionError(f"{what}: differ at {keys[:5]}: receiver has "
+                                 f"{str({k: got.get(k) for k in keys[:2]})[:1500]}, expected "
+                                 f"{str({k: want.get(k) for k in keys[:2]})[:1500]}")
         raise AssertionError(f"{what}: receiver has {got}, expected {want}")
 
 
@@ -1023,37 +1028,53 @@ def case_mdp3_events_rebuild_the_books(args, workdir, backend):
     expect_equal("subscriber drops", summary["subscribers"][0]["dropped"], 0)
 
 
-def pitch_feeds_config(ports, extra=""):
+def pitch_feeds_config(ports, grp=None):
     """A receiver config with a Cboe PITCH feed of units 1 and 2 per name of `ports` (name ->
-    line A and B ports), two workers, stats every 0.2 s."""
+    line A and B ports), two workers, stats every 0.2 s; grp: name -> (proxy port, gap line
+    port) of the feeds that recover through a Gap Request Proxy."""
     config = "[runtime]\nbackend = \"@BACKEND@\"\nworkers = 2\n[stats]\ninterval_s = 0.2\n"
     for name, (a, b) in ports.items():
         config += (f'[[feed]]\nname = "{name}"\nprotocol = "pitch"\nunits = [1, 2]\n'
-                   f'bind = "{NET.host}:{a}"\nbind_b = "{NET.host}:{b}"\n{extra}')
+                   f'bind = "{NET.host}:{a}"\nbind_b = "{NET.host}:{b}"\n')
+        if grp and name in grp:
+            proxy, gap = grp[name]
+            config += (f'grp = "127.0.0.1:{proxy}"\ngap_bind = "{NET.host}:{gap}"\n'
+                       f'login = "0006:MKDA:secret"\n')
         if NET.interface:
             config += f'interface = "{NET.interface}"\n'
     return config
 
 
-def case_pitch_units_on_a_b(args, workdir, backend):
-    """Cboe PITCH through the same runtime: four feeds of one receiver get the same generated
-    market (two units on lines A and B) from four md_feeds — one loss-free, one losing every
-    37th block on line A, one on line B, one on both. Lines A and B fill each other's losses:
-    those feeds end with the loss-free feed's books, order by order. The losses on both lines
-    are gaps of their own unit only: counted exactly (the verdict), and each stales its unit
-    alone."""
+def pitch_feed(args, workdir, name, a, b, *extra):
+    return start_feed(args.feed, "--protocol", "pitch", "--to", f"{NET.host}:{a}", "--to-b",
+                      f"{NET.host}:{b}", "--units", "2", "--count", "20000", "--rate", "20000",
+                      "--seed", "5", "--tail-heartbeats", "1",
+                      "--report-json", os.path.join(workdir, f"{name}.json"), *extra)
+
+
+def case_pitch_loss_on_a_b_or_both_is_recovered(args, workdir, backend):
+    """Cboe PITCH through the same runtime: five feeds of one receiver get the same generated
+    market (two units, lines A and B) from five md_feeds — one loss-free, one losing every 37th
+    block on line A, one on line B, one on both with a Gap Request Proxy, one on both without.
+    Lines A and B fill each other's losses, and the proxy's answers (on the gap line, their own
+    unit and sequences) fill the losses on both: those feeds end with the loss-free feed's books,
+    order by order, and the verdict's exact counts. Without the proxy the losses are gaps of
+    their own unit only, counted exactly, each staling its unit."""
     variants = [("ref", ()), ("lose_a", ("--drop-every", "37", "--drop-line", "a")),
                 ("lose_b", ("--drop-every", "37", "--drop-line", "b")),
+                ("grp", ("--drop-every", "37", "--drop-line", "both")),
                 ("lose_both", ("--drop-every", "101", "--drop-line", "both"))]
     ports = {name: [free_port() for _ in range(2)] for name, _ in variants}
-    receiver = Receiver(args.receiver, pitch_feeds_config(ports), workdir, backend)
+    grp_ports = {"grp": (free_port(), free_port())}
+    receiver = Receiver(args.receiver, pitch_feeds_config(ports, grp_ports), workdir, backend)
     feeds = {}
     for name, faults in variants:
-        a, b = ports[name]
-        feeds[name] = start_feed(args.feed, "--protocol", "pitch", "--to", f"{NET.host}:{a}",
-                                 "--to-b", f"{NET.host}:{b}", "--units", "2", "--count", "20000",
-                                 "--rate", "20000", "--seed", "5", "--tail-heartbeats", "0.5",
-                                 "--report-json", os.path.join(workdir, f"{name}.json"), *faults)
+        extra = list(faults)
+        if name in grp_ports:
+            proxy, gap = grp_ports[name]
+            extra += ["--serve-grp", str(proxy), "--gap-to", f"{NET.host}:{gap}",
+                      "--login", "0006:MKDA:secret"]
+        feeds[name] = pitch_feed(args, workdir, name, *ports[name], *extra)
     reports = {name: finish_feed(process) for name, process in feeds.items()}
     summary, _ = receiver.stop()
     by_name = {f["name"]: f for f in summary["feeds"]}
@@ -1073,7 +1094,14 @@ def case_pitch_units_on_a_b(args, workdir, backend):
     for name in ("lose_a", "lose_b"):
         assert by_name[name]["duplicates"] > 0, name
         assert reports[name]["dropped_one_line_packets"] > 0, reports[name]
-    # Both lines lost blocks of both units: each unit's gaps are its own.
+    grp = by_name["grp"]["pitch"]["grp"]
+    dropped = reports["grp"]["dropped_packets"]
+    assert dropped > 0, reports["grp"]
+    expect_equal("grp: gaps recovered", grp["gaps_recovered"], grp["gaps"])
+    assert grp["gaps"] >= dropped and grp["accepted"] == grp["responses"], grp
+    expect_equal("grp: messages resent = recovered", reports["grp"]["rerequests"]["messages_resent"],
+                 grp["recovered_messages"])
+    # Both lines lost blocks of both units, no proxy: each unit's gaps are its own.
     both = by_name["lose_both"]
     assert reports["lose_both"]["dropped_packets"] > 0, reports["lose_both"]
     stale = [u["unit"] for u in both["pitch"]["units"] if u["stale"]]
@@ -2005,7 +2033,7 @@ def main():
     for backend in args.backends.split(","):
         runs.append((case_mdp3_loss_on_a_b_or_both_is_recovered, backend))
         runs.append((case_mdp3_events_rebuild_the_books, backend))
-        runs.append((case_pitch_units_on_a_b, backend))
+        runs.append((case_pitch_loss_on_a_b_or_both_is_recovered, backend))
     for backend in filter(None, args.five_point_backends.split(",")):
         runs.append((case_late_join_at_five_points, backend))
     if args.per_backend_only:

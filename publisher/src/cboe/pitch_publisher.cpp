@@ -122,7 +122,6 @@ run_result pitch_publisher::run() {
         return run_result{"send to " + send_error_where_ + " failed: " + send_error_.message()};
     };
     std::size_t const units = generator_.units();
-    std::uint64_t sent = 0; // messages, Time included
     std::size_t turn = 0;
     auto const emit = [&](std::span<std::byte const> block, time_point now, std::uint8_t unit) {
         if (options_.on_block) {
@@ -134,7 +133,6 @@ run_result pitch_publisher::run() {
             return false;
         }
         last_sent_[unit] = now;
-        sent += count;
         counts_.packets += outcome.dropped ? 0 : 1;
         counts_.messages += outcome.dropped ? 0 : count;
         counts_.dropped_packets += outcome.dropped ? 1 : 0;
@@ -144,7 +142,10 @@ run_result pitch_publisher::run() {
         counts_.reordered_packets += outcome.reordered ? 1 : 0;
         return true;
     };
-    while (!stopping() && (options_.messages == 0 || sent < options_.messages)) {
+    // The limit and the pacing count the generator's messages (a Time message goes out when
+    // the second turns: how many depends on the run's timing, never what the market does).
+    std::uint64_t const& made = counts_.generated;
+    while (!stopping() && (options_.messages == 0 || made < options_.messages)) {
         time_point const now = clock_.now();
         if (now >= stop_at) {
             break;
@@ -156,7 +157,7 @@ run_result pitch_publisher::run() {
             options_.rate > 0
                 ? start +
                       std::chrono::duration_cast<pacing_clock::duration>(
-                          std::chrono::duration<double>(static_cast<double>(sent) / options_.rate))
+                          std::chrono::duration<double>(static_cast<double>(made) / options_.rate))
                 : now;
         if (now < due) {
             clock_.sleep_until(std::min(due, now + options_.heartbeat_interval));
@@ -168,7 +169,7 @@ run_result pitch_publisher::run() {
         std::size_t const fits = (options_.max_block_bytes - md::cboe::header_size - 12) / 43;
         std::size_t n = 1 + random_() % std::min(options_.max_block_messages, fits);
         if (options_.messages != 0) {
-            n = static_cast<std::size_t>(std::min<std::uint64_t>(n, options_.messages - sent));
+            n = static_cast<std::size_t>(std::min<std::uint64_t>(n, options_.messages - made));
         }
         if (!emit(build(unit, n, now, start, false), now, unit)) {
             return failed();

@@ -210,7 +210,8 @@ void pitch_recovery_service::accept_connections(int listener, std::uint8_t spin_
         (void)::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         ++counts_.connections;
         try {
-            connections_.push_back(std::make_unique<connection>(std::move(fd), spin_unit, now_ns()));
+            connections_.push_back(
+                std::make_unique<connection>(std::move(fd), spin_unit, now_ns()));
         } catch (std::bad_alloc const&) {
             return;
         }
@@ -289,9 +290,10 @@ void pitch_recovery_service::answer_spin(connection& c, cb::message const& reque
     }
     // The image is the book as of `current` (at or past the sequence asked for).
     std::uint32_t orders = 0;
-    book_.orders().order_store().for_each([&](std::uint64_t, md::nasdaq::detail::order_record const& o) {
-        orders += book_.instrument(o.locate)->unit == c.spin_unit ? 1U : 0U;
-    });
+    book_.orders().order_store().for_each(
+        [&](std::uint64_t, md::nasdaq::detail::order_record const& o) {
+            orders += book_.instrument(o.locate)->unit == c.spin_unit ? 1U : 0U;
+        });
     response.count = orders;
     response.status = 'A';
     (void)cb::append_session_block(c.output, response);
@@ -330,11 +332,11 @@ void pitch_recovery_service::on_message(connection& c, cb::message const& m, std
     if (!c.logged_in) {
         cb::message response;
         response.type = mt::login_response;
-        bool const ok = m.type == mt::login &&
-                        (any_credentials(options_.credentials) ||
-                         (m.session_sub_id == options_.credentials.session_sub_id &&
-                          m.username == options_.credentials.username &&
-                          m.password == options_.credentials.password));
+        bool const ok =
+            m.type == mt::login && (any_credentials(options_.credentials) ||
+                                    (m.session_sub_id == options_.credentials.session_sub_id &&
+                                     m.username == options_.credentials.username &&
+                                     m.password == options_.credentials.password));
         response.status = ok ? 'A' : 'N';
         (void)cb::append_session_block(c.output, response);
         if (!ok) {
@@ -360,7 +362,8 @@ bool pitch_recovery_service::serve(connection& c, short revents, std::int64_t no
             for (;;) {
                 ssize_t const n = ::recv(c.fd.get(), c.input.data() + c.input_filled,
                                          c.input.size() - c.input_filled, 0);
-                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+                if (n == 0 ||
+                    (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
                     return false; // gone
                 }
                 if (n < 0) {

@@ -9,6 +9,7 @@
 
 #include "../config_reader.hpp"
 #include "../text.hpp"
+#include "pitch_session_line.hpp"
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -18,7 +19,8 @@ namespace {
 
 namespace cb = md::cboe;
 
-constexpr std::string_view keys[] = {"units"};
+constexpr std::string_view keys[] = {"units",          "grp",       "gap_bind",        "login",
+                                     "grp_timeout_ms", "grp_tries", "grp_max_messages"};
 
 constexpr summary_field fields[] = {
     {"pitch", "a pitch feed's section (Cboe Multicast PITCH); its feed's messages are the "
@@ -32,6 +34,11 @@ constexpr summary_field fields[] = {
      "the book's counters: messages, adds, executions, reductions, modifies, deletes, trades, "
      "trade_breaks, status_updates, unit_clears, unknown_messages, unknown_orders, "
      "duplicate_orders, book_full, price_out_of_range, instruments_full"},
+    {"pitch.grp",
+     "with grp: the Gap Request Proxy's counters: requests (sent, retries included), "
+     "responses, accepted, rejected by status (O out of range, D/M/S allocation exhausted, C "
+     "count limit, I invalid unit, U unavailable, other), gaps, recovered and lost (gaps and "
+     "messages), logins, login_rejected, session failures, disconnects, send_failures"},
     {"pitch.instruments",
      "per symbol: unit, status (Trading Status), bid_price, bid_shares, ask_price, ask_shares "
      "(prices in 1/10000), volume, last_price, orders (live: [order id, side, shares, price] "
@@ -40,6 +47,26 @@ constexpr summary_field fields[] = {
 
 std::shared_ptr<protocol_settings const> parse(config_reader const& feed) {
     auto s = std::make_shared<pitch_settings>();
+    s->grp = feed.get_endpoint("grp", false);
+    s->gap_bind = feed.get_endpoint("gap_bind", false);
+    if (s->grp.has_value() != s->gap_bind.has_value()) {
+        throw config_error(feed.where() + ": key 'gap_bind': grp and gap_bind go together (the "
+                                          "proxy's answers arrive on the gap line)");
+    }
+    std::string const login = feed.has("login") ? feed.get_string("login") : std::string();
+    if (!login.empty()) {
+        std::size_t const a = login.find(':');
+        std::size_t const b = a == std::string::npos ? a : login.find(':', a + 1);
+        if (b == std::string::npos || a > 4 || b - a - 1 > 4 || login.size() - b - 1 > 10) {
+            throw config_error(feed.where() + ": key 'login': \"SESSIONSUBID:USERNAME:PASSWORD\" "
+                                              "(at most 4, 4 and 10 characters)");
+        }
+        s->login = md::cboe::session_credentials::of(
+            login.substr(0, a), login.substr(a + 1, b - a - 1), login.substr(b + 1));
+    }
+    s->grp_timeout_ms = feed.get_size("grp_timeout_ms", 200, 1, 60'000);
+    s->grp_tries = static_cast<unsigned>(feed.get_size("grp_tries", 3, 1, 100));
+    s->grp_max_messages = feed.get_size("grp_max_messages", 1000, 1, 65'534);
     toml::node const* const node = feed.table().get("units");
     if (node == nullptr) {
         return s; // unit 1
@@ -85,14 +112,144 @@ pitch_protocol::pitch_protocol(feed_config const& feed, pitch_settings const& se
         throw std::invalid_argument("pitch feed " + feed.name + ": no units to follow");
     }
     stream_of_.fill(not_followed);
+    units_.reserve(settings_.units.size());
     for (std::uint8_t const u : settings_.units) {
         stream_of_[u] = static_cast<std::uint16_t>(units_.size());
-        units_.push_back({.unit = u});
+        unit_state& state = units_.emplace_back();
+        state.unit = u;
+        if (settings_.grp) {
+            state.recovery.emplace(md::nasdaq::moldudp64_recovery_options{
+                .timeout_ns = settings_.grp_timeout_ms * 1'000'000,
+                .max_messages = static_cast<std::uint16_t>(settings_.grp_max_messages),
+                .max_in_flight = 4,
+                .max_tries = settings_.grp_tries});
+        }
     }
 }
 
+pitch_protocol::~pitch_protocol() = default;
+
 std::vector<line_spec> pitch_protocol::lines() const {
-    return ab_lines(feed_);
+    std::vector<line_spec> lines = ab_lines(feed_);
+    if (settings_.gap_bind) {
+        // The gap line: the proxy's answers, sequenced like A and B, not a line of their
+        // arbitration.
+        net::udp_socket_options socket = line_a_socket(feed_);
+        socket.bind = *settings_.gap_bind;
+        socket.group = std::nullopt;
+        socket.source = std::nullopt;
+        socket.reuse_address = false;
+        lines.push_back({"gap", socket, line_role::answers, 0});
+    }
+    return lines;
+}
+
+void pitch_protocol::setup(feed_setup& setup) {
+    if (settings_.grp) {
+        std::string const name = "feed " + feed_.name + " gap request proxy";
+        grp_ = std::make_unique<pitch_session_line>(
+            name, md::cboe::session_options{.credentials = settings_.login},
+            setup.tcp_client({.peer = *settings_.grp, .name = name}), setup.parser_timer());
+        grp_->want(true, pitch_session_line::clock::now()); // up before the first gap
+    }
+}
+
+md::gap_recovery* pitch_protocol::recovery(std::size_t stream) noexcept {
+    return stream < units_.size() && units_[stream].recovery ? &*units_[stream].recovery : nullptr;
+}
+
+std::string pitch_protocol::describe() const {
+    std::string units;
+    for (std::uint8_t const u : settings_.units) {
+        units += (units.empty() ? "" : ",") + std::to_string(u);
+    }
+    std::string out = "units " + units;
+    if (settings_.grp) {
+        out += ", gap requests to " + settings_.grp->to_string();
+    }
+    return out;
+}
+
+bool pitch_protocol::send_gap_request(std::uint8_t unit, std::uint64_t first, std::uint16_t count) {
+    md::cboe::message request;
+    request.type = md::cboe::message_type::gap_request;
+    request.unit = unit;
+    request.sequence = static_cast<std::uint32_t>(first);
+    request.count = count;
+    if (first > 0xFFFFFFFF || !grp_->send(request, pitch_session_line::clock::now())) {
+        ++grp_send_failures_; // not logged in yet, or the outbox is full: retried
+        return false;
+    }
+    return true;
+}
+
+void pitch_protocol::poll_recovery(std::uint64_t now_ns) {
+    for (unit_state& u : units_) {
+        if (!u.recovery || !u.recovery->recovering()) {
+            u.waiting_since = 0;
+            continue;
+        }
+        if (!grp_->ready()) {
+            // No session to ask: wait for it a moment, then give the gap up (it stales its
+            // unit) rather than hold the unit's stream.
+            u.waiting_since = u.waiting_since == 0 ? now_ns : u.waiting_since;
+            if (grp_->rejected() || now_ns - u.waiting_since > grp_wait_ns) {
+                u.recovery->abandon(now_ns);
+            }
+            continue;
+        }
+        u.waiting_since = 0;
+        u.recovery->poll(now_ns, [&](std::uint64_t first, std::uint16_t count) {
+            return send_gap_request(u.unit, first, count);
+        });
+    }
+}
+
+void pitch_protocol::on_session_message(md::cboe::message const& m, std::uint64_t now_ns) {
+    if (m.type != md::cboe::message_type::gap_response) {
+        return;
+    }
+    ++grp_counters_.responses;
+    if (m.status == 'A') {
+        ++grp_counters_.accepted; // the messages follow on the gap line
+        return;
+    }
+    constexpr std::string_view statuses = "ODMSCIU";
+    std::size_t const i = std::min(statuses.find(m.status), statuses.size());
+    ++grp_counters_.rejected[i];
+    if (!std::exchange(reject_logged_, true)) {
+        SPDLOG_LOGGER_WARN(net::logger(),
+                           "feed {}: the gap request proxy refused a request (unit {}, sequence "
+                           "{}, count {}: status '{}'); the gap is lost and stales its unit "
+                           "(counted by status in pitch.grp; logged once)",
+                           feed_.name, m.unit, m.sequence, m.count, m.status);
+    }
+    if (std::uint16_t const stream = stream_of_[m.unit]; stream != not_followed) {
+        if (units_[stream].recovery && units_[stream].recovery->recovering()) {
+            units_[stream].recovery->abandon(now_ns);
+        }
+    }
+}
+
+void pitch_protocol::service(std::uint64_t now_ns) {
+    if (grp_) {
+        grp_->service(pitch_session_line::clock::now(),
+                      [&](md::cboe::message const& m) { on_session_message(m, now_ns); });
+    }
+}
+
+std::uint64_t pitch_protocol::next_deadline(std::uint64_t now_ns) const noexcept {
+    std::uint64_t due = 0;
+    for (unit_state const& u : units_) {
+        if (u.recovery && u.recovery->recovering()) {
+            // A chunk not sent yet (no session) has no deadline: look again after a timeout.
+            std::uint64_t const at = u.recovery->next_deadline() != 0
+                                         ? u.recovery->next_deadline()
+                                         : now_ns + settings_.grp_timeout_ms * 1'000'000;
+            due = due == 0 ? at : std::min(due, at);
+        }
+    }
+    return due;
 }
 
 std::optional<md::sequence_unit>
@@ -117,6 +274,9 @@ void pitch_protocol::deliver(delivery const& d) {
         book_.set_stale(u.unit, true, d.unit.first, d.receive_ns);
     }
     u.next_sequence = d.next_sequence;
+    if (u.recovery) {
+        (void)u.recovery->progress(d.next_sequence, d.now_ns);
+    }
     if (d.step.fresh == 0) {
         return; // a heartbeat, or seen before
     }
@@ -163,8 +323,15 @@ protocol_counters pitch_protocol::counters() const noexcept {
     bool stale = false;
     for (unit_state const& u : units_) {
         stale = stale || book_.unit(u.unit).stale;
+        if (u.recovery) {
+            c.recovered += u.recovery->stats().recovered_messages;
+            c.lost += u.recovery->stats().lost_messages;
+            c.recovering = c.recovering || u.recovery->recovering();
+        }
     }
-    c.book = stale ? book_state::stale : book_state::complete;
+    c.book = stale          ? book_state::stale
+             : c.recovering ? book_state::recovering
+                            : book_state::complete;
     return c;
 }
 
@@ -278,6 +445,43 @@ void pitch_protocol::summary(nlohmann::ordered_json& out) const {
             {"volume", i.volume},
             {"last_price", i.last_price},
             {"orders", std::move(list)}};
+    }
+    if (grp_) {
+        std::uint64_t requests = 0, gaps = 0, recovered_gaps = 0, lost_gaps = 0, recovered = 0,
+                      lost = 0;
+        for (unit_state const& u : units_) {
+            md::nasdaq::moldudp64_recovery_stats const& r = u.recovery->stats();
+            requests += r.rerequests_sent;
+            gaps += r.gaps;
+            recovered_gaps += r.gaps_recovered;
+            lost_gaps += r.gaps_lost;
+            recovered += r.recovered_messages;
+            lost += r.lost_messages;
+        }
+        auto const& g = grp_counters_;
+        pitch_session_counters const& sc = grp_->counters();
+        out["grp"] = {{"requests", requests},
+                      {"responses", g.responses},
+                      {"accepted", g.accepted},
+                      {"rejected",
+                       {{"O", g.rejected[0]},
+                        {"D", g.rejected[1]},
+                        {"M", g.rejected[2]},
+                        {"S", g.rejected[3]},
+                        {"C", g.rejected[4]},
+                        {"I", g.rejected[5]},
+                        {"U", g.rejected[6]},
+                        {"other", g.rejected[7]}}},
+                      {"gaps", gaps},
+                      {"gaps_recovered", recovered_gaps},
+                      {"gaps_lost", lost_gaps},
+                      {"recovered_messages", recovered},
+                      {"lost_messages", lost},
+                      {"logins", sc.logins},
+                      {"login_rejected", sc.login_rejected},
+                      {"session_failures", sc.protocol_failures},
+                      {"disconnects", sc.disconnects},
+                      {"send_failures", grp_send_failures_}};
     }
     out["units"] = std::move(units);
     out["book"] = std::move(book);

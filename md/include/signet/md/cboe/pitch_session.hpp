@@ -60,8 +60,8 @@ std::size_t for_each_block(std::span<std::byte const> bytes, bool& invalid, F&& 
     std::size_t used = 0;
     invalid = false;
     while (bytes.size() - used >= header_size) {
-        std::size_t const length = static_cast<std::size_t>(bytes[used]) |
-                                   static_cast<std::size_t>(bytes[used + 1]) << 8;
+        std::size_t const length =
+            static_cast<std::size_t>(bytes[used]) | static_cast<std::size_t>(bytes[used + 1]) << 8;
         if (length < header_size) {
             invalid = true;
             break;
@@ -97,11 +97,11 @@ enum class session_state : std::uint8_t {
 
 enum class session_failure : std::uint8_t {
     none,
-    rejected,        ///< Login Response other than 'A' (rejection() says which): for good
-    login_timeout,   ///< no answer to the login in time
-    server_silent,   ///< nothing received for server_timeout_ns
-    invalid_block,   ///< a block that lies about its length or messages
-    unexpected,      ///< a message before the login was answered
+    rejected,      ///< Login Response other than 'A' (rejection() says which): for good
+    login_timeout, ///< no answer to the login in time
+    server_silent, ///< nothing received for server_timeout_ns
+    invalid_block, ///< a block that lies about its length or messages
+    unexpected,    ///< a message before the login was answered
 };
 
 class session_client {

@@ -5,7 +5,8 @@
 //
 //   blocks      the units take turns; each block is one unit's next 1 to max_block_messages
 //               messages (a Time message first when the unit's second changed), numbered by
-//               the unit's own sequence; message k of the run leaves at start + k / rate; the
+//               the unit's own sequence; generated message k of the run (Time messages aside:
+//               how many depends on the run's timing) leaves at start + k / rate; the
 //               publisher's fault injection (drop on A, B or both, duplicate, reorder) applies
 //               to blocks; `messages` of them, or until `duration` or stop()
 //   heartbeats  a unit that sent nothing for heartbeat_interval sends a heartbeat (no
@@ -36,8 +37,10 @@
 namespace signet::publisher::cboe {
 
 struct pitch_publisher_options {
-    double rate = 100'000;      ///< messages per second; 0: as fast as possible
-    std::uint64_t messages = 0; ///< messages to send (Time included); 0: until duration or stop()
+    double rate = 100'000; ///< messages per second; 0: as fast as possible
+    /// Generated messages to send (not counting Time and End of Session); 0: until duration or
+    /// stop().
+    std::uint64_t messages = 0;
     std::chrono::nanoseconds duration{0};
     std::size_t max_block_messages = 4; ///< 1 to 255
     std::size_t max_block_bytes = 1400; ///< a block's datagram, header included (64 to 65535)

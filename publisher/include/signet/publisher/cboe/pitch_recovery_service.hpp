@@ -46,12 +46,12 @@ namespace signet::publisher::cboe {
 
 struct pitch_recovery_options {
     int family = AF_INET;
-    std::size_t units = 1;          ///< units 1 to units are served
-    bool grp = false;               ///< serve gap requests on grp_port
-    std::uint16_t grp_port = 0;     ///< 0: any free port (grp_port() tells)
-    bool spin = false;              ///< serve spins on spin_port + unit - 1
-    std::uint16_t spin_port = 0;    ///< with spin, required (a base)
-    md::cboe::session_credentials credentials{}; ///< logins must match (all spaces: any)
+    std::size_t units = 1;                             ///< units 1 to units are served
+    bool grp = false;                                  ///< serve gap requests on grp_port
+    std::uint16_t grp_port = 0;                        ///< 0: any free port (grp_port() tells)
+    bool spin = false;                                 ///< serve spins on spin_port + unit - 1
+    std::uint16_t spin_port = 0;                       ///< with spin, required (a base)
+    md::cboe::session_credentials credentials{};       ///< logins must match (all spaces: any)
     std::size_t store_messages = std::size_t{1} << 20; ///< per unit
     std::uint32_t max_gap_count = 65'535;
     std::size_t max_orders = std::size_t{1} << 20; ///< the spin book's
@@ -118,7 +118,7 @@ private:
     std::uint64_t ring_position_ = 0;
     std::unique_ptr<std::byte[]> record_buffer_;
     std::vector<std::unique_ptr<md::message_store>> stores_; // unit u at index u - 1
-    std::vector<std::uint32_t> next_;                       // per unit: the next sequence
+    std::vector<std::uint32_t> next_;                        // per unit: the next sequence
     md::cboe::pitch_book book_;
     bool broken_ = false;
     std::vector<std::unique_ptr<connection>> connections_;

@@ -6,6 +6,11 @@
 // (`units`) is a sequenced stream of its own (feed_protocol::streams()), so the shared layer
 // arbitrates A/B, holds and tracks gaps per unit, and a gap in one unit stales only that unit's
 // symbols. Every fresh message goes to one md::cboe::pitch_book (the feed's books by order).
+// With `grp`, a gap is requested from Cboe's Gap Request Proxy (TCP, `login`) while the arbiter
+// holds what arrived behind it: one md::nasdaq::moldudp64_recovery per unit (the gap-request
+// state machine is protocol-neutral: chunks, timeouts, tries), its requests sent as Gap
+// Requests; the messages come back on the gap line (`gap_bind`) with their own unit and
+// sequences, and a Gap Response other than 'A' gives the gap up at once (counted by status).
 // Its summary section "pitch" holds the units, the book's counters and the instruments' books.
 //
 // Threading: feed_protocol's.
@@ -17,6 +22,8 @@
 #include <vector>
 
 #include <signet/md/cboe/pitch_book.hpp>
+#include <signet/md/cboe/pitch_session.hpp>
+#include <signet/md/nasdaq/moldudp64_recovery.hpp>
 #include <signet/receiver/feed_protocol.hpp>
 
 namespace signet::receiver::cboe {
@@ -27,17 +34,32 @@ public:
     /// The units the feed follows (1 to 255, each once); blocks of other units are ignored
     /// (counted).
     std::vector<std::uint8_t> units{1};
+    /// The Gap Request Proxy ("ip:port", TCP); none: gaps are counted and stale their unit.
+    std::optional<net::udp_endpoint> grp{};
+    /// Where the GRP's answers arrive (the gap line, UDP "ip:port"); required with grp.
+    std::optional<net::udp_endpoint> gap_bind{};
+    /// The GRP and Spin login: SessionSubId, Username, Password.
+    md::cboe::session_credentials login{};
+    std::uint64_t grp_timeout_ms = 200;  ///< a gap request unanswered this long is sent again
+    unsigned grp_tries = 3;              ///< requests per range before the gap is lost
+    std::size_t grp_max_messages = 1000; ///< messages per Gap Request
 
     [[nodiscard]] std::string_view protocol() const noexcept override { return "pitch"; }
     [[nodiscard]] std::unique_ptr<feed_protocol> make(feed_config const& feed) const override;
     [[nodiscard]] static protocol_registration registration();
 };
 
+class pitch_session_line; // receiver/src/cboe: a GRP or Spin TCP session
+
 class pitch_protocol final : public feed_protocol {
 public:
     pitch_protocol(feed_config const& feed, pitch_settings const& settings);
 
+    ~pitch_protocol() override;
     [[nodiscard]] std::vector<line_spec> lines() const override;
+    void setup(feed_setup& setup) override;
+    [[nodiscard]] md::gap_recovery* recovery(std::size_t stream) noexcept override;
+    [[nodiscard]] std::string describe() const override;
     [[nodiscard]] std::size_t streams() const noexcept override { return settings_.units.size(); }
     void set_event_sink(md::event_sink* sink, md::event_mask kinds) override {
         book_.set_event_sink(sink, kinds);
@@ -45,6 +67,9 @@ public:
     [[nodiscard]] std::optional<md::sequence_unit>
     frame(std::span<std::byte const> datagram) const noexcept override;
     void deliver(delivery const& d) override;
+    void poll_recovery(std::uint64_t now_ns) override;
+    void service(std::uint64_t now_ns) override;
+    [[nodiscard]] std::uint64_t next_deadline(std::uint64_t now_ns) const noexcept override;
     void book_rows(std::vector<book_row>& out) const override;
     [[nodiscard]] std::size_t book_levels(std::uint32_t instrument, char side,
                                           std::span<book_level> out) const override;
@@ -67,7 +92,18 @@ private:
         std::uint8_t unit = 0;
         std::uint64_t next_sequence = 1;
         std::uint64_t lost_gaps = 0; ///< gaps delivered with nothing to repair them
+        std::optional<md::nasdaq::moldudp64_recovery> recovery{}; // with grp
+        std::uint64_t waiting_since = 0; // a gap waits for the GRP session since then
     };
+    struct grp_counters {
+        std::uint64_t responses = 0;
+        std::uint64_t accepted = 0;
+        std::array<std::uint64_t, 8> rejected{}; // by status: O D M S C I U, other
+    };
+    bool send_gap_request(std::uint8_t unit, std::uint64_t first, std::uint16_t count);
+    void on_session_message(md::cboe::message const& m, std::uint64_t now_ns);
+    /// The longest a gap waits for a GRP session that is not logged in.
+    static constexpr std::uint64_t grp_wait_ns = 1'000'000'000;
     static constexpr std::uint16_t not_followed = 0xFFFF;
 
     feed_config feed_;
@@ -77,11 +113,17 @@ private:
     std::vector<unit_state> units_;              // by stream index
     std::uint64_t messages_ = 0;
     std::uint64_t unknown_logged_ = 0; // the parser contract's own
+    std::unique_ptr<pitch_session_line> grp_;
+    grp_counters grp_counters_{};
+    std::uint64_t grp_send_failures_ = 0;
+    bool reject_logged_ = false;
     // For the "any thread" calls, as of the last publish(): relaxed, independent values.
     std::atomic<std::uint64_t> live_instruments_{0};
     std::atomic<std::uint64_t> live_stale_units_{0};
     std::atomic<std::uint64_t> live_orders_{0};
     std::atomic<std::uint64_t> live_unknown_orders_{0};
+    std::atomic<std::uint64_t> live_recovered_{0};
+    std::atomic<std::uint64_t> live_requests_{0};
 };
 
 } // namespace signet::receiver::cboe
