@@ -1111,6 +1111,83 @@ def case_pitch_loss_on_a_b_or_both_is_recovered(args, workdir, backend):
     expect_equal("lose_both: book state", both["book_state"], "stale")
 
 
+def pitch_books(feed):
+    """A pitch feed's books as a late joiner can have them: each symbol's best levels and live
+    orders (the session's volume and last price are not in a spin)."""
+    return {symbol: {k: v for k, v in i.items() if k not in ("volume", "last_price")}
+            for symbol, i in feed["pitch"]["instruments"].items()}
+
+
+def expect_pitch_books_from_events(events, feed):
+    """The events' books equal the summary's: each symbol's live orders and bbo."""
+    for symbol, want in feed["pitch"]["instruments"].items():
+        got = events.get((feed["name"], symbol))
+        assert got is not None, f"{feed['name']}: no events of {symbol}"
+        orders = {o[0]: (o[1], o[3], o[2]) for o in want["orders"]}
+        expect_equal(f"{feed['name']} {symbol}: orders from events", got["orders"], orders)
+        bid = (want["bid_price"], want["bid_shares"]) if want["bid_shares"] else (0, 0)
+        ask = (want["ask_price"], want["ask_shares"]) if want["ask_shares"] else (0, 0)
+        expect_equal(f"{feed['name']} {symbol}: bbo from events", got["bbo"], bid + ask)
+
+
+def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
+    """Cboe PITCH late join: a receiver started mid-stream buffers each unit's live messages,
+    loads each unit's Spin (the unit's book as of a sequence the buffer reaches), replays what
+    it buffered past it and goes live; killed (SIGKILL) later and started again, it does the
+    same. It ends with the books of a receiver that ran from the start, order by order, and a
+    consumer of its events alone rebuilds those books."""
+    port_a, port_b = free_port(), free_port()
+    while True:  # the second unit's spin server listens on spin + 1: both free
+        spin = free_port()
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", spin + 1))
+                break
+            except OSError:
+                continue
+    os.makedirs(os.path.join(workdir, "ref"))
+    os.makedirs(os.path.join(workdir, "late"))
+    ref_config = ("[runtime]\nbackend = \"@BACKEND@\"\n[stats]\ninterval_s = 0.2\n[[feed]]\n"
+                  f'name = "ref"\nprotocol = "pitch"\nunits = [1, 2]\nbind = "{NET.host}:{port_a}"\n')
+    late_config = ("[runtime]\nbackend = \"@BACKEND@\"\n[stats]\ninterval_s = 0.2\n[[feed]]\n"
+                   f'name = "late"\nprotocol = "pitch"\nunits = [1, 2]\n'
+                   f'bind = "{NET.host}:{port_b}"\nlogin = "0006:MKDA:secret"\n'
+                   f'spin = ["127.0.0.1:{spin}", "127.0.0.1:{spin + 1}"]\n')
+    if NET.interface:
+        ref_config += f'interface = "{NET.interface}"\n'
+        late_config += f'interface = "{NET.interface}"\n'
+    reference = Receiver(args.receiver, ref_config, os.path.join(workdir, "ref"),
+                         "epoll" if backend.startswith("af_xdp") else backend)
+    feed = start_feed(args.feed, "--protocol", "pitch", "--to", f"{NET.host}:{port_a}", "--to-b",
+                      f"{NET.host}:{port_b}", "--units", "2", "--count", "60000", "--rate",
+                      "20000", "--seed", "7", "--serve-spin", str(spin), "--login",
+                      "0006:MKDA:secret", "--tail-heartbeats", "2")
+    reference.wait_total_packets(4000, feed=feed)
+    events, events_path = events_args(os.path.join(workdir, "late"))
+    late = Receiver(args.receiver, late_config, os.path.join(workdir, "late"), backend,
+                    extra_args=events)
+    reference.wait_total_packets(12000, feed=feed)
+    late.process.kill()  # a crash: nothing is flushed, no summary
+    late.process.wait(timeout=30)
+    late = Receiver(args.receiver, late_config, os.path.join(workdir, "late"), backend,
+                    extra_args=events)
+    finish_feed(feed)
+    summary_ref, _ = reference.stop()
+    summary_late, _ = late.stop()
+    ref, joined = summary_ref["feeds"][0], summary_late["feeds"][0]
+    spin_counts = joined["pitch"]["spin"]
+    assert spin_counts["completed"] == 2 and spin_counts["orders_loaded"] > 0, spin_counts
+    assert joined["late_start"] > 0, joined
+    expect_equal("late joiner: phases", [u["phase"] for u in joined["pitch"]["units"]],
+                 ["live", "live"])
+    expect_equal("late joiner: book state", joined["book_state"], "complete")
+    expect_equal("late joiner: books", pitch_books(joined), pitch_books(ref))
+    expect_equal("late joiner: unknown orders", joined["pitch"]["book"]["unknown_orders"], 0)
+    for sub in summary_late["subscribers"]:  # every event reached the file
+        assert sub["dropped"] == 0 and sub["lost_notices"] == 0, sub
+    expect_pitch_books_from_events(rebuild_from_events(events_path), joined)
+
+
 def case_hostile_answers_never_corrupt_the_session(args, workdir, backend):
     """A 'server' that answers with wrong sessions, sequences never asked, duplicates and garbage:
     each is counted and ignored; the gap is then lost (counted), and the session is intact."""
@@ -2034,6 +2111,7 @@ def main():
         runs.append((case_mdp3_loss_on_a_b_or_both_is_recovered, backend))
         runs.append((case_mdp3_events_rebuild_the_books, backend))
         runs.append((case_pitch_loss_on_a_b_or_both_is_recovered, backend))
+        runs.append((case_pitch_late_join_and_restart_through_spin, backend))
     for backend in filter(None, args.five_point_backends.split(",")):
         runs.append((case_late_join_at_five_points, backend))
     if args.per_backend_only:

@@ -163,7 +163,7 @@ void pitch_book::add(std::uint8_t unit, message const& m, event& base) {
 }
 
 void pitch_book::apply(std::uint8_t unit, std::uint64_t sequence, message const& m,
-                       std::uint64_t receive_ns) {
+                       std::uint64_t receive_ns, std::uint16_t flags) {
     pitch_unit& u = units_[unit];
     ++stats_.messages;
     ++u.messages;
@@ -172,6 +172,7 @@ void pitch_book::apply(std::uint8_t unit, std::uint64_t sequence, message const&
     base.sequence = sequence;
     base.receive_ns = receive_ns;
     base.exchange_ns = std::uint64_t{u.time} * 1'000'000'000 + m.time_offset;
+    base.flags = flags;
     // The order as it is now (book_.find), for the events of changes by id.
     auto const live = [&](std::uint64_t order_id) {
         return book_.find(order_id);
@@ -405,6 +406,20 @@ void pitch_book::clear_unit(std::uint8_t unit, std::uint64_t sequence, std::uint
         e.instrument = id;
         send(e);
         emit_changes(base, id); // the empty bbo
+    }
+}
+
+void pitch_book::snapshot_bounds(std::uint8_t unit, bool begin, std::uint64_t sequence) {
+    event base{};
+    base.sequence = sequence;
+    base.kind = begin ? event_kind::snapshot_begin : event_kind::snapshot_end;
+    base.flags = event_flag::from_snapshot;
+    for (std::uint32_t id = 0; id < instruments_.size(); ++id) {
+        if (instruments_[id].unit == unit) {
+            event e = base;
+            e.instrument = id;
+            send(e);
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <signet/core/realtime_clock.hpp>
 #include <signet/md/wire_text.hpp>
 #include <signet/net/log.hpp>
 #include <signet/receiver/cboe/pitch_protocol.hpp>
@@ -19,8 +20,15 @@ namespace {
 
 namespace cb = md::cboe;
 
-constexpr std::string_view keys[] = {"units",          "grp",       "gap_bind",        "login",
-                                     "grp_timeout_ms", "grp_tries", "grp_max_messages"};
+constexpr std::string_view keys[] = {"units",
+                                     "grp",
+                                     "gap_bind",
+                                     "login",
+                                     "grp_timeout_ms",
+                                     "grp_tries",
+                                     "grp_max_messages",
+                                     "spin",
+                                     "spin_buffer_messages"};
 
 constexpr summary_field fields[] = {
     {"pitch", "a pitch feed's section (Cboe Multicast PITCH); its feed's messages are the "
@@ -39,6 +47,11 @@ constexpr summary_field fields[] = {
      "responses, accepted, rejected by status (O out of range, D/M/S allocation exhausted, C "
      "count limit, I invalid unit, U unavailable, other), gaps, recovered and lost (gaps and "
      "messages), logins, login_rejected, session failures, disconnects, send_failures"},
+    {"pitch.spin",
+     "with spin: the late join's counters: requests, completed, refused, too_old, future "
+     "(refused: beyond the stream by more than max_sequence_jump), aborted (lost mid-spin), "
+     "orders_loaded, buffered_messages, replayed_messages, covered_messages (live messages the "
+     "loaded spin held), buffer_restarts, last_sync_ms; and each unit's phase in pitch.units"},
     {"pitch.instruments",
      "per symbol: unit, status (Trading Status), bid_price, bid_shares, ask_price, ask_shares "
      "(prices in 1/10000), volume, last_price, orders (live: [order id, side, shares, price] "
@@ -67,27 +80,46 @@ std::shared_ptr<protocol_settings const> parse(config_reader const& feed) {
     s->grp_timeout_ms = feed.get_size("grp_timeout_ms", 200, 1, 60'000);
     s->grp_tries = static_cast<unsigned>(feed.get_size("grp_tries", 3, 1, 100));
     s->grp_max_messages = feed.get_size("grp_max_messages", 1000, 1, 65'534);
-    toml::node const* const node = feed.table().get("units");
-    if (node == nullptr) {
-        return s; // unit 1
-    }
-    toml::array const* const list = node->as_array();
-    auto const bad = [&](std::string const& why) {
-        return config_error(feed.where() + ": key 'units': " + why);
-    };
-    if (list == nullptr || list->empty()) {
-        throw bad("a list of unit numbers, e.g. units = [1, 2]");
-    }
-    s->units.clear();
-    for (toml::node const& n : *list) {
-        std::optional<std::int64_t> const u = n.value<std::int64_t>();
-        if (!u || *u < 1 || *u > 255) {
-            throw bad("each unit is a number from 1 to 255");
+    s->spin_buffer_messages =
+        feed.get_size("spin_buffer_messages", std::size_t{1} << 18, 1024, std::size_t{1} << 26);
+    if (toml::node const* const node = feed.table().get("units")) {
+        toml::array const* const list = node->as_array();
+        auto const bad = [&](std::string const& why) {
+            return config_error(feed.where() + ": key 'units': " + why);
+        };
+        if (list == nullptr || list->empty()) {
+            throw bad("a list of unit numbers, e.g. units = [1, 2]");
         }
-        if (std::find(s->units.begin(), s->units.end(), *u) != s->units.end()) {
-            throw bad("unit " + std::to_string(*u) + " is listed twice");
+        s->units.clear();
+        for (toml::node const& n : *list) {
+            std::optional<std::int64_t> const u = n.value<std::int64_t>();
+            if (!u || *u < 1 || *u > 255) {
+                throw bad("each unit is a number from 1 to 255");
+            }
+            if (std::find(s->units.begin(), s->units.end(), *u) != s->units.end()) {
+                throw bad("unit " + std::to_string(*u) + " is listed twice");
+            }
+            s->units.push_back(static_cast<std::uint8_t>(*u));
         }
-        s->units.push_back(static_cast<std::uint8_t>(*u));
+    }
+    if (toml::node const* const node = feed.table().get("spin")) {
+        toml::array const* const list = node->as_array();
+        auto const bad = [&] {
+            return config_error(feed.where() + ": key 'spin': a list of \"ip:port\", one Spin "
+                                               "server per unit of 'units', in its order");
+        };
+        if (list == nullptr || list->size() != s->units.size()) {
+            throw bad();
+        }
+        for (toml::node const& n : *list) {
+            std::optional<std::string> const text = n.value<std::string>();
+            std::optional<net::udp_endpoint> const e =
+                text ? net::udp_endpoint::try_parse(*text) : std::nullopt;
+            if (!e) {
+                throw bad();
+            }
+            s->spin.push_back(*e);
+        }
     }
     return s;
 }
@@ -117,6 +149,11 @@ pitch_protocol::pitch_protocol(feed_config const& feed, pitch_settings const& se
         stream_of_[u] = static_cast<std::uint16_t>(units_.size());
         unit_state& state = units_.emplace_back();
         state.unit = u;
+        if (!settings_.spin.empty()) {
+            std::size_t const n = settings_.spin_buffer_messages;
+            state.buffer = std::make_unique<md::message_store>(n, n * 48 + 256);
+            state.sync = unit_state::phase::buffering;
+        }
         if (settings_.grp) {
             state.recovery.emplace(md::nasdaq::moldudp64_recovery_options{
                 .timeout_ns = settings_.grp_timeout_ms * 1'000'000,
@@ -144,7 +181,26 @@ std::vector<line_spec> pitch_protocol::lines() const {
     return lines;
 }
 
+md::sequence_tracker_options pitch_protocol::sequencing() const {
+    md::sequence_tracker_options options;
+    if (!settings_.spin.empty()) {
+        // Late join: a unit's first datagram sets where its stream is (a spin covers what came
+        // before; a stream seen from sequence 1 needs none).
+        options.first_sequence = md::sequence_tracker::late_join;
+    }
+    return options;
+}
+
 void pitch_protocol::setup(feed_setup& setup) {
+    for (std::size_t i = 0; i < settings_.spin.size(); ++i) {
+        unit_state& u = units_[i];
+        std::string const name =
+            "feed " + feed_.name + " spin server of unit " + std::to_string(u.unit);
+        u.spin = std::make_unique<pitch_session_line>(
+            name, md::cboe::session_options{.credentials = settings_.login},
+            setup.tcp_client({.peer = settings_.spin[i], .name = name}), setup.parser_timer());
+        start_buffering(u, realtime_clock::now_ns());
+    }
     if (settings_.grp) {
         std::string const name = "feed " + feed_.name + " gap request proxy";
         grp_ = std::make_unique<pitch_session_line>(
@@ -166,6 +222,10 @@ std::string pitch_protocol::describe() const {
     std::string out = "units " + units;
     if (settings_.grp) {
         out += ", gap requests to " + settings_.grp->to_string();
+    }
+    if (!settings_.spin.empty()) {
+        out += ", spins from " + settings_.spin.front().to_string() +
+               (settings_.spin.size() > 1 ? " and the others" : "");
     }
     return out;
 }
@@ -232,6 +292,22 @@ void pitch_protocol::on_session_message(md::cboe::message const& m, std::uint64_
 }
 
 void pitch_protocol::service(std::uint64_t now_ns) {
+    for (unit_state& u : units_) {
+        if (!u.spin) {
+            continue;
+        }
+        u.spin->service(pitch_session_line::clock::now(),
+                        [&](md::cboe::message const& m) { on_spin_message(u, m, now_ns); });
+        if (std::exchange(u.spin_done, false) && u.sync == unit_state::phase::live) {
+            u.spin->want(false, pitch_session_line::clock::now()); // until the next lost gap
+        }
+        if (u.spin->lost_since(u.lost_seen) && u.sync != unit_state::phase::live) {
+            // Lost mid-spin (or before the answer): nothing half-loaded goes live; again.
+            spin_counters_.aborted += u.sync == unit_state::phase::loading ? 1 : 0;
+            u.sync = unit_state::phase::buffering;
+            u.requested = false;
+        }
+    }
     if (grp_) {
         grp_->service(pitch_session_line::clock::now(),
                       [&](md::cboe::message const& m) { on_session_message(m, now_ns); });
@@ -269,19 +345,164 @@ pitch_protocol::frame(std::span<std::byte const> datagram) const noexcept {
 
 void pitch_protocol::deliver(delivery const& d) {
     unit_state& u = units_[d.unit.stream];
-    if (d.step.missing != 0) {
-        ++u.lost_gaps; // nothing brings it back: the unit's symbols are wrong from here
-        book_.set_stale(u.unit, true, d.unit.first, d.receive_ns);
-    }
+    bool const first = !std::exchange(u.started, true);
     u.next_sequence = d.next_sequence;
     if (u.recovery) {
         (void)u.recovery->progress(d.next_sequence, d.now_ns);
     }
+    messages_ += d.step.fresh;
+    if (u.sync != unit_state::phase::live) {
+        if (first && d.unit.first <= 1 && d.step.missing == 0 &&
+            u.sync == unit_state::phase::buffering && !u.requested) {
+            go_live(u, d.now_ns); // the stream from its start: nothing to spin
+        } else {
+            if (d.step.missing != 0) {
+                ++u.lost_gaps; // the buffer starts over past the gap (counted in buffer())
+            }
+            buffer(u, d);
+            return;
+        }
+    }
+    if (d.step.missing != 0) {
+        ++u.lost_gaps; // nothing brings it back: the unit's symbols are wrong from here
+        book_.set_stale(u.unit, true, d.unit.first, d.receive_ns);
+        if (u.spin) {
+            start_buffering(u, d.now_ns); // a spin rebuilds the unit
+            buffer(u, d);
+            return;
+        }
+    }
     if (d.step.fresh == 0) {
         return; // a heartbeat, or seen before
     }
-    messages_ += d.step.fresh;
-    book_.apply_block(d.datagram, d.step.skip, d.receive_ns);
+    std::uint64_t skip = d.step.skip;
+    if (u.skip_below > d.unit.first + skip) { // the loaded spin holds these already
+        std::uint64_t const covered =
+            std::min<std::uint64_t>(u.skip_below - d.unit.first, d.unit.count) - skip;
+        spin_counters_.covered_messages += covered;
+        skip += covered;
+    }
+    book_.apply_block(d.datagram, skip, d.receive_ns);
+}
+
+void pitch_protocol::start_buffering(unit_state& u, std::uint64_t now_ns) {
+    u.sync = unit_state::phase::buffering;
+    u.requested = false;
+    u.buffer->clear();
+    u.requested_ns = now_ns;
+    u.spin->want(true, pitch_session_line::clock::now());
+}
+
+void pitch_protocol::buffer(unit_state& u, delivery const& d) {
+    std::uint64_t sequence = d.unit.first;
+    std::uint64_t index = 0;
+    md::cboe::for_each_message(d.datagram, [&](std::span<std::byte const> message) {
+        if (index++ >= d.step.skip) {
+            if (!u.buffer->append(sequence, message)) {
+                // Not the next one (a gap in the live stream): the buffer starts over here,
+                // and the spin must reach this far.
+                ++spin_counters_.buffer_restarts;
+                u.buffer->clear();
+                (void)u.buffer->append(sequence, message);
+            }
+            ++spin_counters_.buffered_messages;
+        }
+        ++sequence;
+    });
+}
+
+void pitch_protocol::go_live(unit_state& u, std::uint64_t now_ns) {
+    u.sync = unit_state::phase::live;
+    u.requested = false;
+    u.buffer->clear();
+    u.spin_done = true; // service() closes the session (this may run inside its callback)
+    book_.set_stale(u.unit, false, u.next_sequence, 0);
+    spin_counters_.last_sync_us = now_ns > u.requested_ns ? (now_ns - u.requested_ns) / 1000 : 0;
+}
+
+void pitch_protocol::on_spin_message(unit_state& u, md::cboe::message const& m,
+                                     std::uint64_t now_ns) {
+    namespace mt = md::cboe::message_type;
+    md::message_store const& buffered = *u.buffer;
+    switch (m.type) {
+    case mt::spin_image_available:
+        // An image that reaches the buffered live stream (no hole between them), once the
+        // stream has shown where it is.
+        if (u.sync == unit_state::phase::buffering && !u.requested &&
+            buffered.next_sequence() != 0 && m.sequence + 1 >= buffered.first_sequence()) {
+            md::cboe::message request;
+            request.type = mt::spin_request;
+            request.sequence = m.sequence;
+            if (u.spin->send(request, pitch_session_line::clock::now())) {
+                u.requested = true;
+                ++spin_counters_.requests;
+            }
+        }
+        break;
+    case mt::spin_response:
+        if (!u.requested || u.sync != unit_state::phase::buffering) {
+            break;
+        }
+        if (m.status != 'A') {
+            ++spin_counters_.refused;
+            u.requested = false; // asked again at the next image
+            break;
+        }
+        u.sync = unit_state::phase::loading;
+        u.spin_sequence = m.sequence;
+        book_.set_stale(u.unit, true, m.sequence, 0);
+        book_.snapshot_bounds(u.unit, true, m.sequence);
+        book_.clear_unit(u.unit, m.sequence, 0);
+        break;
+    case mt::spin_finished: {
+        if (u.sync != unit_state::phase::loading) {
+            break;
+        }
+        std::uint64_t const s = u.spin_sequence;
+        std::uint64_t const next = buffered.next_sequence();
+        if (s + 1 < buffered.first_sequence()) {
+            ++spin_counters_.too_old; // the buffer moved on (a gap, an overflow): again
+            u.sync = unit_state::phase::buffering;
+            u.requested = false;
+            break;
+        }
+        if (s >= next + feed_.max_sequence_jump) {
+            ++spin_counters_.future;
+            if (!std::exchange(future_logged_, true)) {
+                SPDLOG_LOGGER_WARN(net::logger(),
+                                   "feed {}: a spin of unit {} claims sequence {}, beyond the "
+                                   "live stream (next {}) by more than max_sequence_jump: "
+                                   "refused, asking again (a server of another day or unit? "
+                                   "counted as future; logged once)",
+                                   feed_.name, u.unit, s, next);
+            }
+            u.sync = unit_state::phase::buffering;
+            u.requested = false;
+            break;
+        }
+        for (std::uint64_t seq = s + 1; seq < next; ++seq) {
+            if (std::optional<std::span<std::byte const>> const bytes = buffered.find(seq)) {
+                if (std::optional<md::cboe::message> const message = md::cboe::decode(*bytes)) {
+                    book_.apply(u.unit, seq, *message, 0);
+                }
+                ++spin_counters_.replayed_messages;
+            }
+        }
+        u.skip_below = std::max(s + 1, next);
+        book_.snapshot_bounds(u.unit, false, s);
+        ++spin_counters_.completed;
+        go_live(u, now_ns);
+        break;
+    }
+    default:
+        if (u.sync == unit_state::phase::loading) {
+            book_.apply(u.unit, u.spin_sequence, m, 0, md::event_flag::from_snapshot);
+            bool const add = m.type == mt::add_order_long || m.type == mt::add_order_short ||
+                             m.type == mt::add_order_expanded;
+            spin_counters_.orders_loaded += add ? 1 : 0;
+        }
+        break;
+    }
 }
 
 void pitch_protocol::book_rows(std::vector<book_row>& out) const {
@@ -323,6 +544,7 @@ protocol_counters pitch_protocol::counters() const noexcept {
     bool stale = false;
     for (unit_state const& u : units_) {
         stale = stale || book_.unit(u.unit).stale;
+        c.recovering = c.recovering || u.sync != unit_state::phase::live;
         if (u.recovery) {
             c.recovered += u.recovery->stats().recovered_messages;
             c.lost += u.recovery->stats().lost_messages;
@@ -401,7 +623,10 @@ void pitch_protocol::summary(nlohmann::ordered_json& out) const {
                          {"stale", state.stale},
                          {"lost_gaps", u.lost_gaps},
                          {"ended", state.ended},
-                         {"time", state.time}});
+                         {"time", state.time},
+                         {"phase", u.sync == unit_state::phase::live        ? "live"
+                                   : u.sync == unit_state::phase::buffering ? "buffering"
+                                                                            : "loading"}});
     }
     cb::pitch_book_stats const& s = book_.stats();
     json book = {{"messages", s.messages},
@@ -482,6 +707,21 @@ void pitch_protocol::summary(nlohmann::ordered_json& out) const {
                       {"session_failures", sc.protocol_failures},
                       {"disconnects", sc.disconnects},
                       {"send_failures", grp_send_failures_}};
+    }
+    if (!settings_.spin.empty()) {
+        spin_counters const& c = spin_counters_;
+        out["spin"] = {{"requests", c.requests},
+                       {"completed", c.completed},
+                       {"refused", c.refused},
+                       {"too_old", c.too_old},
+                       {"future", c.future},
+                       {"aborted", c.aborted},
+                       {"orders_loaded", c.orders_loaded},
+                       {"buffered_messages", c.buffered_messages},
+                       {"replayed_messages", c.replayed_messages},
+                       {"covered_messages", c.covered_messages},
+                       {"buffer_restarts", c.buffer_restarts},
+                       {"last_sync_ms", static_cast<double>(c.last_sync_us) / 1e3}};
     }
     out["units"] = std::move(units);
     out["book"] = std::move(book);

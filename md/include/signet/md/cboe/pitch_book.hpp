@@ -91,9 +91,12 @@ public:
     void set_event_sink(event_sink* sink, event_mask kinds = event_mask::all());
 
     /// Applies message `m` of unit `unit` whose sequence is `sequence`; `receive_ns` stamps its
-    /// events.
+    /// events, `flags` (event_flag) too (from_snapshot: a Spin's messages).
     void apply(std::uint8_t unit, std::uint64_t sequence, message const& m,
-               std::uint64_t receive_ns);
+               std::uint64_t receive_ns, std::uint16_t flags = 0);
+    /// snapshot_begin (`begin`) or snapshot_end for each symbol of `unit`: the events between
+    /// rebuild its books from a Spin.
+    void snapshot_bounds(std::uint8_t unit, bool begin, std::uint64_t sequence);
     /// Every message of a validated block from the `skip`-th on (the ones before were applied).
     void apply_block(std::span<std::byte const> block, std::uint64_t skip,
                      std::uint64_t receive_ns);

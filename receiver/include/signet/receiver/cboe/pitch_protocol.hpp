@@ -11,6 +11,15 @@
 // state machine is protocol-neutral: chunks, timeouts, tries), its requests sent as Gap
 // Requests; the messages come back on the gap line (`gap_bind`) with their own unit and
 // sequences, and a Gap Response other than 'A' gives the gap up at once (counted by status).
+// With `spin` (a Spin server per unit), the feed joins late: each unit buffers its live
+// messages (a message store) until a Spin of the unit's book, as of a sequence at or past the
+// buffer's start, has been loaded (the unit's symbols cleared, the spin's orders added), then
+// replays the buffered messages past the spin's sequence and goes live. A unit that lost a gap
+// for good (no proxy, or the proxy gave up) is rebuilt the same way. A unit whose stream the
+// receiver saw from sequence 1 needs no spin. Spins that come too old for the buffer are asked
+// again; one that claims a sequence beyond the stream by more than max_sequence_jump is
+// refused (counted, logged once); a server that refuses, stalls or disconnects mid-spin leaves
+// the unit buffering (nothing half-applied goes live) and is asked again.
 // Its summary section "pitch" holds the units, the book's counters and the instruments' books.
 //
 // Threading: feed_protocol's.
@@ -23,6 +32,7 @@
 
 #include <signet/md/cboe/pitch_book.hpp>
 #include <signet/md/cboe/pitch_session.hpp>
+#include <signet/md/message_store.hpp>
 #include <signet/md/nasdaq/moldudp64_recovery.hpp>
 #include <signet/receiver/feed_protocol.hpp>
 
@@ -43,6 +53,10 @@ public:
     std::uint64_t grp_timeout_ms = 200;  ///< a gap request unanswered this long is sent again
     unsigned grp_tries = 3;              ///< requests per range before the gap is lost
     std::size_t grp_max_messages = 1000; ///< messages per Gap Request
+    /// The Spin servers ("ip:port", TCP), one per unit in `units`' order; none: no late join.
+    std::vector<net::udp_endpoint> spin{};
+    /// Live messages a unit buffers while its spin loads (the bound: then it starts over).
+    std::size_t spin_buffer_messages = std::size_t{1} << 18;
 
     [[nodiscard]] std::string_view protocol() const noexcept override { return "pitch"; }
     [[nodiscard]] std::unique_ptr<feed_protocol> make(feed_config const& feed) const override;
@@ -57,6 +71,7 @@ public:
 
     ~pitch_protocol() override;
     [[nodiscard]] std::vector<line_spec> lines() const override;
+    [[nodiscard]] md::sequence_tracker_options sequencing() const override;
     void setup(feed_setup& setup) override;
     [[nodiscard]] md::gap_recovery* recovery(std::size_t stream) noexcept override;
     [[nodiscard]] std::string describe() const override;
@@ -94,6 +109,31 @@ private:
         std::uint64_t lost_gaps = 0; ///< gaps delivered with nothing to repair them
         std::optional<md::nasdaq::moldudp64_recovery> recovery{}; // with grp
         std::uint64_t waiting_since = 0; // a gap waits for the GRP session since then
+        // With spin: the late-join state.
+        enum class phase : std::uint8_t { live, buffering, loading } sync = phase::live;
+        std::unique_ptr<pitch_session_line> spin{};
+        std::unique_ptr<md::message_store> buffer{}; // live messages while not live
+        bool started = false;                        // a datagram of the unit was delivered
+        bool requested = false;                      // a Spin Request is out
+        bool spin_done = false;                      // live again: close the spin session
+        std::uint64_t skip_below = 0;    // live messages below it are in the loaded spin
+        std::uint64_t spin_sequence = 0; // of the spin being loaded
+        std::uint64_t lost_seen = 0;     // the spin line's losses seen
+        std::uint64_t requested_ns = 0;  // when the unit started buffering
+    };
+    struct spin_counters {
+        std::uint64_t requests = 0;  ///< Spin Requests sent
+        std::uint64_t completed = 0; ///< spins loaded (the unit went live)
+        std::uint64_t refused = 0;   ///< Spin Responses other than 'A'
+        std::uint64_t too_old = 0;   ///< spins that ended before the buffered stream
+        std::uint64_t future = 0;    ///< spins beyond the stream by more than max_sequence_jump
+        std::uint64_t aborted = 0;   ///< lost mid-spin (disconnect, silence)
+        std::uint64_t orders_loaded = 0;
+        std::uint64_t buffered_messages = 0;
+        std::uint64_t replayed_messages = 0;
+        std::uint64_t covered_messages = 0; ///< live messages the loaded spin already held
+        std::uint64_t buffer_restarts = 0;  ///< a gap or an overflow started a buffer over
+        std::uint64_t last_sync_us = 0;     ///< buffering -> live, the last time
     };
     struct grp_counters {
         std::uint64_t responses = 0;
@@ -102,6 +142,12 @@ private:
     };
     bool send_gap_request(std::uint8_t unit, std::uint64_t first, std::uint16_t count);
     void on_session_message(md::cboe::message const& m, std::uint64_t now_ns);
+    void on_spin_message(unit_state& u, md::cboe::message const& m, std::uint64_t now_ns);
+    /// The unit needs a spin (start, a lost gap): buffer from here on.
+    void start_buffering(unit_state& u, std::uint64_t now_ns);
+    /// Keeps a delivered datagram's fresh messages in the unit's buffer.
+    void buffer(unit_state& u, delivery const& d);
+    void go_live(unit_state& u, std::uint64_t now_ns);
     /// The longest a gap waits for a GRP session that is not logged in.
     static constexpr std::uint64_t grp_wait_ns = 1'000'000'000;
     static constexpr std::uint16_t not_followed = 0xFFFF;
@@ -115,6 +161,8 @@ private:
     std::uint64_t unknown_logged_ = 0; // the parser contract's own
     std::unique_ptr<pitch_session_line> grp_;
     grp_counters grp_counters_{};
+    spin_counters spin_counters_{};
+    bool future_logged_ = false;
     std::uint64_t grp_send_failures_ = 0;
     bool reject_logged_ = false;
     // For the "any thread" calls, as of the last publish(): relaxed, independent values.
@@ -124,6 +172,7 @@ private:
     std::atomic<std::uint64_t> live_unknown_orders_{0};
     std::atomic<std::uint64_t> live_recovered_{0};
     std::atomic<std::uint64_t> live_requests_{0};
+    std::atomic<std::uint64_t> live_syncing_units_{0};
 };
 
 } // namespace signet::receiver::cboe
