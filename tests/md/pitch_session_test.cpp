@@ -1,0 +1,154 @@
+// md::cboe::session_client: the GRP and Spin client's login, heartbeats, timeouts and framing,
+// over bytes and an injected clock (no sockets). The login it writes and the server blocks it
+// reads are the bytes of BATS's GRP and Spin captures (written out here; provenance in
+// docs/pitch.md).
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <signet/md/cboe/pitch_session.hpp>
+
+namespace {
+
+namespace cb = signet::md::cboe;
+namespace mt = cb::message_type;
+using bytes = std::vector<std::byte>;
+
+bytes hex(std::string_view text) {
+    auto const nibble = [](char c) {
+        return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+    };
+    bytes out;
+    int high = -1;
+    for (char const c : text) {
+        if (c == ' ') {
+            continue;
+        }
+        if (high < 0) {
+            high = nibble(c);
+        } else {
+            out.push_back(static_cast<std::byte>(high << 4 | nibble(c)));
+            high = -1;
+        }
+    }
+    return out;
+}
+
+constexpr std::int64_t second = 1'000'000'000;
+
+cb::session_client captured_client() {
+    return cb::session_client({.credentials = cb::session_credentials::of("0006", "MKDA", ""),
+                               .heartbeat_ns = second,
+                               .login_timeout_ns = 5 * second,
+                               .server_timeout_ns = 5 * second});
+}
+
+TEST(PitchSession, WritesTheCapturedLoginAndTakesTheCapturedAnswers) {
+    cb::session_client c = captured_client();
+    c.start(0);
+    EXPECT_EQ(bytes(c.output().begin(), c.output().end()),
+              hex("1e00010000000000 1601303030364d4b4441202020202020202020202020"));
+    c.sent(c.output().size(), 0);
+    std::vector<cb::message> got;
+    auto const take = [&](bytes const& b, std::int64_t now) {
+        return c.on_bytes(b, now, [&](cb::message const& m) { got.push_back(m); });
+    };
+    bytes const accepted = hex("0b00010000000000 030241");
+    EXPECT_EQ(take(accepted, 1), accepted.size());
+    EXPECT_EQ(c.state(), cb::session_state::logged_in);
+    EXPECT_TRUE(got.empty()); // the login answer is the session's own
+    // A gap request goes out as captured; the captured response and a heartbeat come back.
+    cb::message request;
+    request.type = mt::gap_request;
+    request.unit = 1;
+    request.sequence = 14;
+    request.count = 1;
+    ASSERT_TRUE(c.send(request, 2));
+    EXPECT_EQ(bytes(c.output().begin(), c.output().end()),
+              hex("1100010000000000 0903010e0000000100"));
+    c.sent(c.output().size(), 2);
+    bytes stream = hex("0800000000000000 1200010000000000 0a04010e000000010041");
+    EXPECT_EQ(take(stream, 3), stream.size());
+    ASSERT_EQ(got.size(), 1U);
+    EXPECT_EQ(got[0].type, mt::gap_response);
+    EXPECT_EQ(got[0].status, 'A');
+    // The spin capture's last block: two messages, Time and Spin Finished.
+    got.clear();
+    bytes const finished = hex("1400020000000000 0620b2260100 068338010000");
+    EXPECT_EQ(take(finished, 4), finished.size());
+    ASSERT_EQ(got.size(), 2U);
+    EXPECT_EQ(got[1].type, mt::spin_finished);
+    EXPECT_EQ(got[1].sequence, 312U);
+}
+
+TEST(PitchSession, APartialBlockWaitsForTheRest) {
+    cb::session_client c = captured_client();
+    c.start(0);
+    bytes const accepted = hex("0b00010000000000 030241");
+    EXPECT_EQ(c.on_bytes(std::span(accepted).first(5), 0, [](cb::message const&) {}), 0U);
+    EXPECT_EQ(c.state(), cb::session_state::logging_in);
+    EXPECT_EQ(c.on_bytes(accepted, 0, [](cb::message const&) {}), accepted.size());
+    EXPECT_EQ(c.state(), cb::session_state::logged_in);
+}
+
+TEST(PitchSession, ARefusedLoginIsFinal) {
+    cb::session_client c = captured_client();
+    c.start(0);
+    c.sent(c.output().size(), 0);
+    bytes const refused = hex("0b00010000000000 03024e");
+    (void)c.on_bytes(refused, 0, [](cb::message const&) {});
+    EXPECT_EQ(c.state(), cb::session_state::failed);
+    EXPECT_EQ(c.failure(), cb::session_failure::rejected);
+    EXPECT_EQ(c.rejection(), 'N');
+    c.start(1); // the credentials are wrong: no new login
+    EXPECT_EQ(c.state(), cb::session_state::failed);
+    EXPECT_TRUE(c.output().empty());
+}
+
+TEST(PitchSession, HeartbeatsAndTimeoutsFollowTheClock) {
+    cb::session_client c = captured_client();
+    c.start(0);
+    c.sent(c.output().size(), 0);
+    c.on_time(5 * second + 1); // no answer to the login
+    EXPECT_EQ(c.failure(), cb::session_failure::login_timeout);
+
+    cb::session_client d = captured_client();
+    d.start(0);
+    d.sent(d.output().size(), 0);
+    (void)d.on_bytes(hex("0b00010000000000 030241"), 0, [](cb::message const&) {});
+    d.on_time(second - 1);
+    EXPECT_TRUE(d.output().empty());
+    d.on_time(second); // a second of sending nothing: a heartbeat
+    EXPECT_EQ(bytes(d.output().begin(), d.output().end()), hex("0800000000000000"));
+    d.sent(d.output().size(), second);
+    (void)d.on_bytes(hex("0800000000000000"), 4 * second, [](cb::message const&) {});
+    d.on_time(9 * second); // the server's heartbeat at 4 s: still within 5 s
+    EXPECT_EQ(d.state(), cb::session_state::logged_in);
+    d.on_time(9 * second + 1);
+    EXPECT_EQ(d.failure(), cb::session_failure::server_silent);
+}
+
+TEST(PitchSession, ABlockThatLiesFailsTheSession) {
+    for (std::string_view const lie : {
+             "0400000000000000",        // a length below the header's
+             "0b00020000000000 030241", // two messages claimed, one there
+             "0b00010000000000 0a0241", // a message longer than its block
+         }) {
+        cb::session_client c = captured_client();
+        c.start(0);
+        (void)c.on_bytes(hex(lie), 0, [](cb::message const&) {});
+        EXPECT_EQ(c.failure(), cb::session_failure::invalid_block) << lie;
+    }
+    cb::session_client c = captured_client();
+    c.start(0);
+    cb::message request;
+    request.type = mt::gap_request;
+    EXPECT_FALSE(c.send(request, 0)); // not logged in yet
+    (void)c.on_bytes(hex("0e00010000000000 068038010000"), 0, [](cb::message const&) {});
+    EXPECT_EQ(c.failure(), cb::session_failure::unexpected); // data before the login answer
+}
+
+} // namespace
