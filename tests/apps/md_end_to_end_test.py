@@ -1188,6 +1188,64 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
     expect_pitch_books_from_events(rebuild_from_events(events_path), joined)
 
 
+def case_pitch_recovery_servers_that_refuse_or_stall_are_counted(args, workdir, backend):
+    """Cboe PITCH recovery that does not come: a Gap Request Proxy that accepts requests and
+    never answers, one that refuses the receiver's login, and a Spin server that is not there.
+    Nothing hangs: the silent proxy's gaps are given up after their tries and the refused
+    login's at once (each stales its unit, counted exactly), the refusal is logged once as an
+    error, and the units waiting for a spin stay buffering, their book state recovering."""
+    ports = {name: [free_port() for _ in range(2)] for name in ("mute", "refused", "nospin")}
+    grp = {name: (free_port(), free_port()) for name in ("mute", "refused")}
+    config = pitch_feeds_config({name: ports[name] for name in grp}, grp)
+    config = config.replace('name = "mute"\n', 'name = "mute"\ngrp_timeout_ms = 50\ngrp_tries = 2\n')
+    head, tail = config.split('name = "refused"')
+    config = head + 'name = "refused"' + tail.replace("0006:MKDA:secret", "0006:MKDA:wrong")
+    config += (f'[[feed]]\nname = "nospin"\nprotocol = "pitch"\nunits = [1, 2]\n'
+               f'bind = "{NET.host}:{ports["nospin"][0]}"\n'
+               f'spin = ["127.0.0.1:{free_port()}", "127.0.0.1:{free_port()}"]\n')
+    receiver = Receiver(args.receiver, config, workdir, backend)
+    feeds = {}
+    for name in ("mute", "refused"):
+        proxy, gap = grp[name]
+        extra = ["--drop-every", "53", "--drop-line", "both", "--serve-grp", str(proxy),
+                 "--gap-to", f"{NET.host}:{gap}", "--login", "0006:MKDA:secret"]
+        if name == "mute":
+            extra.append("--mute-grp")
+        feeds[name] = pitch_feed(args, workdir, name, *ports[name], *extra)
+    # A lost gap sends a unit of a feed with spin servers to a spin: none answers.
+    feeds["nospin"] = start_feed(args.feed, "--protocol", "pitch", "--to",
+                                 f"{NET.host}:{ports['nospin'][0]}", "--units", "2", "--count",
+                                 "20000", "--rate", "20000", "--seed", "5", "--tail-heartbeats",
+                                 "1", "--drop-every", "53")
+    reports = {name: finish_feed(process) for name, process in feeds.items()}
+    summary, _ = receiver.stop()
+    by_name = {f["name"]: f for f in summary["feeds"]}
+    for name in ("mute", "refused"):
+        feed = by_name[name]
+        dropped = reports[name]["dropped_packets"]
+        assert dropped > 0, reports[name]
+        expect_equal(f"{name}: lost gaps", sum(u["lost_gaps"] for u in feed["pitch"]["units"]),
+                     dropped)
+        expect_equal(f"{name}: book state", feed["book_state"], "stale")
+        expect_equal(f"{name}: gaps recovered", feed["pitch"]["grp"]["gaps_recovered"], 0)
+        # A gap given up releases what was held behind it, later gaps of it too: an episode
+        # of the proxy's may cover several of the feed's gaps.
+        assert 0 < feed["pitch"]["grp"]["gaps_lost"] <= dropped, feed["pitch"]["grp"]
+    mute = by_name["mute"]["pitch"]["grp"]
+    expect_equal("mute: responses", mute["responses"], 0)
+    assert mute["requests"] >= mute["gaps"] > 0, mute  # every gap asked for, none answered
+    refused = by_name["refused"]["pitch"]["grp"]
+    expect_equal("refused: login rejected", refused["login_rejected"], 1)
+    expect_equal("refused: requests", refused["requests"], 0)
+    errors = [l for l in receiver.lines if "login refused" in l]
+    expect_equal("refused: logged once", len(errors), 1)
+    nospin = by_name["nospin"]
+    expect_equal("nospin: phases", [u["phase"] for u in nospin["pitch"]["units"]],
+                 ["buffering", "buffering"])
+    expect_equal("nospin: book state", nospin["book_state"], "recovering")
+    expect_equal("nospin: spins", nospin["pitch"]["spin"]["completed"], 0)
+
+
 def case_hostile_answers_never_corrupt_the_session(args, workdir, backend):
     """A 'server' that answers with wrong sessions, sequences never asked, duplicates and garbage:
     each is counted and ignored; the gap is then lost (counted), and the session is intact."""
@@ -2121,6 +2179,7 @@ def main():
         runs = [(case, backend) for case, backend in runs if args.only in case.__name__]
         return run_cases(args, runs[part - 1::parts])
     runs.append((case_killed_receiver_restarts_into_the_full_books, "auto"))
+    runs.append((case_pitch_recovery_servers_that_refuse_or_stall_are_counted, "auto"))
     runs.append((case_lost_gap_without_rerequests_loads_a_new_snapshot, "auto"))
     runs.append((case_faults_on_both_lines_beside_busy_cpus_are_exact, "auto"))
     runs.append((case_snapshot_server_down_or_refusing_is_counted, "auto"))

@@ -543,7 +543,8 @@ protocol_counters pitch_protocol::counters() const noexcept {
     c.messages = messages_;
     bool stale = false;
     for (unit_state const& u : units_) {
-        stale = stale || book_.unit(u.unit).stale;
+        // A stale unit a spin is rebuilding is recovering; one nothing will rebuild is stale.
+        stale = stale || (book_.unit(u.unit).stale && u.sync == unit_state::phase::live);
         c.recovering = c.recovering || u.sync != unit_state::phase::live;
         if (u.recovery) {
             c.recovered += u.recovery->stats().recovered_messages;
