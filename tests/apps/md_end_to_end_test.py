@@ -1039,7 +1039,7 @@ def pitch_feeds_config(ports, grp=None):
         if grp and name in grp:
             proxy, gap = grp[name]
             config += (f'grp = "127.0.0.1:{proxy}"\ngap_bind = "{NET.host}:{gap}"\n'
-                       f'login = "0006:MKDA:secret"\n')
+                       f'login = "0001:USER:secret"\n')
         if NET.interface:
             config += f'interface = "{NET.interface}"\n'
     return config
@@ -1073,7 +1073,7 @@ def case_pitch_loss_on_a_b_or_both_is_recovered(args, workdir, backend):
         if name in grp_ports:
             proxy, gap = grp_ports[name]
             extra += ["--serve-grp", str(proxy), "--gap-to", f"{NET.host}:{gap}",
-                      "--login", "0006:MKDA:secret"]
+                      "--login", "0001:USER:secret"]
         feeds[name] = pitch_feed(args, workdir, name, *ports[name], *extra)
     reports = {name: finish_feed(process) for name, process in feeds.items()}
     summary, _ = receiver.stop()
@@ -1151,7 +1151,7 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
                   f'name = "ref"\nprotocol = "pitch"\nunits = [1, 2]\nbind = "{NET.host}:{port_a}"\n')
     late_config = ("[runtime]\nbackend = \"@BACKEND@\"\n[stats]\ninterval_s = 0.2\n[[feed]]\n"
                    f'name = "late"\nprotocol = "pitch"\nunits = [1, 2]\n'
-                   f'bind = "{NET.host}:{port_b}"\nlogin = "0006:MKDA:secret"\n'
+                   f'bind = "{NET.host}:{port_b}"\nlogin = "0001:USER:secret"\n'
                    f'spin = ["127.0.0.1:{spin}", "127.0.0.1:{spin + 1}"]\n')
     if NET.interface:
         ref_config += f'interface = "{NET.interface}"\n'
@@ -1161,7 +1161,7 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
     feed = start_feed(args.feed, "--protocol", "pitch", "--to", f"{NET.host}:{port_a}", "--to-b",
                       f"{NET.host}:{port_b}", "--units", "2", "--count", "60000", "--rate",
                       "20000", "--seed", "7", "--serve-spin", str(spin), "--login",
-                      "0006:MKDA:secret", "--tail-heartbeats", "2")
+                      "0001:USER:secret", "--tail-heartbeats", "2")
     reference.wait_total_packets(4000, feed=feed)
     events, events_path = events_args(os.path.join(workdir, "late"))
     late = Receiver(args.receiver, late_config, os.path.join(workdir, "late"), backend,
@@ -1199,7 +1199,7 @@ def case_pitch_recovery_servers_that_refuse_or_stall_are_counted(args, workdir, 
     config = pitch_feeds_config({name: ports[name] for name in grp}, grp)
     config = config.replace('name = "mute"\n', 'name = "mute"\ngrp_timeout_ms = 50\ngrp_tries = 2\n')
     head, tail = config.split('name = "refused"')
-    config = head + 'name = "refused"' + tail.replace("0006:MKDA:secret", "0006:MKDA:wrong")
+    config = head + 'name = "refused"' + tail.replace("0001:USER:secret", "0001:USER:wrong")
     config += (f'[[feed]]\nname = "nospin"\nprotocol = "pitch"\nunits = [1, 2]\n'
                f'bind = "{NET.host}:{ports["nospin"][0]}"\n'
                f'spin = ["127.0.0.1:{free_port()}", "127.0.0.1:{free_port()}"]\n')
@@ -1208,7 +1208,7 @@ def case_pitch_recovery_servers_that_refuse_or_stall_are_counted(args, workdir, 
     for name in ("mute", "refused"):
         proxy, gap = grp[name]
         extra = ["--drop-every", "53", "--drop-line", "both", "--serve-grp", str(proxy),
-                 "--gap-to", f"{NET.host}:{gap}", "--login", "0006:MKDA:secret"]
+                 "--gap-to", f"{NET.host}:{gap}", "--login", "0001:USER:secret"]
         if name == "mute":
             extra.append("--mute-grp")
         feeds[name] = pitch_feed(args, workdir, name, *ports[name], *extra)

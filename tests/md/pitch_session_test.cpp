@@ -1,7 +1,7 @@
 // md::cboe::session_client: the GRP and Spin client's login, heartbeats, timeouts and framing,
-// over bytes and an injected clock (no sockets). The login it writes and the server blocks it
-// reads are the bytes of BATS's GRP and Spin captures (written out here; provenance in
-// docs/pitch.md).
+// over bytes and an injected clock (no sockets). The blocks are written out here from the
+// spec's layouts (docs/pitch.md); the real GRP and Spin captures are read by
+// pitch_realdata_test.cpp.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -40,17 +40,17 @@ bytes hex(std::string_view text) {
 constexpr std::int64_t second = 1'000'000'000;
 
 cb::session_client captured_client() {
-    return cb::session_client({.credentials = cb::session_credentials::of("0006", "MKDA", ""),
+    return cb::session_client({.credentials = cb::session_credentials::of("0001", "USER", "pw"),
                                .heartbeat_ns = second,
                                .login_timeout_ns = 5 * second,
                                .server_timeout_ns = 5 * second});
 }
 
-TEST(PitchSession, WritesTheCapturedLoginAndTakesTheCapturedAnswers) {
+TEST(PitchSession, WritesItsLoginAndTakesTheAnswers) {
     cb::session_client c = captured_client();
     c.start(0);
     EXPECT_EQ(bytes(c.output().begin(), c.output().end()),
-              hex("1e00010000000000 1601303030364d4b4441202020202020202020202020"));
+              hex("1e00010000000000 1601 30303031 55534552 2020 70772020202020202020"));
     c.sent(c.output().size(), 0);
     std::vector<cb::message> got;
     auto const take = [&](bytes const& b, std::int64_t now) {
@@ -60,28 +60,29 @@ TEST(PitchSession, WritesTheCapturedLoginAndTakesTheCapturedAnswers) {
     EXPECT_EQ(take(accepted, 1), accepted.size());
     EXPECT_EQ(c.state(), cb::session_state::logged_in);
     EXPECT_TRUE(got.empty()); // the login answer is the session's own
-    // A gap request goes out as captured; the captured response and a heartbeat come back.
+    // A gap request goes out in its block; a heartbeat and the response come back.
     cb::message request;
     request.type = mt::gap_request;
-    request.unit = 1;
-    request.sequence = 14;
-    request.count = 1;
+    request.unit = 2;
+    request.sequence = 77;
+    request.count = 3;
     ASSERT_TRUE(c.send(request, 2));
     EXPECT_EQ(bytes(c.output().begin(), c.output().end()),
-              hex("1100010000000000 0903010e0000000100"));
+              hex("1100010000000000 0903024d0000000300"));
     c.sent(c.output().size(), 2);
-    bytes stream = hex("0800000000000000 1200010000000000 0a04010e000000010041");
+    bytes stream = hex("0800000000000000 1200010000000000 0a04024d000000030041");
     EXPECT_EQ(take(stream, 3), stream.size());
     ASSERT_EQ(got.size(), 1U);
     EXPECT_EQ(got[0].type, mt::gap_response);
     EXPECT_EQ(got[0].status, 'A');
-    // The spin capture's last block: two messages, Time and Spin Finished.
+    // A block of two messages: Time and Spin Finished.
     got.clear();
-    bytes const finished = hex("1400020000000000 0620b2260100 068338010000");
+    bytes const finished = hex("1400020000000000 0620409c0000 0683f4010000");
     EXPECT_EQ(take(finished, 4), finished.size());
     ASSERT_EQ(got.size(), 2U);
+    EXPECT_EQ(got[0].time, 40000U);
     EXPECT_EQ(got[1].type, mt::spin_finished);
-    EXPECT_EQ(got[1].sequence, 312U);
+    EXPECT_EQ(got[1].sequence, 500U);
 }
 
 TEST(PitchSession, APartialBlockWaitsForTheRest) {
@@ -147,7 +148,7 @@ TEST(PitchSession, ABlockThatLiesFailsTheSession) {
     cb::message request;
     request.type = mt::gap_request;
     EXPECT_FALSE(c.send(request, 0)); // not logged in yet
-    (void)c.on_bytes(hex("0e00010000000000 068038010000"), 0, [](cb::message const&) {});
+    (void)c.on_bytes(hex("0e00010000000000 0680f4010000"), 0, [](cb::message const&) {});
     EXPECT_EQ(c.failure(), cb::session_failure::unexpected); // data before the login answer
 }
 

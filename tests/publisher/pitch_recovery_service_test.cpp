@@ -139,7 +139,7 @@ private:
     std::size_t filled_ = 0;
 };
 
-cb::session_credentials const login = cb::session_credentials::of("0006", "MKDA", "secret");
+cb::session_credentials const login = cb::session_credentials::of("0001", "USER", "secret");
 
 TEST(PitchRecoveryService, GapRequestsAreAnsweredOnTheGapLine) {
     signet::test::watchdog dog(std::chrono::seconds(60), "gap requests");
@@ -151,7 +151,7 @@ TEST(PitchRecoveryService, GapRequestsAreAnsweredOnTheGapLine) {
         service.record(b);
     }
     {
-        client wrong(service.grp_port(), cb::session_credentials::of("0006", "MKDA", "guess"));
+        client wrong(service.grp_port(), cb::session_credentials::of("0001", "USER", "guess"));
         (void)wrong.read_until([](cb::message const&) { return false; });
         EXPECT_EQ(wrong.session().failure(), cb::session_failure::rejected);
         EXPECT_EQ(wrong.session().rejection(), 'N');
