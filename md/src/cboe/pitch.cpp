@@ -367,6 +367,8 @@ std::size_t encoded_length(message const& m) noexcept {
     case t::auction_update:
     case t::retail_price_improvement:
         return 0; // decoded, never sent by signet
+    case t::time:
+        return m.epoch != 0 ? 10 : 6; // the 10-byte form carries the epoch second too
     default:
         return lengths[m.type];
     }
@@ -419,6 +421,9 @@ std::size_t encode(message const& m, std::span<std::byte> out) noexcept {
         break;
     case t::time:
         put<std::uint32_t>(p, 2, m.time);
+        if (length == 10) {
+            put<std::uint32_t>(p, 6, m.epoch);
+        }
         break;
     case t::time_reference:
         put<std::uint32_t>(p, 2, m.epoch);

@@ -36,6 +36,8 @@ nasdaq::itch_order_book_options book_options(pitch_book_options const& options) 
     nasdaq::itch_order_book_options o;
     o.max_orders = options.max_orders;
     o.stock_reserve = options.max_instruments;
+    o.index_pages = options.index_pages;
+    o.level_pool_reserve = options.level_pool_reserve;
     return o;
 }
 

@@ -44,6 +44,10 @@ namespace signet::md::cboe {
 struct pitch_book_options {
     std::size_t max_orders = std::size_t{1} << 20; ///< live orders, every unit's
     std::size_t max_instruments = 16384;           ///< symbols (at most 65536)
+    /// The order book's directly indexed pages and level nodes reserved up front
+    /// (itch_order_book_options: index_pages, level_pool_reserve).
+    std::size_t index_pages = 2048;
+    std::size_t level_pool_reserve = std::size_t{1} << 16;
 };
 
 struct pitch_book_stats {

@@ -59,11 +59,11 @@ template <typename F>
 std::size_t for_each_block(std::span<std::byte const> bytes, bool& invalid, F&& f) {
     std::size_t used = 0;
     invalid = false;
-    while (bytes.size() - used >= header_size) {
+    while (bytes.size() - used >= 2) {
         std::size_t const length =
             static_cast<std::size_t>(bytes[used]) | static_cast<std::size_t>(bytes[used + 1]) << 8;
         if (length < header_size) {
-            invalid = true;
+            invalid = true; // a lie, known as soon as the length is there
             break;
         }
         if (bytes.size() - used < length) {
