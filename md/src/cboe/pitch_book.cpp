@@ -130,6 +130,16 @@ void pitch_book::emit_changes(event const& base, std::uint32_t id) {
     }
 }
 
+void pitch_book::send_order(event const& base, event_kind kind, nasdaq::order const& o,
+                            std::int64_t price, std::uint32_t quantity) noexcept {
+    event e = base;
+    e.kind = kind;
+    e.instrument = o.locate;
+    e.side = static_cast<char>(o.side);
+    e.order = {.id = o.ref, .price = price, .quantity = quantity, .mpid = {}, .priority = 0};
+    send(e);
+}
+
 void pitch_book::add(std::uint8_t unit, message const& m, event& base) {
     std::optional<std::uint32_t> const id = use(m.symbol, unit, base);
     if (!id) {
@@ -245,13 +255,8 @@ void pitch_book::apply(std::uint8_t unit, std::uint64_t sequence, message const&
         (void)book_.reduce(m.order_id, m.quantity);
         ++stats_.reductions;
         std::uint32_t const left = before->shares > m.quantity ? before->shares - m.quantity : 0;
-        event e = base;
-        e.instrument = before->locate;
-        e.side = static_cast<char>(before->side);
-        e.kind = left == 0 ? event_kind::order_delete : event_kind::order_modify;
-        e.order = {
-            .id = m.order_id, .price = before->price, .quantity = left, .mpid = {}, .priority = 0};
-        send(e);
+        send_order(base, left == 0 ? event_kind::order_delete : event_kind::order_modify, *before,
+                   before->price, left);
         emit_changes(base, before->locate);
         break;
     }
@@ -266,26 +271,11 @@ void pitch_book::apply(std::uint8_t unit, std::uint64_t sequence, message const&
         if (m.price > max_price || m.quantity == 0) {
             (void)book_.remove(m.order_id); // no longer representable, or nothing left
             stats_.price_out_of_range += m.price > max_price ? 1 : 0;
-            event e = base;
-            e.kind = event_kind::order_delete;
-            e.instrument = before->locate;
-            e.side = static_cast<char>(before->side);
-            e.order = {
-                .id = m.order_id, .price = before->price, .quantity = 0, .mpid = {}, .priority = 0};
-            send(e);
+            send_order(base, event_kind::order_delete, *before, before->price, 0);
         } else {
             (void)book_.replace(m.order_id, m.order_id, m.quantity,
                                 static_cast<std::uint32_t>(m.price));
-            event e = base;
-            e.kind = event_kind::order_modify;
-            e.instrument = before->locate;
-            e.side = static_cast<char>(before->side);
-            e.order = {.id = m.order_id,
-                       .price = m.price,
-                       .quantity = m.quantity,
-                       .mpid = {},
-                       .priority = 0};
-            send(e);
+            send_order(base, event_kind::order_modify, *before, m.price, m.quantity);
         }
         emit_changes(base, before->locate);
         break;
@@ -298,13 +288,7 @@ void pitch_book::apply(std::uint8_t unit, std::uint64_t sequence, message const&
         }
         (void)book_.remove(m.order_id);
         ++stats_.deletes;
-        event e = base;
-        e.kind = event_kind::order_delete;
-        e.instrument = before->locate;
-        e.side = static_cast<char>(before->side);
-        e.order = {
-            .id = m.order_id, .price = before->price, .quantity = 0, .mpid = {}, .priority = 0};
-        send(e);
+        send_order(base, event_kind::order_delete, *before, before->price, 0);
         emit_changes(base, before->locate);
         break;
     }

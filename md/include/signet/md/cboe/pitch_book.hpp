@@ -134,6 +134,9 @@ private:
     std::optional<std::uint32_t> use(symbol_text const& symbol, std::uint8_t unit, event& base);
     void add(std::uint8_t unit, message const& m, event& base);
     void emit_changes(event const& base, std::uint32_t id);
+    /// An order event (add aside) of order `o`, at `price` with `quantity` left.
+    void send_order(event const& base, event_kind kind, nasdaq::order const& o, std::int64_t price,
+                    std::uint32_t quantity) noexcept;
     void send(event const& e) noexcept {
         if (sink_ != nullptr && wanted_.has(e.kind)) {
             sink_->on_event(e);
