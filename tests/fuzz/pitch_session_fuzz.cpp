@@ -1,5 +1,6 @@
 // libFuzzer target: the GRP and Spin client (md::cboe::session_client) fed an arbitrary byte
-// stream as its server, in arbitrary read sizes.
+// stream as its server, and the server side (md::cboe::session_server) the same bytes as its
+// client, in arbitrary read sizes.
 //
 // Input: byte 0 sets the read size (1 to 16 bytes); byte 1 its low bit: prefix the stream with
 // an accepted login (so that the messages after it flow); the rest is the stream. Time moves by
@@ -8,7 +9,8 @@
 //
 // Invariants: on_bytes() never uses more than it was given, and uses whole blocks only (the
 // rest is a partial block, shorter than its stated length) while the session lasts; messages
-// are handed over only once logged in; the output always frames as whole valid blocks.
+// are handed over only once logged in; the output always frames as whole valid blocks; the
+// server hands over nothing before an accepted login and uses no more than it was given.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include <signet/md/cboe/pitch_session.hpp>
+#include <signet/md/cboe/pitch_session_server.hpp>
 
 #include "fuzz_check.hpp"
 
@@ -82,6 +85,26 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         }
         check_output(client.output());
         client.sent(client.output().size(), now);
+    }
+    // The server: the same bytes as its client's (any login is accepted).
+    cb::session_server server({});
+    server.start(0);
+    pending.clear();
+    now = 0;
+    for (std::size_t at = 0; at < stream.size(); at += read_size) {
+        std::size_t const n = std::min(read_size, stream.size() - at);
+        pending.insert(pending.end(), stream.begin() + static_cast<std::ptrdiff_t>(at),
+                       stream.begin() + static_cast<std::ptrdiff_t>(at + n));
+        std::size_t const used = server.on_bytes(pending, now, [&](cb::message const& m) {
+            SIGNET_FUZZ_CHECK(server.state() == cb::server_state::logged_in);
+            (void)server.send(m); // echo whatever it asked: output must stay framed
+        });
+        SIGNET_FUZZ_CHECK(used <= pending.size());
+        pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(used));
+        now += 100'000'000;
+        server.on_time(now);
+        check_output(server.output());
+        server.sent(server.output().size(), now);
     }
     return 0;
 }

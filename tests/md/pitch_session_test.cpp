@@ -1,7 +1,7 @@
-// md::cboe::session_client: the GRP and Spin client's login, heartbeats, timeouts and framing,
-// over bytes and an injected clock (no sockets). The blocks are written out here from the
-// spec's layouts (docs/pitch.md); the real GRP and Spin captures are read by
-// pitch_realdata_test.cpp.
+// md::cboe::session_client and session_server: the GRP and Spin sessions' login, heartbeats,
+// timeouts and framing on both sides, over bytes and an injected clock (no sockets). The blocks are
+// written out here from the spec's layouts (docs/pitch.md); the real GRP and Spin captures are read
+// by pitch_realdata_test.cpp.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <signet/md/cboe/pitch_session.hpp>
+#include <signet/md/cboe/pitch_session_server.hpp>
 
 namespace {
 
@@ -150,6 +151,91 @@ TEST(PitchSession, ABlockThatLiesFailsTheSession) {
     EXPECT_FALSE(c.send(request, 0)); // not logged in yet
     (void)c.on_bytes(hex("0e00010000000000 0680f4010000"), 0, [](cb::message const&) {});
     EXPECT_EQ(c.failure(), cb::session_failure::unexpected); // data before the login answer
+}
+
+cb::session_server server(std::string_view password = "pw") {
+    return cb::session_server({.credentials = cb::session_credentials::of("0001", "USER", password),
+                               .heartbeat_ns = second,
+                               .client_timeout_ns = 15 * second});
+}
+
+/// A client's login block with these credentials.
+bytes login_block(std::string_view password) {
+    cb::session_client c({.credentials = cb::session_credentials::of("0001", "USER", password)});
+    c.start(0);
+    return bytes(c.output().begin(), c.output().end());
+}
+
+TEST(PitchSessionServer, AcceptsTheLoginAndHandsOverRequests) {
+    cb::session_server s = server();
+    s.start(0);
+    bytes stream = login_block("pw");
+    bytes const request = hex("1100010000000000 0903024d0000000300");
+    stream.insert(stream.end(), request.begin(), request.end());
+    std::vector<cb::message> got;
+    EXPECT_EQ(s.on_bytes(stream, 1, [&](cb::message const& m) { got.push_back(m); }),
+              stream.size());
+    EXPECT_EQ(s.state(), cb::server_state::logged_in);
+    EXPECT_EQ(bytes(s.output().begin(), s.output().end()), hex("0b00010000000000 030241"));
+    ASSERT_EQ(got.size(), 1U);
+    EXPECT_EQ(got[0].type, mt::gap_request);
+    EXPECT_EQ(got[0].sequence, 77U);
+    s.sent(s.output().size(), 1);
+    cb::message response = got[0];
+    response.type = mt::gap_response;
+    response.status = 'A';
+    ASSERT_TRUE(s.send(response));
+    EXPECT_EQ(bytes(s.output().begin(), s.output().end()),
+              hex("1200010000000000 0a04024d000000030041"));
+    s.sent(s.output().size(), 2);
+    s.on_time(2 + second - 1);
+    EXPECT_TRUE(s.output().empty());
+    s.on_time(2 + second); // a second of sending nothing: a heartbeat
+    EXPECT_EQ(bytes(s.output().begin(), s.output().end()), hex("0800000000000000"));
+    s.sent(s.output().size(), 2 + second);
+    s.on_time(1 + 15 * second); // the client's last block came at 1
+    EXPECT_EQ(s.state(), cb::server_state::logged_in);
+    s.on_time(2 + 15 * second);
+    EXPECT_EQ(s.state(), cb::server_state::closed);
+    EXPECT_EQ(s.close_reason(), cb::server_close::client_silent);
+}
+
+TEST(PitchSessionServer, RefusesOtherCredentialsAndClosesOnceTheRefusalIsSent) {
+    cb::session_server s = server();
+    s.start(0);
+    bytes const login = login_block("guess");
+    std::vector<cb::message> got;
+    (void)s.on_bytes(login, 0, [&](cb::message const& m) { got.push_back(m); });
+    EXPECT_EQ(s.state(), cb::server_state::closing);
+    EXPECT_EQ(bytes(s.output().begin(), s.output().end()), hex("0b00010000000000 03024e"));
+    EXPECT_FALSE(s.send(cb::message{}));
+    s.sent(3, 0); // part of it
+    EXPECT_EQ(s.state(), cb::server_state::closing);
+    s.sent(s.output().size(), 0);
+    EXPECT_EQ(s.state(), cb::server_state::closed);
+    EXPECT_EQ(s.close_reason(), cb::server_close::refused);
+    EXPECT_TRUE(got.empty());
+    // Credentials of all spaces accept any login.
+    cb::session_server any({});
+    any.start(0);
+    (void)any.on_bytes(login, 0, [](cb::message const&) {});
+    EXPECT_EQ(any.state(), cb::server_state::logged_in);
+}
+
+TEST(PitchSessionServer, ClosesOnWhatIsNotASession) {
+    cb::session_server first = server();
+    first.start(0);
+    (void)first.on_bytes(hex("1100010000000000 0903024d0000000300"), 0, [](cb::message const&) {});
+    EXPECT_EQ(first.close_reason(), cb::server_close::not_a_login);
+    cb::session_server lying = server();
+    lying.start(0);
+    (void)lying.on_bytes(hex("0500"), 0, [](cb::message const&) {});
+    EXPECT_EQ(lying.close_reason(), cb::server_close::invalid_block);
+    cb::session_server partial = server();
+    partial.start(0);
+    bytes const login = login_block("pw");
+    EXPECT_EQ(partial.on_bytes(std::span(login).first(10), 0, [](cb::message const&) {}), 0U);
+    EXPECT_EQ(partial.state(), cb::server_state::awaiting_login);
 }
 
 } // namespace

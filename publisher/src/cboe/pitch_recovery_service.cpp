@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <signet/md/cboe/pitch_session_server.hpp>
 #include <signet/md/little_endian.hpp>
 #include <signet/publisher/cboe/pitch_recovery_service.hpp>
 #include <signet/publisher/detail/tcp_listen.hpp>
@@ -31,29 +32,23 @@ std::int64_t now_ns() noexcept {
         .count();
 }
 
-bool any_credentials(cb::session_credentials const& c) noexcept {
-    return c == cb::session_credentials{};
-}
-
 } // namespace
 
 struct pitch_recovery_service::connection {
-    connection(net::unique_fd socket, std::uint8_t unit, std::int64_t now)
+    connection(net::unique_fd socket, std::uint8_t unit, cb::session_server_options const& options,
+               std::int64_t now)
         : fd(std::move(socket))
         , spin_unit(unit)
-        , input(input_bytes)
-        , last_received(now)
-        , last_sent(now) {}
+        , server(options)
+        , input(input_bytes) {
+        server.start(now);
+    }
     net::unique_fd fd;
     std::uint8_t spin_unit; // 0: a GRP connection
+    cb::session_server server;
     std::vector<std::byte> input;
     std::size_t input_filled = 0;
-    std::vector<std::byte> output; // whole blocks
-    std::size_t output_sent = 0;
-    bool logged_in = false;
-    bool closing = false; // close once the output is sent (a refused login)
-    std::int64_t last_received;
-    std::int64_t last_sent;
+    bool counted_login = false;
     std::int64_t last_image = 0;
 };
 
@@ -132,7 +127,7 @@ void pitch_recovery_service::run() noexcept {
             fds.push_back({.fd = l.get(), .events = POLLIN, .revents = 0});
         }
         for (auto const& c : connections_) {
-            bool const output = c->output_sent < c->output.size();
+            bool const output = !c->server.output().empty();
             fds.push_back({.fd = c->fd.get(),
                            .events = static_cast<short>(POLLIN | (output ? POLLOUT : 0)),
                            .revents = 0});
@@ -210,8 +205,12 @@ void pitch_recovery_service::accept_connections(int listener, std::uint8_t spin_
         (void)::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         ++counts_.connections;
         try {
-            connections_.push_back(
-                std::make_unique<connection>(std::move(fd), spin_unit, now_ns()));
+            connections_.push_back(std::make_unique<connection>(
+                std::move(fd), spin_unit,
+                cb::session_server_options{.credentials = options_.credentials,
+                                           .heartbeat_ns = options_.heartbeat.count(),
+                                           .client_timeout_ns = options_.client_timeout.count()},
+                now_ns()));
         } catch (std::bad_alloc const&) {
             return;
         }
@@ -240,7 +239,7 @@ void pitch_recovery_service::answer_gap(connection& c, cb::message const& reques
     } else {
         response.status = 'A';
     }
-    (void)cb::append_session_block(c.output, response);
+    (void)c.server.send(response);
     if (response.status != 'A') {
         ++counts_.gap_rejected;
         return;
@@ -284,7 +283,7 @@ void pitch_recovery_service::answer_spin(connection& c, cb::message const& reque
     if (broken_ || request.sequence > current || request.sequence == 0) {
         response.status = 'O';
         response.sequence = request.sequence;
-        (void)cb::append_session_block(c.output, response);
+        (void)c.server.send(response);
         ++counts_.spin_refused;
         return;
     }
@@ -296,11 +295,11 @@ void pitch_recovery_service::answer_spin(connection& c, cb::message const& reque
         });
     response.count = orders;
     response.status = 'A';
-    (void)cb::append_session_block(c.output, response);
+    (void)c.server.send(response);
     cb::message time;
     time.type = mt::time;
     time.time = book_.unit(c.spin_unit).time;
-    (void)cb::append_session_block(c.output, time);
+    (void)c.server.send(time);
     book_.orders().order_store().for_each(
         [&](std::uint64_t id, md::nasdaq::detail::order_record const& o) {
             cb::pitch_instrument const& i = *book_.instrument(o.locate);
@@ -317,37 +316,17 @@ void pitch_recovery_service::answer_spin(connection& c, cb::message const& reque
             add.flags = 1;
             add.participant = {' ', ' ', ' ', ' '};
             add.customer = ' ';
-            (void)cb::append_session_block(c.output, add);
+            (void)c.server.send(add);
         });
     cb::message finished;
     finished.type = mt::spin_finished;
     finished.sequence = current;
-    (void)cb::append_session_block(c.output, finished);
+    (void)c.server.send(finished);
     ++counts_.spins;
     counts_.spin_orders += orders;
 }
 
-void pitch_recovery_service::on_message(connection& c, cb::message const& m, std::int64_t now) {
-    (void)now;
-    if (!c.logged_in) {
-        cb::message response;
-        response.type = mt::login_response;
-        bool const ok =
-            m.type == mt::login && (any_credentials(options_.credentials) ||
-                                    (m.session_sub_id == options_.credentials.session_sub_id &&
-                                     m.username == options_.credentials.username &&
-                                     m.password == options_.credentials.password));
-        response.status = ok ? 'A' : 'N';
-        (void)cb::append_session_block(c.output, response);
-        if (!ok) {
-            ++counts_.rejected_logins;
-            c.closing = true;
-            return;
-        }
-        ++counts_.logins;
-        c.logged_in = true;
-        return;
-    }
+void pitch_recovery_service::on_request(connection& c, cb::message const& m) {
     if (c.spin_unit == 0 && m.type == mt::gap_request) {
         answer_gap(c, m);
     } else if (c.spin_unit != 0 && m.type == mt::spin_request) {
@@ -357,6 +336,20 @@ void pitch_recovery_service::on_message(connection& c, cb::message const& m, std
 }
 
 bool pitch_recovery_service::serve(connection& c, short revents, std::int64_t now) noexcept {
+    // A session that ended, counted once by its reason (the connection then closes).
+    auto const ended = [&] {
+        switch (c.server.close_reason()) {
+        case cb::server_close::refused:
+            ++counts_.rejected_logins;
+            break;
+        case cb::server_close::none:
+            break;
+        default: // silent, invalid blocks, not a login
+            ++counts_.dropped_clients;
+            break;
+        }
+        return false;
+    };
     try {
         if ((revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
             for (;;) {
@@ -369,51 +362,39 @@ bool pitch_recovery_service::serve(connection& c, short revents, std::int64_t no
                 if (n < 0) {
                     break;
                 }
-                c.last_received = now;
                 c.input_filled += static_cast<std::size_t>(n);
-                bool invalid = false;
-                std::size_t const used = cb::for_each_block(
-                    std::span<std::byte const>(c.input.data(), c.input_filled), invalid,
-                    [&](cb::block_header const&, std::span<std::byte const> block) {
-                        cb::for_each_message(block, [&](std::span<std::byte const> bytes) {
-                            if (std::optional<cb::message> const m = cb::decode(bytes)) {
-                                on_message(c, *m, now);
-                            }
-                        });
-                    });
-                if (invalid) {
-                    ++counts_.dropped_clients;
-                    return false;
-                }
+                std::size_t const used =
+                    c.server.on_bytes(std::span<std::byte const>(c.input.data(), c.input_filled),
+                                      now, [&](cb::message const& m) { on_request(c, m); });
                 std::memmove(c.input.data(), c.input.data() + used, c.input_filled - used);
                 c.input_filled -= used;
             }
         }
-        if (now - c.last_received > options_.client_timeout.count()) {
-            ++counts_.dropped_clients;
-            return false;
+        if (c.server.state() == cb::server_state::logged_in && !c.counted_login) {
+            c.counted_login = true;
+            ++counts_.logins;
         }
-        if (c.logged_in && c.spin_unit != 0 && now - c.last_image >= options_.heartbeat.count()) {
+        if (c.server.state() == cb::server_state::logged_in && c.spin_unit != 0 &&
+            now - c.last_image >= options_.heartbeat.count()) {
             cb::message image;
             image.type = mt::spin_image_available;
             image.sequence = next_[c.spin_unit - 1U] - 1;
             if (image.sequence != 0) {
-                (void)cb::append_session_block(c.output, image);
+                (void)c.server.send(image);
             }
             c.last_image = now;
         }
-        if (c.output_sent == c.output.size() && now - c.last_sent >= options_.heartbeat.count()) {
-            c.output.clear();
-            c.output_sent = 0;
-            cb::append_heartbeat(c.output);
-        }
+        c.server.on_time(now);
     } catch (std::bad_alloc const&) {
         ++counts_.dropped_clients;
         return false;
     }
-    while (c.output_sent < c.output.size()) {
-        ssize_t const n = ::send(c.fd.get(), c.output.data() + c.output_sent,
-                                 c.output.size() - c.output_sent, MSG_NOSIGNAL);
+    if (c.server.state() == cb::server_state::closed && c.server.output().empty()) {
+        return ended();
+    }
+    while (!c.server.output().empty()) {
+        auto const out = c.server.output();
+        ssize_t const n = ::send(c.fd.get(), out.data(), out.size(), MSG_NOSIGNAL);
         if (n <= 0) {
             if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
                 ++counts_.dropped_clients;
@@ -421,17 +402,9 @@ bool pitch_recovery_service::serve(connection& c, short revents, std::int64_t no
             }
             break;
         }
-        c.output_sent += static_cast<std::size_t>(n);
-        c.last_sent = now;
+        c.server.sent(static_cast<std::size_t>(n), now);
     }
-    if (c.output_sent == c.output.size()) {
-        c.output.clear();
-        c.output_sent = 0;
-        if (c.closing) {
-            return false;
-        }
-    }
-    return true;
+    return c.server.state() == cb::server_state::closed ? ended() : true;
 }
 
 } // namespace signet::publisher::cboe

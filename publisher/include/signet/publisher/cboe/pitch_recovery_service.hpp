@@ -12,10 +12,11 @@
 // service's own owns everything else: it moves the ring's blocks into a message store per unit
 // (what a gap request may ask for: the last store_messages of each unit) and into a
 // md::cboe::pitch_book (the spin image), accepts connections, runs one md-style session per
-// connection (poll, 5 ms at most). A spin is the unit's book as the thread has it when the
-// request arrives: the Spin Response and Spin Finished name that sequence (at or past the one
-// requested; docs/pitch.md). Blocks the ring lost leave the store and the book incomplete:
-// counted, logged, and from then on gap requests are refused ('U') and spins too ('O').
+// connection (an md::cboe::session_server: login, heartbeats, silence; poll, 5 ms at most). A spin
+// is the unit's book as the thread has it when the request arrives: the Spin Response and Spin
+// Finished name that sequence (at or past the one requested; docs/pitch.md). Blocks the ring lost
+// leave the store and the book incomplete: counted, logged, and from then on gap requests are
+// refused ('U') and spins too ('O').
 //
 // Status codes (docs/pitch.md): a gap request of a unit the publisher does not send is 'I', a
 // range not (or no longer) stored 'O', above max_gap_count 'C'; a login with other credentials
@@ -104,7 +105,7 @@ private:
     void apply(std::span<std::byte const> block) noexcept;
     void accept_connections(int listener, std::uint8_t spin_unit) noexcept;
     bool serve(connection& c, short revents, std::int64_t now) noexcept;
-    void on_message(connection& c, md::cboe::message const& m, std::int64_t now);
+    void on_request(connection& c, md::cboe::message const& m);
     void answer_gap(connection& c, md::cboe::message const& request);
     void answer_spin(connection& c, md::cboe::message const& request);
     void publish() noexcept;
