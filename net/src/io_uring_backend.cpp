@@ -510,7 +510,9 @@ private:
         while (!poll_step(true)) {
             (void)timers_->fire_due();
         }
-        teardown();
+        // The ring stays mapped until the destructor: parser contracts still running on the
+        // workers read its completion queue's head and tail (input_waiting) until the runtime
+        // has stopped them too.
     }
 
     // One round of the driver: take back returned buffers, flush held packets, (re)arm, reap

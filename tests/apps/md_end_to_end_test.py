@@ -1038,7 +1038,7 @@ def pitch_feeds_config(ports, grp=None):
                    f'bind = "{NET.host}:{a}"\nbind_b = "{NET.host}:{b}"\n')
         if grp and name in grp:
             proxy, gap = grp[name]
-            config += (f'grp = "127.0.0.1:{proxy}"\ngap_bind = "{NET.host}:{gap}"\n'
+            config += (f'grp = "{NET.peer}:{proxy}"\ngap_bind = "{NET.host}:{gap}"\n'
                        f'login = "0001:USER:secret"\n')
         if NET.interface:
             config += f'interface = "{NET.interface}"\n'
@@ -1152,7 +1152,7 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
     late_config = ("[runtime]\nbackend = \"@BACKEND@\"\n[stats]\ninterval_s = 0.2\n[[feed]]\n"
                    f'name = "late"\nprotocol = "pitch"\nunits = [1, 2]\n'
                    f'bind = "{NET.host}:{port_b}"\nlogin = "0001:USER:secret"\n'
-                   f'spin = ["127.0.0.1:{spin}", "127.0.0.1:{spin + 1}"]\n')
+                   f'spin = ["{NET.peer}:{spin}", "{NET.peer}:{spin + 1}"]\n')
     if NET.interface:
         ref_config += f'interface = "{NET.interface}"\n'
         late_config += f'interface = "{NET.interface}"\n'
@@ -1202,7 +1202,7 @@ def case_pitch_recovery_servers_that_refuse_or_stall_are_counted(args, workdir, 
     config = head + 'name = "refused"' + tail.replace("0001:USER:secret", "0001:USER:wrong")
     config += (f'[[feed]]\nname = "nospin"\nprotocol = "pitch"\nunits = [1, 2]\n'
                f'bind = "{NET.host}:{ports["nospin"][0]}"\n'
-               f'spin = ["127.0.0.1:{free_port()}", "127.0.0.1:{free_port()}"]\n')
+               f'spin = ["{NET.peer}:{free_port()}", "{NET.peer}:{free_port()}"]\n')
     receiver = Receiver(args.receiver, config, workdir, backend)
     feeds = {}
     for name in ("mute", "refused"):
