@@ -284,7 +284,11 @@ net::timer runtime::parser_timer(std::size_t feed) {
 
 bool runtime::input_waiting(std::size_t feed, std::size_t line) const {
     detail::line_state const& l = *feeds_.at(feed)->lines.at(line);
-    return !l.ready.empty() || backend_->input_waiting(l);
+    // In the order datagrams travel: the socket (or ring), a receive under way, the queue. A
+    // datagram that left the socket is then seen as received or queued (line_state::receiving;
+    // acquire pairs with its release store after the pushes).
+    return backend_->input_waiting(l) || l.receiving.load(std::memory_order_acquire) ||
+           !l.ready.empty();
 }
 
 feed_stats runtime::stats(std::size_t feed, std::size_t line) const {

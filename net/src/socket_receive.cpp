@@ -55,9 +55,12 @@ receive_result receive_from_socket(line_state& line) noexcept {
             messages[i].msg_hdr.msg_control = control[i].data();
             messages[i].msg_hdr.msg_controllen = control[i].size();
         }
+        // seq_cst: visible before the datagrams leave the socket (see line_state::receiving).
+        line.receiving.store(true, std::memory_order_seq_cst);
         int const n = ::recvmmsg(line.socket.native_handle(), messages.data(),
                                  static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);
         if (n < 0) {
+            line.receiving.store(false, std::memory_order_release);
             for (std::size_t i = 0; i < want; ++i) {
                 line.stash.push_back(taken[i]);
             }
@@ -95,6 +98,9 @@ receive_result receive_from_socket(line_state& line) noexcept {
                 break;
             }
         }
+        // release: pairs with the acquire load in runtime::input_waiting(): the pushes above
+        // are visible in `ready` to whoever sees this store.
+        line.receiving.store(false, std::memory_order_release);
         if (pushed) {
             feed.parser.schedule();
         }

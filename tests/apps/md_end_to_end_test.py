@@ -1099,8 +1099,8 @@ def case_pitch_loss_on_a_b_or_both_is_recovered(args, workdir, backend):
     assert dropped > 0, reports["grp"]
     expect_equal("grp: gaps recovered", grp["gaps_recovered"], grp["gaps"])
     assert grp["gaps"] >= dropped and grp["accepted"] == grp["responses"], grp
-    expect_equal("grp: messages resent = recovered", reports["grp"]["rerequests"]["messages_resent"],
-                 grp["recovered_messages"])
+    # Every recovered message was resent (a request retried after its timeout resends some twice).
+    assert grp["recovered_messages"] <= reports["grp"]["rerequests"]["messages_resent"], grp
     # Both lines lost blocks of both units, no proxy: each unit's gaps are its own.
     both = by_name["lose_both"]
     assert reports["lose_both"]["dropped_packets"] > 0, reports["lose_both"]

@@ -53,6 +53,14 @@ struct line_state {
     void (*resume)(line_state&) = nullptr; // backend hook, called by the parser side
     void* backend = nullptr;               // backend's per-line data
 
+    /// A socket receive is under way: its datagrams have left the socket and are not in
+    /// `ready` yet (socket_receive.cpp). runtime::input_waiting() reads it between the socket
+    /// and the queue, so that a receive contract preempted in between never looks like no
+    /// input. Stored seq_cst before recvmmsg (visible before the socket empties), false with
+    /// release after the pushes (pairs with input_waiting's acquire load: the pushes are then
+    /// visible in `ready`).
+    std::atomic<bool> receiving{false};
+
     // alignas: written by the receive side only; keep off the parser's lines.
     alignas(destructive_interference_size) counter packets;
     counter bytes;
