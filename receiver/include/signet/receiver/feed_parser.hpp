@@ -152,7 +152,10 @@ private:
     static constexpr std::uint64_t retry_ns = 1'000'000;
     /// The longest a hold or a re-request timeout waits past its time for input already
     /// waiting (a receiver behind its input, not a lost packet).
-    static constexpr std::uint64_t max_input_defer_ns = 100'000'000;
+    /// A second: a single worker serving many lines on a loaded machine was seen more than
+    /// 100 ms behind its input. The defer applies only while input is queued, so a real gap
+    /// under a steady stream still goes when the hold is full (1024 packets with A/B).
+    static constexpr std::uint64_t max_input_defer_ns = 1'000'000'000;
     /// A/B lines seen to reorder: how long a packet both lines are past waits for its
     /// reordered predecessor (sequence_arbiter's rule 2).
     static constexpr std::uint64_t ab_reorder_ns = 5'000'000;
