@@ -252,7 +252,12 @@ void pitch_protocol::poll_recovery(std::uint64_t now_ns) {
         if (!grp_->ready()) {
             // No session to ask: wait for it a moment, then give the gap up (it stales its
             // unit) rather than hold the unit's stream.
-            u.waiting_since = u.waiting_since == 0 ? now_ns : u.waiting_since;
+            if (u.waiting_since == 0) {
+                u.waiting_since = now_ns;
+                // A gap needs the proxy now: do not wait out a connect backoff (the receiver
+                // may have started before the proxy did).
+                grp_->want(true, pitch_session_line::clock::now());
+            }
             if (grp_->rejected() || now_ns - u.waiting_since > grp_wait_ns) {
                 u.recovery->abandon(now_ns);
             }

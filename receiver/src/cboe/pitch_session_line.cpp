@@ -42,7 +42,13 @@ void pitch_session_line::want(bool wanted, clock::time_point now) {
         session_.reset();
         was_ready_ = false;
     }
-    if (wanted && !rejected_ && tcp_->state() == net::tcp_state::idle) {
+    // Idle, or waiting out a backoff: connect now (the owner needs the session now), at most
+    // one such early connect per 100 ms (a server that stays down is not hammered).
+    if (wanted && !rejected_ &&
+        (tcp_->state() == net::tcp_state::idle ||
+         (tcp_->state() == net::tcp_state::backoff &&
+          now - forced_at_ >= std::chrono::milliseconds(100)))) {
+        forced_at_ = now;
         tcp_->connect(now);
     }
 }

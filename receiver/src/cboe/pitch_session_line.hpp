@@ -36,7 +36,7 @@ public:
     pitch_session_line(std::string name, md::cboe::session_options const& options,
                        std::unique_ptr<net::tcp_client> tcp, net::timer timer);
 
-    /// The session is wanted (connects now if idle) or not (disconnects).
+    /// The session is wanted (connects now if idle or backing off) or not (disconnects).
     void want(bool wanted, clock::time_point now);
     /// Drives the connection; on_message(md::cboe::message const&) for each message a
     /// logged-in session receives (not the login answer, not heartbeats).
@@ -74,6 +74,7 @@ private:
     std::uint64_t losses_ = 0;
     std::uint8_t logged_causes_ = 0; // bit per session_failure / disconnect, logged once
     clock::time_point armed_for_ = clock::time_point::max();
+    clock::time_point forced_at_{}; // the last connect want() started
     pitch_session_counters counters_{};
 };
 
