@@ -109,7 +109,9 @@ void pitch_session_line::after(clock::time_point now) {
     if (session_) {
         deadline = std::min(deadline, now + std::chrono::milliseconds(250));
     }
-    if (deadline != clock::time_point::max() && deadline != armed_for_) {
+    // Armed for that or earlier, and not passed: nothing to do (no re-arming per run of the
+    // parser contract; an earlier wake-up only looks again).
+    if (deadline != clock::time_point::max() && (deadline < armed_for_ || armed_for_ <= now)) {
         timer_.arm_at(deadline);
         armed_for_ = deadline;
     } else if (deadline == clock::time_point::max()) {
