@@ -124,7 +124,10 @@ udp_socket::udp_socket(udp_socket&& other) noexcept
     , granted_rcvbuf_(other.granted_rcvbuf_)
     , rcvbuf_capped_(other.rcvbuf_capped_)
     , timestamps_(other.timestamps_)
-    , timestamp_note_(std::move(other.timestamp_note_)) {}
+    , timestamp_note_(std::move(other.timestamp_note_))
+    , group_(std::move(other.group_))
+    , source_(std::move(other.source_))
+    , interface_index_(other.interface_index_) {}
 
 udp_socket& udp_socket::operator=(udp_socket&& other) noexcept {
     if (this != &other) {
@@ -134,6 +137,9 @@ udp_socket& udp_socket::operator=(udp_socket&& other) noexcept {
         rcvbuf_capped_ = other.rcvbuf_capped_;
         timestamps_ = other.timestamps_;
         timestamp_note_ = std::move(other.timestamp_note_);
+        group_ = std::move(other.group_);
+        source_ = std::move(other.source_);
+        interface_index_ = other.interface_index_;
     }
     return *this;
 }
@@ -168,6 +174,29 @@ std::error_code udp_socket::send_to(std::span<std::byte const> datagram,
         return last_error();
     }
     return {};
+}
+
+std::error_code udp_socket::set_group_membership(bool joined) const noexcept {
+    if (fd_ < 0 || !group_) {
+        return std::make_error_code(std::errc::invalid_argument);
+    }
+    int const level = group_->family() == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP;
+    int rc = 0;
+    if (source_) {
+        group_source_req request{};
+        request.gsr_interface = interface_index_;
+        std::memcpy(&request.gsr_group, group_->data(), group_->size());
+        std::memcpy(&request.gsr_source, source_->data(), source_->size());
+        rc = ::setsockopt(fd_, level, joined ? MCAST_JOIN_SOURCE_GROUP : MCAST_LEAVE_SOURCE_GROUP,
+                          &request, sizeof(request));
+    } else {
+        group_req request{};
+        request.gr_interface = interface_index_;
+        std::memcpy(&request.gr_group, group_->data(), group_->size());
+        rc = ::setsockopt(fd_, level, joined ? MCAST_JOIN_GROUP : MCAST_LEAVE_GROUP, &request,
+                          sizeof(request));
+    }
+    return rc == 0 ? std::error_code{} : last_error();
 }
 
 udp_endpoint udp_socket::local_endpoint() const {
@@ -288,16 +317,14 @@ udp_socket udp_socket::open(udp_socket_options const& o, std::error_code& error,
         return fail("bind", last_error());
     }
     if (o.group) {
-        unsigned interface_index = 0;
         if (!o.interface.empty()) {
-            interface_index = if_nametoindex(o.interface.c_str());
-            if (interface_index == 0) {
+            s.interface_index_ = if_nametoindex(o.interface.c_str());
+            if (s.interface_index_ == 0) {
                 fail("multicast interface lookup", last_error());
                 what += " (no interface named '" + o.interface + "')";
                 return s;
             }
         }
-        int const level = family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP;
         // Only receive the groups this socket joined, not every group the host joined.
         if (family == AF_INET) {
             set_int(s.fd_, IPPROTO_IP, IP_MULTICAST_ALL, 0);
@@ -306,23 +333,12 @@ udp_socket udp_socket::open(udp_socket_options const& o, std::error_code& error,
             set_int(s.fd_, IPPROTO_IPV6, IPV6_MULTICAST_ALL, 0);
 #endif
         }
-        if (o.source) {
-            group_source_req request{};
-            request.gsr_interface = interface_index;
-            std::memcpy(&request.gsr_group, o.group->data(), o.group->size());
-            std::memcpy(&request.gsr_source, o.source->data(), o.source->size());
-            if (::setsockopt(s.fd_, level, MCAST_JOIN_SOURCE_GROUP, &request, sizeof(request)) !=
-                0) {
-                return fail("source-specific multicast join (MCAST_JOIN_SOURCE_GROUP)",
-                            last_error());
-            }
-        } else {
-            group_req request{};
-            request.gr_interface = interface_index;
-            std::memcpy(&request.gr_group, o.group->data(), o.group->size());
-            if (::setsockopt(s.fd_, level, MCAST_JOIN_GROUP, &request, sizeof(request)) != 0) {
-                return fail("multicast join (MCAST_JOIN_GROUP)", last_error());
-            }
+        s.group_ = o.group;
+        s.source_ = o.source;
+        if (auto const ec = s.set_group_membership(true)) {
+            return fail(o.source ? "source-specific multicast join (MCAST_JOIN_SOURCE_GROUP)"
+                                 : "multicast join (MCAST_JOIN_GROUP)",
+                        ec);
         }
     }
     return s;

@@ -486,6 +486,37 @@ definitions_bind = "127.0.0.1:4"
               std::string::npos);
 }
 
+TEST(MdConfig, Mdp3SideLinesJoinTheirMulticastGroups) {
+    std::string const feed = R"([[feed]]
+name = "cme"
+protocol = "mdp3"
+bind = "*:1"
+group = "239.1.2.1"
+interface = "lo"
+snapshot_bind = "*:3"
+definitions_bind = "*:4"
+)";
+    auto const c = parse_receiver_config(
+        feed + "snapshot_group = \"239.1.2.3\"\n" + "definitions_group = \"239.1.2.4\"\n", "t");
+    auto const lines = lines_of(c.feeds[0]);
+    ASSERT_EQ(lines.size(), 3U);
+    for (auto const& [line, group] : {std::pair{lines[1], "239.1.2.3"}, {lines[2], "239.1.2.4"}}) {
+        ASSERT_TRUE(line.socket.group.has_value()) << line.name;
+        EXPECT_EQ(line.socket.group->to_string(), std::string(group) + ":0");
+        EXPECT_EQ(line.socket.interface, "lo");
+        EXPECT_TRUE(line.socket.reuse_address)
+            << "groups share their ports with other hosts' feeds";
+        EXPECT_FALSE(line.socket.source.has_value()) << "`source` is line A's sender";
+    }
+    auto const unicast = lines_of(parse_receiver_config(feed, "t").feeds[0]);
+    EXPECT_FALSE(unicast[1].socket.group.has_value());
+    EXPECT_FALSE(unicast[1].socket.reuse_address);
+    EXPECT_NE(error_of(feed + "snapshot_group = \"10.0.0.1\"\n")
+                  .find("key 'snapshot_group': 10.0.0.1:0 is not a multicast address"),
+              std::string::npos)
+        << error_of(feed + "snapshot_group = \"10.0.0.1\"\n");
+}
+
 TEST(MdConfig, ReusePortIsABooleanForEveryLine) {
     auto const defaults = parse_receiver_config(ab_feed_text, "t");
     EXPECT_FALSE(defaults.feeds[0].reuse_port);

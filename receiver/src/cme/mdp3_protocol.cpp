@@ -15,7 +15,8 @@ namespace signet::receiver::cme {
 
 namespace {
 
-constexpr std::string_view keys[] = {"parser", "snapshot_bind", "definitions_bind"};
+constexpr std::string_view keys[] = {"parser", "snapshot_bind", "definitions_bind",
+                                     "snapshot_group", "definitions_group"};
 
 constexpr summary_field fields[] = {
     {"mdp3", "a mdp3 feed's section (CME MDP 3.0); its feed's messages are the SBE messages of "
@@ -38,6 +39,10 @@ constexpr summary_field fields[] = {
      "(begun, completed, total and last ms), snapshots applied, confirmed and too old, "
      "replayed_entries, held_evicted, snapshot_silences, channel_resets, definitions, "
      "recovering"},
+    {"mdp3.snapshot_group",
+     "with snapshot_group: group, joined (at the end), joins and leaves (the group is joined "
+     "only while the channel recovers) and errors (joins or leaves the kernel refused, logged "
+     "once, retried after 1 s)"},
 };
 
 std::shared_ptr<protocol_settings const> parse(config_reader const& feed) {
@@ -52,6 +57,13 @@ std::shared_ptr<protocol_settings const> parse(config_reader const& feed) {
                                feed.get_string("name") + "' needs " + key + " = \"ip:port\"");
         }
         *value = *endpoint;
+    }
+    for (auto [key, value] : {std::pair{"snapshot_group", &s->snapshot_group},
+                              std::pair{"definitions_group", &s->definitions_group}}) {
+        *value = feed.get_endpoint(key, true);
+        if (*value && !(*value)->is_multicast()) {
+            feed.fail(key, (*value)->to_string() + " is not a multicast address");
+        }
     }
     return s;
 }
@@ -86,17 +98,48 @@ mdp3_protocol::mdp3_protocol(feed_config const& feed, mdp3_settings const& setti
 
 std::vector<line_spec> mdp3_protocol::lines() const {
     std::vector<line_spec> lines = ab_lines(feed_);
-    for (auto const& [name, bind, tag] :
-         {std::tuple{"snapshot", settings_.snapshot_bind, snapshot_line},
-          std::tuple{"definitions", settings_.definitions_bind, definitions_line}}) {
+    for (auto const& [name, bind, group, tag] :
+         {std::tuple{"snapshot", settings_.snapshot_bind, settings_.snapshot_group, snapshot_line},
+          std::tuple{"definitions", settings_.definitions_bind, settings_.definitions_group,
+                     definitions_line}}) {
         net::udp_socket_options socket = line_a_socket(feed_);
         socket.bind = bind;
-        socket.group = std::nullopt;
-        socket.source = std::nullopt;
-        socket.reuse_address = false;
+        socket.group = group;
+        socket.source = std::nullopt; // `source` is line A's (and B's) sender
+        socket.reuse_address = group.has_value();
         lines.push_back({name, socket, line_role::side, tag});
     }
     return lines;
+}
+
+void mdp3_protocol::setup(feed_setup& setup) {
+    if (settings_.snapshot_group) {
+        snapshot_membership_.socket = &setup.line_socket("snapshot");
+        follow_snapshot_loop(0); // not recovering yet: leave until a gap or a late start
+    }
+}
+
+void mdp3_protocol::follow_snapshot_loop(std::uint64_t now_ns) noexcept {
+    membership& m = snapshot_membership_;
+    bool const wanted = channel_.recovering();
+    if (m.socket == nullptr || m.joined == wanted || now_ns < m.retry_at_ns) {
+        return;
+    }
+    if (auto const ec = m.socket->set_group_membership(wanted); ec) [[unlikely]] {
+        ++m.errors;
+        m.retry_at_ns = now_ns + 1'000'000'000;
+        if (!m.error_logged) {
+            m.error_logged = true;
+            SPDLOG_LOGGER_ERROR(net::logger(),
+                                "feed {}: could not {} the snapshot loop's group {}: {} (retried "
+                                "every second; counted: mdp3.snapshot_group.errors)",
+                                feed_.name, wanted ? "join" : "leave",
+                                settings_.snapshot_group->to_string(), ec.message());
+        }
+        return;
+    }
+    m.joined = wanted;
+    ++(wanted ? m.joins : m.leaves);
 }
 
 md::sequence_tracker_options mdp3_protocol::sequencing() const {
@@ -131,6 +174,7 @@ void mdp3_protocol::on_side_packet(std::uint16_t tag, net::packet const& p, std:
 
 void mdp3_protocol::service(std::uint64_t now_ns) {
     channel_.on_time(now_ns);
+    follow_snapshot_loop(now_ns);
     if (!budget_logged_ && channel_.stats().order_budget_full != 0) [[unlikely]] {
         budget_logged_ = true;
         SPDLOG_LOGGER_WARN(net::logger(),
@@ -314,6 +358,14 @@ void mdp3_protocol::summary(nlohmann::ordered_json& out) const {
                       {"channel_resets", c.channel_resets},
                       {"definitions", c.definitions},
                       {"recovering", channel_.recovering()}};
+    if (settings_.snapshot_group) {
+        membership const& m = snapshot_membership_;
+        out["snapshot_group"] = {{"group", settings_.snapshot_group->to_string()},
+                                 {"joined", m.joined},
+                                 {"joins", m.joins},
+                                 {"leaves", m.leaves},
+                                 {"errors", m.errors}};
+    }
 }
 
 void mdp3_protocol::summary_text(std::string& out, std::size_t books) const {

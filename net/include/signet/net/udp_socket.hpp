@@ -87,6 +87,15 @@ public:
     /// (EAGAIN included: the caller retries later).
     std::error_code send_to(std::span<std::byte const> datagram,
                             udp_endpoint const& to) const noexcept;
+    /// The group it joined on open (udp_socket_options::group), if any.
+    [[nodiscard]] std::optional<udp_endpoint> const& group() const noexcept { return group_; }
+    /// Leaves its group (`joined` false: the kernel stops delivering the group's datagrams to
+    /// it, and the network stops sending them to this host once no socket here wants them) or
+    /// joins it again, as open() did (source-specific where it was). For a line whose traffic
+    /// is wanted only at times (a snapshot loop, while recovering). Any thread, one syscall;
+    /// the caller keeps track of the state it asked for. An error when the socket has no group
+    /// (EINVAL) or the kernel refused (leaving a group it is not in: EADDRNOTAVAIL).
+    std::error_code set_group_membership(bool joined) const noexcept;
     void close() noexcept;
 
 private:
@@ -95,6 +104,9 @@ private:
     bool rcvbuf_capped_ = false;
     timestamping timestamps_ = timestamping::off;
     std::string timestamp_note_{};
+    std::optional<udp_endpoint> group_{};
+    std::optional<udp_endpoint> source_{};
+    unsigned interface_index_ = 0; ///< of the joins; 0: the routing table's choice
 };
 
 } // namespace signet::net

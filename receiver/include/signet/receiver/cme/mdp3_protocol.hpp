@@ -8,12 +8,17 @@
 // come. The channel keeps its books (by price and by order) right through loss: a gap, a late
 // start or a RptSeq gap makes it recover from the snapshot loop (docs/mdp3.md). Its summary
 // section "mdp3" holds the instruments (books, orders, statistics) and the channel's counters.
+// Side lines may be multicast groups (snapshot_group, definitions_group, as CME sends them):
+// the definitions' group stays joined; the snapshot loop's is joined only while the channel
+// recovers (left at setup, joined when recovery begins, left when it ends):
+// a loop of every instrument's book is heavy traffic a synchronized channel does not need.
 //
 // Threading: feed_protocol's.
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include <signet/md/cme/mdp3_channel.hpp>
 #include <signet/receiver/feed_protocol.hpp>
@@ -26,6 +31,9 @@ public:
     /// The market recovery feed (the snapshot loop) and the instrument definition feed.
     net::udp_endpoint snapshot_bind{};
     net::udp_endpoint definitions_bind{};
+    /// Their multicast groups (the feed's `interface`); none: unicast.
+    std::optional<net::udp_endpoint> snapshot_group{};
+    std::optional<net::udp_endpoint> definitions_group{};
 
     [[nodiscard]] std::string_view protocol() const noexcept override { return "mdp3"; }
     [[nodiscard]] std::unique_ptr<feed_protocol> make(feed_config const& feed) const override;
@@ -42,6 +50,7 @@ public:
 
     [[nodiscard]] std::vector<line_spec> lines() const override;
     [[nodiscard]] md::sequence_tracker_options sequencing() const override;
+    void setup(feed_setup& setup) override;
     void set_event_sink(md::event_sink* sink, md::event_mask kinds) override {
         channel_.set_event_sink(sink, kinds);
     }
@@ -67,10 +76,23 @@ public:
     [[nodiscard]] md::cme::mdp3_channel const& channel() const noexcept { return channel_; }
 
 private:
+    /// Joins the snapshot loop's group when the channel recovers, leaves it when it does not.
+    void follow_snapshot_loop(std::uint64_t now_ns) noexcept;
+
     feed_config feed_;
     mdp3_settings settings_;
     md::cme::mdp3_channel channel_;
     bool budget_logged_ = false; // the parser contract's own
+    // The snapshot group's membership (snapshot_group): the parser contract's own.
+    struct membership {
+        net::udp_socket const* socket = nullptr; ///< none: unicast
+        bool joined = true;                      ///< open() joined it
+        std::uint64_t joins = 0;
+        std::uint64_t leaves = 0;
+        std::uint64_t errors = 0;      ///< joins or leaves the kernel refused
+        std::uint64_t retry_at_ns = 0; ///< after an error, not before (1 s)
+        bool error_logged = false;
+    } snapshot_membership_;
     // For the "any thread" calls, as of the last publish(): relaxed, independent values.
     std::atomic<std::uint64_t> live_instruments_{0};
     std::atomic<std::uint64_t> live_stale_{0};
