@@ -2,6 +2,13 @@
 // on the subjects given: each message as a line of text or JSON. With --last it reads through
 // JetStream and starts with the last bbo, trade, status and definition of every matching
 // subject (the receiver's last-value stream), then follows.
+//
+// --last makes its JetStream consumers itself (subscribe_last) instead of js_SubscribeSync's
+// ordered consumer: against a three-server cluster that had just lost a server, the library's
+// subscribe path crashed md_subscribe (SIGSEGV, libnats 3.4.1, before "subscribed"; nats.c
+// issue 695 reports a crash of that path on a consumer info without a name). A push consumer
+// on a fresh inbox, read by a core subscription, needs none of that machinery; its idle
+// heartbeats tell a consumer that went silent (its server gone) from a quiet stream.
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -37,6 +44,69 @@ std::pair<std::string_view, std::string_view> feed_and_symbol(std::string_view s
 int fail(char const* what, natsStatus s) {
     std::fprintf(stderr, "md_subscribe: %s: %s\n", what, natsStatus_GetText(s));
     return 1;
+}
+
+constexpr std::int64_t heartbeat_ns = 5'000'000'000;
+
+/// A consumer's idle heartbeat: a status message (header "Status: 100") without data.
+bool is_heartbeat(natsMsg* msg) {
+    char const* status = nullptr;
+    return natsMsg_GetDataLength(msg) == 0 &&
+           natsMsgHeader_Get(msg, "Status", &status) == NATS_OK && status != nullptr &&
+           std::string_view(status) == "100";
+}
+
+/// --last for one subject: the stream that holds it, an ephemeral push consumer of it that
+/// delivers the last message of every matching subject and then what comes (no acks, in
+/// memory, one replica, idle heartbeats; the server removes it 30 s after md_subscribe goes),
+/// read by a core subscription on its deliver inbox, made first so nothing is missed.
+natsStatus subscribe_last(natsSubscription** sub, natsConnection* nc, jsCtx* js,
+                          std::string const& subject, std::string& why) {
+    jsOptions o;
+    jsOptions_Init(&o);
+    o.Wait = 10000; // ms: a cluster that lost a server may be electing a stream leader
+    o.Stream.Info.SubjectsFilter = subject.c_str();
+    jsErrCode error = static_cast<jsErrCode>(0);
+    jsStreamNamesList* names = nullptr;
+    natsStatus s = js_StreamNames(&names, js, &o, &error);
+    if (s != NATS_OK) {
+        why = "no stream list";
+        return s;
+    }
+    if (names == nullptr || names->Count < 1 || names->List[0] == nullptr) {
+        jsStreamNamesList_Destroy(names);
+        why = "no stream holds it";
+        return NATS_NOT_FOUND;
+    }
+    std::string const stream = names->List[0];
+    jsStreamNamesList_Destroy(names);
+    natsInbox* inbox = nullptr;
+    s = natsInbox_Create(&inbox);
+    if (s == NATS_OK) {
+        s = natsConnection_SubscribeSync(sub, nc, inbox);
+    }
+    if (s == NATS_OK) {
+        jsConsumerConfig c;
+        jsConsumerConfig_Init(&c);
+        c.DeliverSubject = inbox;
+        c.DeliverPolicy = js_DeliverLastPerSubject;
+        c.FilterSubject = subject.c_str();
+        c.AckPolicy = js_AckNone;
+        c.MemoryStorage = true;
+        c.Replicas = 1;
+        c.Heartbeat = heartbeat_ns;
+        c.InactiveThreshold = 30'000'000'000;
+        jsConsumerInfo* info = nullptr;
+        s = js_AddConsumer(&info, js, stream.c_str(), &c, &o, &error);
+        jsConsumerInfo_Destroy(info);
+        if (s != NATS_OK) {
+            why = "stream " + stream + ": no consumer";
+            natsSubscription_Destroy(*sub);
+            *sub = nullptr;
+        }
+    }
+    natsInbox_Destroy(inbox);
+    return s;
 }
 
 } // namespace
@@ -75,26 +145,20 @@ int main(int argc, char** argv) {
         return fail(("cannot connect to " + server).c_str(), s);
     }
     if (last) {
-        jsOptions o;
-        jsOptions_Init(&o);
-        o.Wait = 10000; // ms: a cluster that lost a server may be electing a stream leader
-        s = natsConnection_JetStream(&js, nc, &o);
+        s = natsConnection_JetStream(&js, nc, nullptr);
         if (s != NATS_OK) {
             return fail("JetStream", s);
         }
     }
     for (std::string const& subject : subjects) {
         natsSubscription* sub = nullptr;
+        std::string why;
         if (last) {
-            jsSubOptions so;
-            jsSubOptions_Init(&so);
-            so.Config.DeliverPolicy = js_DeliverLastPerSubject;
-            so.Ordered = true;
-            jsErrCode error = static_cast<jsErrCode>(0);
             // A cluster that just lost a server may take a while to answer: try for 60 s.
             for (int attempt = 1;; ++attempt) {
-                s = js_SubscribeSync(&sub, js, subject.c_str(), nullptr, &so, &error);
-                if (s != NATS_TIMEOUT || attempt == 6 || stop_requested != 0) {
+                s = subscribe_last(&sub, nc, js, subject, why);
+                if ((s != NATS_TIMEOUT && s != NATS_NO_RESPONDERS) || attempt == 6 ||
+                    stop_requested != 0) {
                     break;
                 }
                 std::fprintf(stderr,
@@ -105,7 +169,9 @@ int main(int argc, char** argv) {
             s = natsConnection_SubscribeSync(&sub, nc, subject.c_str());
         }
         if (s != NATS_OK) {
-            return fail(("cannot subscribe to " + subject).c_str(), s);
+            return fail(
+                ("cannot subscribe to " + subject + (why.empty() ? "" : " (" + why + ")")).c_str(),
+                s);
         }
         // No client-side limit: a burst waits here rather than being dropped as a slow
         // consumer (the count of what was dropped anyway is printed at exit).
@@ -118,11 +184,29 @@ int main(int argc, char** argv) {
     std::uint64_t seen = 0;
     std::string line;
     auto idle_since = std::chrono::steady_clock::now();
-    while (stop_requested == 0 && (count == 0 || seen < count)) {
+    // --last: when each consumer was last heard from (a message or an idle heartbeat).
+    std::vector<std::chrono::steady_clock::time_point> heard(subs.size(), idle_since);
+    auto const silent_limit = 3 * std::chrono::nanoseconds(heartbeat_ns);
+    int status = 0;
+    while (stop_requested == 0 && (count == 0 || seen < count) && status == 0) {
         bool any = false;
-        for (natsSubscription* sub : subs) {
+        for (std::size_t i = 0; i < subs.size(); ++i) {
             natsMsg* msg = nullptr;
-            if (natsSubscription_NextMsg(&msg, sub, subs.size() == 1 ? 100 : 10) != NATS_OK) {
+            if (natsSubscription_NextMsg(&msg, subs[i], subs.size() == 1 ? 100 : 10) != NATS_OK) {
+                if (last && std::chrono::steady_clock::now() - heard[i] > silent_limit) {
+                    std::fprintf(stderr,
+                                 "md_subscribe: %s: the JetStream consumer went silent (no "
+                                 "heartbeat for %lld s): its server may be gone; run again\n",
+                                 subjects[i].c_str(),
+                                 static_cast<long long>(silent_limit / std::chrono::seconds(1)));
+                    status = 1;
+                    break;
+                }
+                continue;
+            }
+            heard[i] = std::chrono::steady_clock::now();
+            if (last && is_heartbeat(msg)) {
+                natsMsg_Destroy(msg);
                 continue;
             }
             any = true;
@@ -142,9 +226,6 @@ int main(int argc, char** argv) {
                 line.assign(data.data(), data.size());
             } else {
                 line = std::string(subject) + " " + std::string(data.data(), data.size());
-            }
-            if (js != nullptr) {
-                natsMsg_Ack(msg, nullptr);
             }
             natsMsg_Destroy(msg);
             std::puts(line.c_str());
@@ -171,5 +252,5 @@ int main(int argc, char** argv) {
     }
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
-    return 0;
+    return status;
 }

@@ -71,7 +71,8 @@ bool receive_backend::input_waiting(detail::line_state const& line) const noexce
     int const fd = line.socket.native_handle();
     int bytes = 0;
     // FIONREAD: the bytes of the datagrams queued on the socket (0 when it is empty). One
-    // syscall, and only when a parser is about to give up on data, never per packet.
+    // syscall, only when a parser is about to give up on data and its line queue is empty
+    // (runtime::input_waiting): while a gap waits and packets arrive one at a time.
     return fd >= 0 && ::ioctl(fd, FIONREAD, &bytes) == 0 && bytes > 0;
 }
 

@@ -1994,7 +1994,9 @@ def case_nats_full_store_and_slow_consumer_leave_the_receiver_unaffected(args, w
 def case_nats_outages_leave_the_receiver_unaffected(args, workdir, backend):
     """No server at start, then one, then it is killed and started again mid-stream: the
     receiver's books stay exact (md-verdict), each outage is logged once, the summary counts the
-    disconnect and the reconnects, and what was published after the last reconnect arrives."""
+    disconnect and the reconnects, and what was published after the last reconnect arrives. An
+    md_subscribe --last whose JetStream consumer died with the server says so and exits 1 once
+    the consumer's heartbeats stop, rather than waiting forever."""
     port = free_port()
     nats_port = free_port()
     receiver = Receiver(args.receiver, single_feed_config(
@@ -2009,15 +2011,20 @@ def case_nats_outages_leave_the_receiver_unaffected(args, workdir, backend):
         receiver.wait_total_packets(500, feed=feed)
         server = nats_server(workdir, nats_port)
         wait_until(lambda: receiver.find("publish nats: connected"), 30, "the connection")
+        last = md_subscribe(args, server.url, "signet.e2e.*.bbo", "--last", "--json")
+        assert json.loads(last.stdout.readline())["feed"] == "e2e"  # it follows the stream
         server.kill()
         wait_until(lambda: receiver.find("lost the connection"), 30, "the lost connection")
         server.start()
         wait_until(lambda: len(receiver.find("publish nats: connected")) >= 2, 30, "the reconnection")
         finish_feed(feed)
         summary, _ = receiver.stop()
+        _, last_err = last.communicate(timeout=60)  # its consumer (in memory) died with the server
     finally:
         if server:
             server.stop()
+    expect_equal("md_subscribe --last after its consumer died: exit", last.returncode, 1)
+    assert "the JetStream consumer went silent" in last_err, last_err
     expect_verdict(args, summary, report, lines=1)
     nats = summary["publish"]["nats"]
     assert nats["state"] == "connected" and nats["disconnects"] == 1, nats
