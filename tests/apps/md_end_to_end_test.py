@@ -1134,8 +1134,10 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
     """Cboe PITCH late join: a receiver started mid-stream buffers each unit's live messages,
     loads each unit's Spin (the unit's book as of a sequence the buffer reaches), replays what
     it buffered past it and goes live; killed (SIGKILL) later and started again, it does the
-    same. It ends with the books of a receiver that ran from the start, order by order, and a
-    consumer of its events alone rebuilds those books."""
+    same; killed again once the messages are over and started while the units send only
+    heartbeats, it spins from the heartbeats' position. It ends with the books of a receiver
+    that ran from the start, order by order, and a consumer of its events alone rebuilds those
+    books."""
     port_a, port_b = free_port(), free_port()
     while True:  # the second unit's spin server listens on spin + 1: both free
         spin = free_port()
@@ -1161,7 +1163,7 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
     feed = start_feed(args.feed, "--protocol", "pitch", "--to", f"{NET.host}:{port_a}", "--to-b",
                       f"{NET.host}:{port_b}", "--units", "2", "--count", "60000", "--rate",
                       "20000", "--seed", "7", "--serve-spin", str(spin), "--login",
-                      "0001:USER:secret", "--tail-heartbeats", "2")
+                      "0001:USER:secret", "--tail-heartbeats", "5")
     reference.wait_total_packets(4000, feed=feed)
     events, events_path = events_args(os.path.join(workdir, "late"))
     late = Receiver(args.receiver, late_config, os.path.join(workdir, "late"), backend,
@@ -1171,12 +1173,29 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
     late.process.wait(timeout=30)
     late = Receiver(args.receiver, late_config, os.path.join(workdir, "late"), backend,
                     extra_args=events)
+    wait_until(lambda: any("pitch late | 2 units (0 stale)" in line for line in late.lines), 30,
+               "the restarted receiver's units live through their spins")
+    # The messages are over once the reference's count stood still for a second (the feed
+    # sends 20000/s, then heartbeats alone for 5 s).
+    still = {"count": -1, "since": time.monotonic()}
+    def messages_over():
+        count = max((s[3]["messages"] for s in reference.stats()), default=0)
+        if count != still["count"]:
+            still.update(count=count, since=time.monotonic())
+        return count > 0 and time.monotonic() - still["since"] >= 1.0
+    wait_until(messages_over, 60, "the end of the messages (heartbeats alone)")
+    late.process.kill()
+    late.process.wait(timeout=30)
+    late = Receiver(args.receiver, late_config, os.path.join(workdir, "late"), backend,
+                    extra_args=events)
     finish_feed(feed)
     summary_ref, _ = reference.stop()
     summary_late, _ = late.stop()
     ref, joined = summary_ref["feeds"][0], summary_late["feeds"][0]
     spin_counts = joined["pitch"]["spin"]
     assert spin_counts["completed"] == 2 and spin_counts["orders_loaded"] > 0, spin_counts
+    # Joined on heartbeats alone: nothing to buffer, the spins reached the stream's position.
+    expect_equal("heartbeat-only join: buffered messages", spin_counts["buffered_messages"], 0)
     assert joined["late_start"] > 0, joined
     expect_equal("late joiner: phases", [u["phase"] for u in joined["pitch"]["units"]],
                  ["live", "live"])

@@ -416,6 +416,12 @@ void pitch_protocol::buffer(unit_state& u, delivery const& d) {
     });
 }
 
+std::uint64_t pitch_protocol::held_from(unit_state const& u) noexcept {
+    // Buffered messages from their first; none buffered: the stream's next message, which
+    // will be the buffer's first.
+    return u.buffer->empty() ? u.next_sequence : u.buffer->first_sequence();
+}
+
 void pitch_protocol::go_live(unit_state& u, std::uint64_t now_ns) {
     u.sync = unit_state::phase::live;
     u.requested = false;
@@ -431,10 +437,11 @@ void pitch_protocol::on_spin_message(unit_state& u, md::cboe::message const& m,
     md::message_store const& buffered = *u.buffer;
     switch (m.type) {
     case mt::spin_image_available:
-        // An image that reaches the buffered live stream (no hole between them), once the
-        // stream has shown where it is.
-        if (u.sync == unit_state::phase::buffering && !u.requested &&
-            buffered.next_sequence() != 0 && m.sequence + 1 >= buffered.first_sequence()) {
+        // An image that reaches what is held of the live stream (no hole between them), once
+        // the stream has shown where it is — by a message or by a heartbeat alone (a quiet
+        // unit joined late sends nothing else).
+        if (u.sync == unit_state::phase::buffering && !u.requested && u.started &&
+            m.sequence + 1 >= held_from(u)) {
             md::cboe::message request;
             request.type = mt::spin_request;
             request.sequence = m.sequence;
@@ -464,8 +471,8 @@ void pitch_protocol::on_spin_message(unit_state& u, md::cboe::message const& m,
             break;
         }
         std::uint64_t const s = u.spin_sequence;
-        std::uint64_t const next = buffered.next_sequence();
-        if (s + 1 < buffered.first_sequence()) {
+        std::uint64_t const next = std::max(buffered.next_sequence(), u.next_sequence);
+        if (s + 1 < held_from(u)) {
             ++spin_counters_.too_old; // the buffer moved on (a gap, an overflow): again
             u.sync = unit_state::phase::buffering;
             u.requested = false;

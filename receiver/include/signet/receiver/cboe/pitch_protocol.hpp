@@ -148,6 +148,8 @@ private:
     /// Keeps a delivered datagram's fresh messages in the unit's buffer.
     void buffer(unit_state& u, delivery const& d);
     void go_live(unit_state& u, std::uint64_t now_ns);
+    /// The first sequence a spin must reach: the buffer's first, or the stream's next.
+    [[nodiscard]] static std::uint64_t held_from(unit_state const& u) noexcept;
     /// The longest a gap waits for a GRP session that is not logged in.
     static constexpr std::uint64_t grp_wait_ns = 1'000'000'000;
     static constexpr std::uint16_t not_followed = 0xFFFF;
