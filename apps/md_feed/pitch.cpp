@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <optional>
+#include <thread>
 
 #include <signet/publisher/cboe/pitch_generator.hpp>
 #include <signet/publisher/cboe/pitch_publisher.hpp>
@@ -55,6 +56,11 @@ public:
                      "the credentials GRP and Spin logins must carry: SUBID:USER:PASSWORD "
                      "(default: any)");
         g.add_flag("--mute-grp", mute_grp_, "accept gap requests and never answer them (tests)");
+        g.add_option("--await-login", await_login_s_,
+                     "with --serve-grp or --serve-spin: wait this long for a first login before "
+                     "publishing (a receiver's session up before the first gap, as a production "
+                     "GRP session is); 0: do not wait")
+            ->check(cli::number_in(0, 600, "s"));
         g.add_option("--tail-heartbeats", tail_,
                      "seconds of heartbeats after each unit's End of Session")
             ->check(cli::number_in(0, 3600, "s"));
@@ -112,6 +118,9 @@ public:
                     recovery->record(block);
                 };
             }
+            if (recovery && await_login_s_ > 0) {
+                await_login(*recovery);
+            }
             pub::cboe::pitch_publisher publisher(options, generator, lines);
             auto const start = std::chrono::steady_clock::now();
             pub::run_result const result = publisher.run();
@@ -154,6 +163,26 @@ public:
     }
 
 private:
+    /// --await-login: until a client logged in, the deadline passed or SIGINT; says which.
+    void await_login(pub::cboe::pitch_recovery_service const& recovery) const {
+        auto const start = std::chrono::steady_clock::now();
+        auto const deadline = start + cli::seconds(await_login_s_);
+        while (recovery.counts().logins == 0 && !interrupted.load(std::memory_order_relaxed) &&
+               std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5)); // a polling period
+        }
+        auto const waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - start);
+        if (recovery.counts().logins != 0) {
+            std::fprintf(stderr, "md_feed: pitch: a client logged in after %lld ms: publishing\n",
+                         static_cast<long long>(waited.count()));
+        } else {
+            std::fprintf(stderr, "md_feed: pitch: no login within %lld ms: publishing anyway\n",
+                         static_cast<long long>(waited.count()));
+        }
+    }
+
+    double await_login_s_ = 0;
     pub::cboe::pitch_generator_options generation_{};
     std::size_t block_messages_ = 4;
     double heartbeat_s_ = 1;

@@ -250,6 +250,47 @@ TEST(SequenceArbiter, BothLinesPastAGapWaitForWaitingInputWhenTheWireReorders) {
     EXPECT_EQ(h.session.gaps, 1U);
 }
 
+/// Keeps every gap it is asked for (true) and records the asks.
+struct asking_recovery final : signet::md::gap_recovery {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> asked;
+    bool open = false;
+    bool want(std::uint64_t first, std::uint64_t end, std::uint64_t) noexcept override {
+        if (!open) {
+            asked.emplace_back(first, end);
+        }
+        open = true;
+        return true;
+    }
+    void abandon(std::uint64_t) noexcept override { open = false; }
+    [[nodiscard]] bool recovering() const noexcept override { return open; }
+    [[nodiscard]] std::uint64_t next_deadline() const noexcept override { return 0; }
+};
+
+TEST(SequenceArbiter, ARecoveryIsAskedAtOnceWhileInputWaits) {
+    // A receiver behind a backlog: input waits on both lines the whole time. Both lines are
+    // past 2, so the recovery is asked at once — waiting first would fill the hold with the
+    // backlog and give the gap up unasked. The input that comes next does not fill it; the
+    // recovered packet does, and everything held follows in order.
+    harness h(2);
+    fake_probe probe;
+    asking_recovery recovery;
+    h.arbiter.set_input_probe(&probe, 10'000);
+    h.arbiter.set_recovery(&recovery);
+    probe.waiting_on = {true, true};
+    h.arrive(1, 0, 1);
+    h.arrive(1, 1, 2);
+    h.arrive(3, 0, 3);
+    h.arrive(3, 1, 4);
+    EXPECT_EQ(recovery.asked, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{2, 3}}));
+    for (std::uint64_t s = 4; s <= 6; ++s) {
+        h.arrive(s, 0, 5 + s);
+    }
+    EXPECT_EQ(h.session.gaps, 0U);
+    h.arrive(2, 0, 20); // the answer
+    EXPECT_EQ(h.session.gaps, 0U);
+    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 1, 2, 3, 3, 4, 5, 6}));
+}
+
 TEST(SequenceArbiter, BothLinesPastAGapWaitTheReorderAllowanceFirst) {
     // A sender that reorders 2 and 3 on both lines may send 2 late on both (a busy machine):
     // once the lines were seen to reorder, rule 2 waits its allowance (100 ns here), then

@@ -18,7 +18,8 @@
 // of the held packet instead: they keep holding while it recovers, and release (the session
 // counts the gap) once it gave up; rule 4 makes it give up (the hold is the bound on what waits
 // for a recovery). next_deadline() tells the owner when rule 3 or the recovery needs a tick().
-// With an input_probe attached (set_input_probe), rules 2 and 3 wait while input is already
+// With an input_probe attached (set_input_probe), rules 2 and 3 (after a recovery, if any,
+// gave up: a recovery is asked first, waiting input or not) wait while input is already
 // waiting before the arbiter on any line — a line that passed the held sequence may still hold
 // the missing packet, as the wire reorders — for at most hold_ns + max_defer_ns from the held
 // packet's arrival: a receiver behind its input on a loaded machine does not turn scheduling
@@ -206,12 +207,15 @@ private:
             if (!(due || lost_everywhere || expired || everything)) {
                 return;
             }
-            if (!(due || everything) && input_may_fill(h, now)) {
-                return; // behind its input, not lost: held a little longer
-            }
+            // A recovery is asked at once, input waiting or not: a receiver behind a backlog
+            // would otherwise fill the hold before asking, and lose a gap it could recover
+            // (a gap the waiting input fills after all ends the recovery as filled).
             if (!due && !everything && recovery_ != nullptr &&
                 recovery_->want(expected, h.sequence, now)) {
                 return; // being recovered: keep holding
+            }
+            if (!(due || everything) && input_may_fill(h, now)) {
+                return; // behind its input, not lost: held a little longer
             }
             if (everything && !due && recovery_ != nullptr) {
                 recovery_->abandon(now);
