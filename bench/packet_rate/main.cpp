@@ -6,6 +6,8 @@
 //   drain    the sockets fill (large SO_RCVBUF) before the receiver starts; then packets/s
 //   latency  paced (50k/s by default), send timestamp -> parse done percentiles, spin and block
 //   memory   no kernel: packets injected straight into each design's queueing path
+//   quiet    fairness, without the flood: latency of feeds 1..N-1, paced; feed 0 silent
+//   flood    fairness: the same while a second sender floods feed 0 as fast as it can
 // One table row and one JSON object per point (see docs/benchmarks.md).
 //
 //   signet_packet_rate --mode paced,drain --design signet,raw --backend io_uring --feeds 1,16
@@ -77,7 +79,8 @@ int main(int argc, char** argv) {
     app.add_option("--workers", plan.workers, "worker thread counts (raw always 1)")
         ->delimiter(',')
         ->check(CLI::Range(1, 64));
-    app.add_option("--rate", plan.rate, "paced rate in packets/s (default 500000; latency 50000)")
+    app.add_option("--rate", plan.rate,
+                   "paced rate in packets/s (default 500000; latency, quiet, flood 50000)")
         ->check(CLI::PositiveNumber);
     app.add_option("--payload", plan.payloads, "target UDP payload bytes: 64,512")
         ->delimiter(',')
@@ -85,7 +88,10 @@ int main(int argc, char** argv) {
     app.add_option("--duration", settings.duration, "measured seconds per point")
         ->check(CLI::PositiveNumber);
     app.add_option("--warmup", settings.warmup, "seconds before the measured window");
-    app.add_option("--mode", plan.modes, "paced,drain,latency,memory")->delimiter(',');
+    app.add_option("--mode", plan.modes,
+                   "paced,drain,latency,memory,quiet,flood (quiet and flood: the fairness pair, "
+                   "2 feeds or more)")
+        ->delimiter(',');
     app.add_option("--idle", plan.idles,
                    "worker idle: spin,block (default: latency both, other modes block)")
         ->delimiter(',');
@@ -130,7 +136,14 @@ int main(int argc, char** argv) {
     }
     for (auto const& m : plan.modes) {
         if (!contains(all_modes, m)) {
-            std::cerr << "unknown mode '" << m << "' (paced, drain, latency, memory)\n";
+            std::cerr << "unknown mode '" << m
+                      << "' (paced, drain, latency, memory, quiet, flood)\n";
+            return 2;
+        }
+        if (fairness_mode(m) &&
+            std::any_of(plan.feeds.begin(), plan.feeds.end(), [](auto f) { return f < 2; })) {
+            std::cerr << "--mode " << m
+                      << " needs --feeds of 2 or more (feed 0 is the flooded one)\n";
             return 2;
         }
     }

@@ -94,8 +94,10 @@ std::uint64_t stage_samples(sink_set const& sinks) {
     return n;
 }
 
-void verify(point_result& r, sink_set const& sinks, std::vector<feed_cursor> const& sent) {
-    for (std::size_t f = 0; f < sinks.size(); ++f) {
+/// Feeds before `from` are not checked (a flooded feed loses packets by design).
+void verify(point_result& r, sink_set const& sinks, std::vector<feed_cursor> const& sent,
+            std::size_t from = 0) {
+    for (std::size_t f = from; f < sinks.size(); ++f) {
         auto const& session = sinks[f]->handler().session_stats();
         auto const& itch = sinks[f]->handler().itch_stats();
         std::ostringstream problem;
@@ -182,13 +184,19 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
     point_result r;
     r.spec = spec;
     bool const drain = spec.mode == "drain";
-    bool const latency = spec.mode == "latency";
+    bool const latency = latency_mode(spec.mode);
+    // quiet, flood: feed 0 is the flooded one (silent when quiet); feeds 1.. are paced and timed.
+    bool const fairness = fairness_mode(spec.mode);
+    bool const flood = spec.mode == "flood";
+    std::size_t const paced_from = fairness ? 1 : 0;
     std::atomic<bool> recording{false};
     sink_set sinks;
     for (std::size_t f = 0; f < spec.feeds; ++f) {
-        sinks.push_back(std::make_unique<feed_sink>(
-            drain ? sink_timing::drain : (latency ? sink_timing::latency : sink_timing::none),
-            &recording));
+        sinks.push_back(std::make_unique<feed_sink>(drain ? sink_timing::drain
+                                                    : latency && f >= paced_from
+                                                        ? sink_timing::latency
+                                                        : sink_timing::none,
+                                                    &recording));
     }
     receiver_config config;
     config.backend = spec.backend;
@@ -310,16 +318,33 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
 
     so.rate = spec.rate;
     so.batch = latency ? 1 : 32;
+    so.ports.erase(so.ports.begin(), so.ports.begin() + static_cast<std::ptrdiff_t>(paced_from));
+    // flood: a second sender on the same CPU sends feed 0 packets as fast as it can.
+    std::unique_ptr<sender> flooder;
+    if (flood) {
+        sender_options fo = so;
+        fo.ports = {rx->ports().front()};
+        fo.rate = 0;
+        fo.batch = 32;
+        flooder = std::make_unique<sender>(fo);
+    }
     rx->start();
     sleep_seconds(0.05);
     std::vector<pid_t> const threads = threads_except(before);
+    if (flooder) {
+        flooder->start();
+    }
     sender tx(so);
     tx.start();
     sleep_seconds(settings.warmup);
+    auto const flood_sent = [&] {
+        return flooder ? flooder->sent() : 0;
+    };
     auto const counts_a = parsed_per_feed(sinks);
     std::uint64_t const cpu_a = cpu_of(threads);
     std::uint64_t const switches_a = switches_of(threads);
     std::uint64_t const sent_a = tx.sent();
+    std::uint64_t const flood_sent_a = flood_sent();
     cpu_ticks const ticks_a = read_cpu_ticks();
     std::uint64_t const t_a = monotonic_ns();
     recording.store(true, std::memory_order_relaxed); // relaxed: selects the window only
@@ -329,18 +354,31 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
     std::uint64_t const cpu_b = cpu_of(threads);
     std::uint64_t const switches_b = switches_of(threads);
     std::uint64_t const sent_b = tx.sent();
+    std::uint64_t const flood_sent_b = flood_sent();
     cpu_ticks const ticks_b = read_cpu_ticks();
     std::uint64_t const t_b = monotonic_ns();
     tx.stop();
+    if (flooder) {
+        flooder->stop();
+    }
     r.sent = tx.sent();
-    wait_parsed(sinks, r.sent, 0.5);
+    // The flood's kernel drops never arrive: wait for the paced feeds, and for quiet.
+    wait_parsed(sinks, r.sent + (flooder ? flooder->sent() : 0), 0.5);
     rx->stop();
-    r.parsed = sum(parsed_per_feed(sinks));
+    auto const parsed_final = parsed_per_feed(sinks);
+    r.parsed = sum(parsed_final) - (fairness ? parsed_final.front() : 0);
 
     double const window = static_cast<double>(t_b - t_a) * 1e-9;
     r.other_cpus = other_cpus(ticks_a, ticks_b, window);
-    std::uint64_t const packets = sum(counts_b) - sum(counts_a);
-    r.pps = static_cast<double>(packets) / window;
+    std::uint64_t const packets = sum(counts_b) - sum(counts_a); // the CPU's: every feed's
+    std::uint64_t paced_packets = packets;
+    if (fairness) {
+        std::uint64_t const flood_packets = counts_b.front() - counts_a.front();
+        r.flood_pps = static_cast<double>(flood_packets) / window;
+        r.flood_tx_pps = static_cast<double>(flood_sent_b - flood_sent_a) / window;
+        paced_packets -= flood_packets;
+    }
+    r.pps = static_cast<double>(paced_packets) / window;
     r.tx_pps = static_cast<double>(sent_b - sent_a) / window;
     r.cpu_ns_per_packet =
         packets != 0 ? static_cast<double>(cpu_b - cpu_a) / static_cast<double>(packets) : 0;
@@ -348,7 +386,9 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
     r.switches_per_packet =
         packets != 0 ? static_cast<double>(switches_b - switches_a) / static_cast<double>(packets)
                      : 0;
-    r.feed_cv = feed_cv_between(counts_a, counts_b);
+    r.feed_cv = fairness ? feed_cv_between({counts_a.begin() + 1, counts_a.end()},
+                                           {counts_b.begin() + 1, counts_b.end()})
+                         : feed_cv_between(counts_a, counts_b);
     r.loss_pct = r.sent != 0 ? 100.0 * static_cast<double>(r.sent - std::min(r.sent, r.parsed)) /
                                    static_cast<double>(r.sent)
                              : 0;
@@ -362,7 +402,11 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
         r.p999 = all.percentile(0.999);
     }
     r.stage_samples = stage_samples(sinks);
-    verify(r, sinks, tx.cursors());
+    std::vector<feed_cursor> sent = tx.cursors();
+    if (fairness) {
+        sent.insert(sent.begin(), flooder ? flooder->cursors().front() : feed_cursor{});
+    }
+    verify(r, sinks, sent, flood ? 1 : 0);
     return r;
 }
 
@@ -455,7 +499,7 @@ point_result median_run(std::vector<point_result> runs) {
         if (mode == "paced") {
             return r.cpu_ns_per_packet;
         }
-        if (mode == "latency") {
+        if (latency_mode(mode)) {
             return static_cast<double>(r.p50);
         }
         return r.pps;

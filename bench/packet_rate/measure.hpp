@@ -46,7 +46,11 @@ struct point_result {
     double other_cpus = 0;          // CPUs' worth used by other processes in the window
     std::uint64_t sent = 0;
     std::uint64_t parsed = 0;
-    std::uint64_t stage_samples = 0;   // parses timed by net::stage_latency (--stages on/system)
+    std::uint64_t stage_samples = 0; // parses timed by net::stage_latency (--stages on/system)
+    // quiet, flood: feed 0's packets (the flood) parsed and sent per second in the window; the
+    // fields above (pps, loss, latency, sent, parsed) are the paced feeds' alone.
+    double flood_pps = 0;
+    double flood_tx_pps = 0;
     std::vector<std::string> problems; // verification failures
 };
 

@@ -40,8 +40,8 @@ std::vector<point_spec> plan_points(plan_options const& options) {
         for (auto const& design : options.designs) {
             std::vector<std::string> mode_idles = options.idles;
             if (mode_idles.empty()) {
-                mode_idles = mode == "latency" ? std::vector<std::string>{"spin", "block"}
-                                               : std::vector<std::string>{"block"};
+                mode_idles = latency_mode(mode) ? std::vector<std::string>{"spin", "block"}
+                                                : std::vector<std::string>{"block"};
             }
             for (auto const& backend : backends_of(design, mode, options.backends, options.veth)) {
                 for (auto f : options.feeds) {
@@ -56,8 +56,8 @@ std::vector<point_spec> plan_points(plan_options const& options) {
                                 s.backend = backend;
                                 s.feeds = f;
                                 s.workers = design == "raw" ? 1 : w;
-                                s.rate = mode == "latency" && !options.rate_given ? 50'000
-                                                                                  : options.rate;
+                                s.rate = latency_mode(mode) && !options.rate_given ? 50'000
+                                                                                   : options.rate;
                                 if (mode == "drain" || mode == "memory") {
                                     s.rate = 0; // as fast as possible
                                 }

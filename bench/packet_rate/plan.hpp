@@ -3,8 +3,9 @@
 // Planning for signet_packet_rate: which points run, in which order. A point is one design,
 // backend, feed count, worker count, rate, payload, mode and idle mode; plan_points() expands the
 // command line's lists into points (mode outermost, then design, backend, feeds, workers,
-// payload, idle, stages) and applies the per-mode rules: latency defaults to 50k packets/s, drain
-// and memory run unpaced, memory has no backend, raw always runs one thread. Nothing here opens a
+// payload, idle, stages) and applies the per-mode rules: latency (and the fairness pair quiet,
+// flood) defaults to 50k packets/s and to both idle modes, drain and memory run unpaced, memory
+// has no backend, raw always runs one thread. Nothing here opens a
 // socket or starts a thread; measure.hpp runs a point, report.hpp prints it.
 
 #include <algorithm>
@@ -20,7 +21,18 @@ namespace signet::bench {
 
 inline constexpr std::array<std::string_view, 5> all_designs{"signet", "signet_poller", "queue",
                                                              "asio", "raw"};
-inline constexpr std::array<std::string_view, 4> all_modes{"paced", "drain", "latency", "memory"};
+inline constexpr std::array<std::string_view, 6> all_modes{"paced",  "drain", "latency",
+                                                           "memory", "quiet", "flood"};
+
+/// The fairness pair: latency of feeds 1..N-1 (paced) while feed 0 is silent (quiet) or
+/// flooded by a second sender as fast as it can send (flood).
+inline bool fairness_mode(std::string_view mode) noexcept {
+    return mode == "quiet" || mode == "flood";
+}
+/// Modes whose points record send-to-parse latency.
+inline bool latency_mode(std::string_view mode) noexcept {
+    return mode == "latency" || fairness_mode(mode);
+}
 inline constexpr std::array<std::string_view, 3> all_stages{"off", "on", "system"};
 inline constexpr std::array<std::string_view, 5> all_backends{"io_uring", "epoll", "asio",
                                                               "recvmmsg", "af_xdp"};

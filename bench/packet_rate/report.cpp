@@ -17,10 +17,10 @@ namespace signet::bench {
 
 namespace {
 
-/// JSON "backend": the point's backend; latency points carry "+spin"/"+block".
+/// JSON "backend": the point's backend; latency points (quiet, flood too) carry "+spin"/"+block".
 std::string backend_label(point_spec const& spec) {
     std::string label = spec.backend;
-    if (spec.mode == "latency") {
+    if (latency_mode(spec.mode)) {
         label += spec.idle == idle_mode::spin ? "+spin" : "+block";
     }
     return label;
@@ -75,6 +75,10 @@ void print_row(point_result const& r) {
                 static_cast<unsigned long long>(r.p50), static_cast<unsigned long long>(r.p99),
                 static_cast<unsigned long long>(r.p999), r.feed_cv, r.tx_pps, 100 * r.cpu_share,
                 r.switches_per_packet, 100 * r.other_cpus);
+    if (fairness_mode(r.spec.mode)) {
+        std::printf("        feed 0 (the flood): sent %.0f/s, parsed %.0f/s\n", r.flood_tx_pps,
+                    r.flood_pps);
+    }
     for (auto const& p : r.problems) {
         std::printf("        ! %s\n", p.c_str());
     }
@@ -107,6 +111,10 @@ void write_json(std::string const& path, std::vector<point_result> const& rows) 
                            {"stages", r.spec.stages},
                            {"stage_samples", r.stage_samples},
                            {"path", current_path().name}});
+        if (fairness_mode(r.spec.mode)) {
+            objects.back()["flood_pps"] = finite_or_zero(std::round(r.flood_pps));
+            objects.back()["flood_sent_pps"] = finite_or_zero(std::round(r.flood_tx_pps));
+        }
     }
     write_json_array(path, objects);
 }

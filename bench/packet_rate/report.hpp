@@ -4,8 +4,8 @@
 // table row per point with its verification failures as '!' lines, the retry notes) and the
 // JSON array, one object per point with the fields check_results.py and bench/plot-packet-rate
 // read: design, backend, feeds, workers, rate, payload, mode, pps, loss_pct, cpu_ns_per_packet,
-// p50_ns, p99_ns, p999_ns, feed_cv. The stdout-only numbers (tx_pps, cpu%, cs/p, other%) are
-// not in the JSON.
+// p50_ns, p99_ns, p999_ns, feed_cv (quiet and flood: also flood_pps and flood_sent_pps). The
+// stdout-only numbers (tx_pps, cpu%, cs/p, other%) are not in the JSON.
 
 #include <cstddef>
 #include <string>

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Fairness under a flood (docs/benchmarks.md): medians over interleaved rounds of
+signet_packet_rate --mode quiet,flood, as Markdown.
+
+  bench/packet_rate/fairness_table.py ROUND_JSON... [--json OUT.json] [--markdown OUT.md]
+
+Each ROUND_JSON is one round of the commands bench/run-packet-rate --fairness runs. In both
+modes feeds 1..N-1 are paced and their send-to-parse latency is recorded; in "flood" a second
+sender floods feed 0 as fast as it can. The p99 ratio is flood over quiet, taken within each
+round (the pair ran back to back) and then the median over rounds; the target is <= 2x.
+"""
+import statistics
+
+import round_tables
+
+FIELDS = ("pps", "p50_ns", "p99_ns", "loss_pct", "cpu_ns_per_packet", "flood_pps",
+          "flood_sent_pps")
+TARGET = 2.0
+
+
+def key(p):
+    return (p["design"], p["backend"], p["mode"], p["feeds"], p["workers"], p["rate"])
+
+
+def medians(rounds):
+    """Per point: the median of each field; per flood point also the median over rounds of the
+    round's own p99 and p50 ratios to its quiet point."""
+    values = {}
+    ratios = {}
+    for points in rounds:
+        by_key = {key(p): p for p in points}
+        for k, p in by_key.items():
+            values.setdefault(k, []).append(p)
+            quiet = by_key.get(k[:2] + ("quiet",) + k[3:])
+            if k[2] == "flood" and quiet is not None and quiet["p99_ns"] and quiet["p50_ns"]:
+                ratios.setdefault(k, []).append((p["p99_ns"] / quiet["p99_ns"],
+                                                 p["p50_ns"] / quiet["p50_ns"]))
+    out = {}
+    for k, ps in values.items():
+        out[k] = {f: statistics.median(p.get(f, 0) for p in ps) for f in FIELDS}
+        out[k]["rounds"] = len(ps)
+        if k in ratios:
+            out[k]["p99_ratio"] = statistics.median(r[0] for r in ratios[k])
+            out[k]["p50_ratio"] = statistics.median(r[1] for r in ratios[k])
+    return out
+
+
+def table(m):
+    rows = ["| design | backend | paced feeds, packets/s | quiet p50 / p99 µs | "
+            "flood p50 / p99 µs | p50 ratio | p99 ratio (target <= 2x) | flood sent / parsed "
+            "per s | paced loss % |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    for k in sorted(k for k in m if k[2] == "flood"):
+        design, backend, _, feeds, workers, rate = k
+        flood = m[k]
+        quiet = m.get(k[:2] + ("quiet",) + k[3:])
+        if quiet is None:
+            continue
+        verdict = "" if "p99_ratio" not in flood else \
+            (" (met)" if flood["p99_ratio"] <= TARGET else " (missed)")
+        rows.append(
+            f"| {design} | {backend} | {feeds - 1} of {feeds}, {rate:.0f} | "
+            f"{quiet['p50_ns'] / 1e3:.1f} / {quiet['p99_ns'] / 1e3:.1f} | "
+            f"{flood['p50_ns'] / 1e3:.1f} / {flood['p99_ns'] / 1e3:.1f} | "
+            f"{flood.get('p50_ratio', 0):.2f}x | {flood.get('p99_ratio', 0):.2f}x{verdict} | "
+            f"{flood['flood_sent_pps']:.0f} / {flood['flood_pps']:.0f} | "
+            f"{flood['loss_pct']:.3f} |")
+    return "\n".join(rows) + "\n"
+
+
+def main():
+    round_tables.run(("design", "backend", "mode", "feeds", "workers", "rate"), medians, table,
+                     "bench/run-packet-rate --fairness")
+
+
+if __name__ == "__main__":
+    main()
