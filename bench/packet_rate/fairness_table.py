@@ -9,8 +9,6 @@ modes feeds 1..N-1 are paced and their send-to-parse latency is recorded; in "fl
 sender floods feed 0 as fast as it can. The p99 ratio is flood over quiet, taken within each
 round (the pair ran back to back) and then the median over rounds; the target is <= 2x.
 """
-import statistics
-
 import round_tables
 
 FIELDS = ("pps", "p50_ns", "p99_ns", "loss_pct", "cpu_ns_per_packet", "flood_pps",
@@ -25,24 +23,16 @@ def key(p):
 def medians(rounds):
     """Per point: the median of each field; per flood point also the median over rounds of the
     round's own p99 and p50 ratios to its quiet point."""
-    values = {}
-    ratios = {}
-    for points in rounds:
-        by_key = {key(p): p for p in points}
-        for k, p in by_key.items():
-            values.setdefault(k, []).append(p)
-            quiet = by_key.get(k[:2] + ("quiet",) + k[3:])
-            if k[2] == "flood" and quiet is not None and quiet["p99_ns"] and quiet["p50_ns"]:
-                ratios.setdefault(k, []).append((p["p99_ns"] / quiet["p99_ns"],
-                                                 p["p50_ns"] / quiet["p50_ns"]))
-    out = {}
-    for k, ps in values.items():
-        out[k] = {f: statistics.median(p.get(f, 0) for p in ps) for f in FIELDS}
-        out[k]["rounds"] = len(ps)
-        if k in ratios:
-            out[k]["p99_ratio"] = statistics.median(r[0] for r in ratios[k])
-            out[k]["p50_ratio"] = statistics.median(r[1] for r in ratios[k])
-    return out
+    def quiet_of(k):
+        return k[:2] + ("quiet",) + k[3:] if k[2] == "flood" else None
+
+    def ratios(flood, quiet):
+        if not quiet["p99_ns"] or not quiet["p50_ns"]:
+            return None
+        return {"p99_ratio": flood["p99_ns"] / quiet["p99_ns"],
+                "p50_ratio": flood["p50_ns"] / quiet["p50_ns"]}
+
+    return round_tables.paired_medians(rounds, key, FIELDS, quiet_of, ratios)
 
 
 def table(m):

@@ -23,6 +23,29 @@ def medians(rounds, key, fields=FIELDS):
     return out
 
 
+def paired_medians(rounds, key, fields, baseline_of, compare):
+    """medians(), plus per point the median over rounds of compare(point, baseline) — a dict of
+    named values, or None — where baseline_of(key) names the point it is paired with in the same
+    round (its variants ran back to back) or None."""
+    values = {}
+    pairs = {}
+    for points in rounds:
+        by_key = {key(p): p for p in points}
+        for k, p in by_key.items():
+            values.setdefault(k, []).append(p)
+            base = by_key.get(baseline_of(k)) if baseline_of(k) is not None else None
+            compared = compare(p, base) if base is not None else None
+            if compared is not None:
+                pairs.setdefault(k, []).append(compared)
+    out = {}
+    for k, ps in values.items():
+        out[k] = {f: statistics.median(p.get(f, 0) for p in ps) for f in fields}
+        out[k]["rounds"] = len(ps)
+        for name in (pairs[k][0] if k in pairs else {}):
+            out[k][name] = statistics.median(c[name] for c in pairs[k])
+    return out
+
+
 def fmt(v, scale=1.0, digits=0):
     return "" if v is None else f"{v / scale:.{digits}f}"
 

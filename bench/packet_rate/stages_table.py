@@ -10,8 +10,6 @@ clock forced to clock_gettime(CLOCK_REALTIME). The cost is the difference from "
 ns per packet (every thread of the pipeline) and in wall ns per packet (1 / packets/s), taken
 within each round (the variants of a point run back to back) and then the median over rounds.
 """
-import statistics
-
 import round_tables
 
 FIELDS = ("pps", "cpu_ns_per_packet", "stage_samples")
@@ -25,25 +23,14 @@ def key(p):
 def medians(rounds):
     """Per point and variant: the median of each field, and the median over rounds of the
     round's own difference from "off" (paired: a round's variants ran back to back)."""
-    values = {}
-    deltas = {}
-    for points in rounds:
-        by_key = {key(p): p for p in points}
-        for k, p in by_key.items():
-            values.setdefault(k, []).append(p)
-            off = by_key.get(k[:6] + ("off",))
-            if off is not None and k[6] != "off":
-                deltas.setdefault(k, []).append(
-                    (p["cpu_ns_per_packet"] - off["cpu_ns_per_packet"],
-                     1e9 / p["pps"] - 1e9 / off["pps"]))
-    out = {}
-    for k, ps in values.items():
-        out[k] = {f: statistics.median(p[f] for p in ps) for f in FIELDS}
-        out[k]["rounds"] = len(ps)
-        if k in deltas:
-            out[k]["delta_cpu_ns_per_packet"] = statistics.median(d[0] for d in deltas[k])
-            out[k]["delta_wall_ns_per_packet"] = statistics.median(d[1] for d in deltas[k])
-    return out
+    def off_of(k):
+        return k[:6] + ("off",) if k[6] != "off" else None
+
+    def deltas(p, off):
+        return {"delta_cpu_ns_per_packet": p["cpu_ns_per_packet"] - off["cpu_ns_per_packet"],
+                "delta_wall_ns_per_packet": 1e9 / p["pps"] - 1e9 / off["pps"]}
+
+    return round_tables.paired_medians(rounds, key, FIELDS, off_of, deltas)
 
 
 def table(m):
