@@ -12,9 +12,9 @@
 namespace signet::net::detail {
 
 receive_result receive_from_socket(line_state& line) noexcept {
-    // recvmmsg batches per run (64 datagrams), then yield the worker: a flooded socket drained
-    // 16 batches a run kept the other feeds' packets waiting ~0.7 ms behind it (epoll, one feed
-    // of 16 flooded: the others' p99 688 µs blocking; 254 µs with 2; bench --fairness).
+    // recvmmsg batches per run (64 datagrams), then yield the worker, so that a flooded socket
+    // does not keep the other feeds' packets waiting behind long runs (measured by
+    // bench/run-packet-rate --fairness; docs/benchmarks.md).
     constexpr int budget = 2;
     feed_state& feed = line.feed;
     std::array<mmsghdr, receive_batch> messages{};
