@@ -2,17 +2,22 @@
 // real TCP on 127.0.0.1 (the client side is md::cboe::session_client): a login with other
 // credentials is refused; an accepted gap request comes back on the gap line as blocks of the
 // unit with the original sequences and bytes; requests out of range or of another unit are
-// refused by status; a Spin of a unit rebuilds that unit's book as a receiver that saw every
-// block has it.
+// refused by status; a request that arrives while the service answers another one covers
+// the blocks recorded before it was sent; a Spin of a unit rebuilds that unit's book as a receiver
+// that saw every block has it.
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -39,9 +44,21 @@ public:
     [[nodiscard]] std::size_t lines() const noexcept override { return 1; }
     [[nodiscard]] std::error_code send(std::size_t,
                                        std::span<std::byte const> d) noexcept override {
-        std::lock_guard const lock(mutex_);
-        sent_.emplace_back(d.begin(), d.end());
+        std::function<void()> hook;
+        {
+            std::lock_guard const lock(mutex_);
+            sent_.emplace_back(d.begin(), d.end());
+            hook = std::exchange(on_send_, {});
+        }
+        if (hook) {
+            hook();
+        }
         return {};
+    }
+    /// Runs once, on the service's thread, at the next send.
+    void on_next_send(std::function<void()> hook) {
+        std::lock_guard const lock(mutex_);
+        on_send_ = std::move(hook);
     }
     [[nodiscard]] std::string describe(std::size_t) const override { return "captured"; }
     [[nodiscard]] std::vector<bytes> sent() const {
@@ -52,6 +69,7 @@ public:
 private:
     mutable std::mutex mutex_;
     std::vector<bytes> sent_;
+    std::function<void()> on_send_;
 };
 
 /// `blocks` blocks of a generated two-unit market, as the publisher builds them.
@@ -86,6 +104,8 @@ public:
         address.sin_family = AF_INET;
         address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         address.sin_port = htons(port);
+        int const one = 1; // requests leave at once, as the receiver's do
+        (void)::setsockopt(fd_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         EXPECT_EQ(::connect(fd_.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
         session_.start(0);
         flush();
@@ -192,6 +212,74 @@ TEST(PitchRecoveryService, GapRequestsAreAnsweredOnTheGapLine) {
         EXPECT_EQ(responses.back().status, status);
     }
     EXPECT_EQ(gap.sent().size(), 1U);
+}
+
+TEST(PitchRecoveryService, ARequestReadWhileAnsweringAnotherCoversEverythingRecordedBefore) {
+    // The receiver's requests come in bursts: the second of two can be read in the receive
+    // loop that answered the first. The test holds the service inside its first answer (on
+    // the gap line's send) while it records unit 1's next blocks and asks for them.
+    signet::test::watchdog dog(std::chrono::seconds(60), "request while answering");
+    captured_line gap;
+    pub::cboe::pitch_recovery_service service(
+        {.units = 2, .grp = true, .credentials = login, .handoff_bytes = 1 << 20}, &gap);
+    std::vector<bytes> const blocks = market(40);
+    for (std::size_t i = 0; i < 20; ++i) {
+        service.record(blocks[i]);
+    }
+    client c(service.grp_port(), login);
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool answering = false;
+    bool asked = false;
+    gap.on_next_send([&] {
+        std::unique_lock lock(mutex);
+        answering = true;
+        changed.notify_all();
+        changed.wait(lock, [&] { return asked; });
+    });
+    cb::message request;
+    request.type = mt::gap_request;
+    request.unit = 1;
+    request.sequence = 1;
+    request.count = 3;
+    c.send(request);
+    {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return answering; });
+    }
+    // Blocks 20 and 22: unit 1's sequences 31 to 36, recorded, then asked for.
+    for (std::size_t i = 20; i < 40; ++i) {
+        service.record(blocks[i]);
+    }
+    request.sequence = 31;
+    request.count = 6;
+    c.send(request);
+    {
+        std::lock_guard const lock(mutex);
+        asked = true;
+    }
+    changed.notify_all();
+    std::vector<cb::message> responses;
+    while (responses.size() < 2) {
+        std::vector<cb::message> const got =
+            c.read_until([](cb::message const& m) { return m.type == mt::gap_response; });
+        ASSERT_FALSE(got.empty());
+        for (cb::message const& m : got) {
+            if (m.type == mt::gap_response) {
+                responses.push_back(m);
+            }
+        }
+    }
+    EXPECT_EQ(responses[0].status, 'A');
+    EXPECT_EQ(responses[1].status, 'A');
+    EXPECT_EQ(responses[1].sequence, 31U);
+    std::vector<bytes> const resent = gap.sent();
+    ASSERT_EQ(resent.size(), 2U);
+    std::optional<cb::block_check> const check = cb::validate_block(resent[1]);
+    ASSERT_TRUE(check.has_value());
+    EXPECT_EQ(check->header.unit, 1);
+    EXPECT_EQ(check->header.sequence, 31U);
+    EXPECT_EQ(check->header.count, 6);
 }
 
 TEST(PitchRecoveryService, ASpinRebuildsTheUnitsBook) {

@@ -328,6 +328,9 @@ void pitch_recovery_service::answer_spin(connection& c, cb::message const& reque
 
 void pitch_recovery_service::on_request(connection& c, cb::message const& m) {
     if (c.spin_unit == 0 && m.type == mt::gap_request) {
+        // The answer covers everything recorded until now: a request read in the same receive
+        // loop as an earlier one may name blocks recorded after the loop's first drain.
+        drain();
         answer_gap(c, m);
     } else if (c.spin_unit != 0 && m.type == mt::spin_request) {
         drain(); // the image holds everything published until now
