@@ -251,8 +251,10 @@ void nats_publisher::make_streams() noexcept {
 }
 
 void nats_publisher::publish(event_view const& v) noexcept {
-    // acquire: pairs with the release store of a (re)connect: the connection is up.
-    if (js_ != nullptr && streams_due_.exchange(false, std::memory_order_acquire)) {
+    // relaxed load first: a plain read per event, the read-modify-write only after a
+    // (re)connect. acquire exchange: pairs with the release store of that (re)connect.
+    if (js_ != nullptr && streams_due_.load(std::memory_order_relaxed) &&
+        streams_due_.exchange(false, std::memory_order_acquire)) {
         make_streams();
     }
     if (streams_missing_ && connected_.load(std::memory_order_relaxed)) {

@@ -20,8 +20,9 @@
 // closed one, its last, which the destructor waits for (a mutex and a condition variable, off
 // every hot path) before the object goes.
 // Memory orders: every counter is relaxed (a statistic read on its own); streams_due_ is
-// stored with release by the (re)connect callback and exchanged with acquire by publish(),
-// which then makes the streams.
+// stored with release by the (re)connect callback and exchanged with acquire by publish()
+// (after a relaxed load that finds it set: no read-modify-write per event), which then makes
+// the streams.
 
 #include <atomic>
 #include <chrono>

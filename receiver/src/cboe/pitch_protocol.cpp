@@ -155,7 +155,7 @@ pitch_protocol::pitch_protocol(feed_config const& feed, pitch_settings const& se
             state.sync = unit_state::phase::buffering;
         }
         if (settings_.grp) {
-            state.recovery.emplace(md::nasdaq::moldudp64_recovery_options{
+            state.recovery.emplace(md::request_recovery_options{
                 .timeout_ns = settings_.grp_timeout_ms * 1'000'000,
                 .max_messages = static_cast<std::uint16_t>(settings_.grp_max_messages),
                 .max_in_flight = 4,
@@ -688,7 +688,7 @@ void pitch_protocol::summary(nlohmann::ordered_json& out) const {
         std::uint64_t requests = 0, gaps = 0, recovered_gaps = 0, lost_gaps = 0, recovered = 0,
                       lost = 0;
         for (unit_state const& u : units_) {
-            md::nasdaq::moldudp64_recovery_stats const& r = u.recovery->stats();
+            md::request_recovery_stats const& r = u.recovery->stats();
             requests += r.rerequests_sent;
             gaps += r.gaps;
             recovered_gaps += r.gaps_recovered;

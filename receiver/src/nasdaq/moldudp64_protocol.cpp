@@ -86,9 +86,8 @@ std::shared_ptr<protocol_settings const> parse(config_reader const& feed) {
         feed.get_size("rerequest_timeout_ms", s->rerequest_timeout_ms, 1, 60'000);
     s->rerequest_max_messages = feed.get_size("rerequest_max_messages", s->rerequest_max_messages,
                                               1, md::nasdaq::moldudp64_max_messages);
-    s->rerequest_max_in_flight =
-        feed.get_size("rerequest_max_in_flight", s->rerequest_max_in_flight, 1,
-                      md::nasdaq::moldudp64_recovery::max_chunks);
+    s->rerequest_max_in_flight = feed.get_size(
+        "rerequest_max_in_flight", s->rerequest_max_in_flight, 1, md::request_recovery::max_chunks);
     s->rerequest_tries =
         static_cast<unsigned>(feed.get_size("rerequest_tries", s->rerequest_tries, 1, 100));
     s->glimpse = feed.get_server("glimpse", "the GLIMPSE snapshot server");
@@ -162,7 +161,7 @@ moldudp64_protocol::moldudp64_protocol(feed_config const& feed, moldudp64_settin
         }
     }
     if (settings_.rerequest) {
-        recovery_.emplace(md::nasdaq::moldudp64_recovery_options{
+        recovery_.emplace(md::request_recovery_options{
             .timeout_ns = settings_.rerequest_timeout_ms * 1'000'000,
             .max_messages = static_cast<std::uint16_t>(settings_.rerequest_max_messages),
             .max_in_flight = settings_.rerequest_max_in_flight,
@@ -548,7 +547,7 @@ void moldudp64_protocol::summary(nlohmann::ordered_json& out) const {
         auto const& r = recovery_->stats();
         auto const took = recovery_latency_.take();
         out["recovery"] = {
-            {"state", md::nasdaq::to_string(recovery_->state())},
+            {"state", md::to_string(recovery_->state())},
             {"gaps", r.gaps},
             {"gaps_recovered", r.gaps_recovered},
             {"gaps_lost", r.gaps_lost},

@@ -1,8 +1,9 @@
 #pragma once
 
 /// gap_recovery: what the sequence_arbiter asks of a gap recovery client while it holds packets
-/// behind a gap (md::nasdaq::moldudp64_recovery implements it for MoldUDP64 re-requests; a snapshot
-/// recovery could too). Called only when a gap blocks delivery, never per packet in order.
+/// behind a gap (md::request_recovery implements it for MoldUDP64 re-requests and Cboe gap
+/// requests; a snapshot recovery could too). Called only when a gap blocks delivery, never per
+/// packet in order.
 /// Threading: none; the owner's parser contract calls it.
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 // arbitrates A/B, holds and tracks gaps per unit, and a gap in one unit stales only that unit's
 // symbols. Every fresh message goes to one md::cboe::pitch_book (the feed's books by order).
 // With `grp`, a gap is requested from Cboe's Gap Request Proxy (TCP, `login`) while the arbiter
-// holds what arrived behind it: one md::nasdaq::moldudp64_recovery per unit (the gap-request
+// holds what arrived behind it: one md::request_recovery per unit (the gap-request
 // state machine is protocol-neutral: chunks, timeouts, tries), its requests sent as Gap
 // Requests; the messages come back on the gap line (`gap_bind`) with their own unit and
 // sequences, and a Gap Response other than 'A' gives the gap up at once (counted by status).
@@ -33,7 +33,7 @@
 #include <signet/md/cboe/pitch_book.hpp>
 #include <signet/md/cboe/pitch_session.hpp>
 #include <signet/md/message_store.hpp>
-#include <signet/md/nasdaq/moldudp64_recovery.hpp>
+#include <signet/md/request_recovery.hpp>
 #include <signet/receiver/feed_protocol.hpp>
 
 namespace signet::receiver::cboe {
@@ -107,7 +107,7 @@ private:
         std::uint8_t unit = 0;
         std::uint64_t next_sequence = 1;
         std::uint64_t lost_gaps = 0; ///< gaps delivered with nothing to repair them
-        std::optional<md::nasdaq::moldudp64_recovery> recovery{}; // with grp
+        std::optional<md::request_recovery> recovery{}; // with grp
         std::uint64_t waiting_since = 0; // a gap waits for the GRP session since then
         // With spin: the late-join state.
         enum class phase : std::uint8_t { live, buffering, loading } sync = phase::live;

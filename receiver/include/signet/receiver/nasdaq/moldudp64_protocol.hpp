@@ -12,7 +12,7 @@
 //     lost asks for a new snapshot;
 //   - with `parser = "count"` nowhere: counted only;
 //   - with md_receiver --record, also to a BinaryFILE recording (md::nasdaq::binary_file_writer).
-// Gaps are recovered, with `rerequest`, by md::nasdaq::moldudp64_recovery (the arbiter holds what
+// Gaps are recovered, with `rerequest`, by md::request_recovery (the arbiter holds what
 // arrived behind the gap meanwhile). Its summary section "moldudp64" holds the session, the
 // ITCH counters and books, the recovery's and GLIMPSE's counters and the recording.
 //
@@ -30,7 +30,7 @@
 #include <signet/md/nasdaq/itch50.hpp>
 #include <signet/md/nasdaq/itch_snapshot_sync.hpp>
 #include <signet/md/nasdaq/moldudp64.hpp>
-#include <signet/md/nasdaq/moldudp64_recovery.hpp>
+#include <signet/md/request_recovery.hpp>
 #include <signet/net/udp_socket.hpp>
 #include <signet/receiver/feed_protocol.hpp>
 #include <signet/receiver/nasdaq/glimpse_client.hpp>
@@ -111,7 +111,7 @@ public:
     [[nodiscard]] md::nasdaq::itch_order_book const* book() const noexcept;
     [[nodiscard]] md::nasdaq::itch50_stats const* itch_stats() const noexcept;
     /// The re-request client (nullptr without rerequest).
-    [[nodiscard]] md::nasdaq::moldudp64_recovery const* rerequests() const noexcept {
+    [[nodiscard]] md::request_recovery const* rerequests() const noexcept {
         return recovery_ ? &*recovery_ : nullptr;
     }
     /// The GLIMPSE path (nullptr without glimpse); live() from any thread.
@@ -140,7 +140,7 @@ private:
     moldudp64_settings settings_;
     std::optional<md::nasdaq::itch50_parser> parser_;    // itch50, from sequence 1
     std::optional<md::nasdaq::itch_snapshot_sync> sync_; // itch50 + glimpse
-    std::optional<md::nasdaq::moldudp64_recovery> recovery_;
+    std::optional<md::request_recovery> recovery_;
     std::unique_ptr<glimpse_client> glimpse_;
     std::unique_ptr<md::nasdaq::binary_file_writer> recording_;
     net::udp_socket const* request_socket_ = nullptr;

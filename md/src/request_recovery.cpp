@@ -1,10 +1,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include <signet/md/nasdaq/moldudp64.hpp>
-#include <signet/md/nasdaq/moldudp64_recovery.hpp>
+#include <signet/md/request_recovery.hpp>
 
-namespace signet::md::nasdaq {
+namespace signet::md {
 
 char const* to_string(recovery_state state) noexcept {
     switch (state) {
@@ -18,20 +17,20 @@ char const* to_string(recovery_state state) noexcept {
     return "?";
 }
 
-moldudp64_recovery::moldudp64_recovery(moldudp64_recovery_options const& options)
+request_recovery::request_recovery(request_recovery_options const& options)
     : options_(options) {
-    if (options.max_messages == 0 || options.max_messages > moldudp64_max_messages) {
-        throw std::invalid_argument("moldudp64_recovery: max_messages must be 1 to 65534");
+    if (options.max_messages == 0) {
+        throw std::invalid_argument("request_recovery: max_messages must be 1 to 65535");
     }
     if (options.max_in_flight == 0 || options.max_in_flight > max_chunks) {
-        throw std::invalid_argument("moldudp64_recovery: max_in_flight must be 1 to 16");
+        throw std::invalid_argument("request_recovery: max_in_flight must be 1 to 16");
     }
     if (options.max_tries == 0 || options.timeout_ns == 0) {
-        throw std::invalid_argument("moldudp64_recovery: max_tries and timeout must be positive");
+        throw std::invalid_argument("request_recovery: max_tries and timeout must be positive");
     }
 }
 
-bool moldudp64_recovery::want(std::uint64_t first, std::uint64_t end, std::uint64_t now) noexcept {
+bool request_recovery::want(std::uint64_t first, std::uint64_t end, std::uint64_t now) noexcept {
     if (end <= first || state_ == recovery_state::lost) {
         return false; // nothing to recover, or the open gap was just given up: release it
     }
@@ -53,7 +52,7 @@ bool moldudp64_recovery::want(std::uint64_t first, std::uint64_t end, std::uint6
     return true;
 }
 
-void moldudp64_recovery::plan_chunks() noexcept {
+void request_recovery::plan_chunks() noexcept {
     for (std::size_t i = 0; i < options_.max_in_flight && planned_ < end_; ++i) {
         chunk& c = chunks_[i];
         if (c.open) {
@@ -66,7 +65,7 @@ void moldudp64_recovery::plan_chunks() noexcept {
     }
 }
 
-std::uint64_t moldudp64_recovery::progress(std::uint64_t next, std::uint64_t now) noexcept {
+std::uint64_t request_recovery::progress(std::uint64_t next, std::uint64_t now) noexcept {
     if (state_ == recovery_state::lost && next >= end_) {
         set_state(recovery_state::synchronized); // the owner moved past the lost gap
     }
@@ -89,13 +88,13 @@ std::uint64_t moldudp64_recovery::progress(std::uint64_t next, std::uint64_t now
     return now > since_ns_ ? now - since_ns_ : 1;
 }
 
-void moldudp64_recovery::abandon(std::uint64_t now) noexcept {
+void request_recovery::abandon(std::uint64_t now) noexcept {
     if (state_ == recovery_state::recovering) {
         give_up(now);
     }
 }
 
-void moldudp64_recovery::give_up(std::uint64_t now) noexcept {
+void request_recovery::give_up(std::uint64_t now) noexcept {
     std::uint64_t const got = std::clamp(next_, first_, end_) - first_;
     stats_.recovered_messages += got;
     stats_.lost_messages += (end_ - first_) - got;
@@ -105,7 +104,7 @@ void moldudp64_recovery::give_up(std::uint64_t now) noexcept {
     set_state(recovery_state::lost);
 }
 
-std::uint64_t moldudp64_recovery::next_deadline() const noexcept {
+std::uint64_t request_recovery::next_deadline() const noexcept {
     if (state_ != recovery_state::recovering) {
         return 0;
     }
@@ -119,7 +118,7 @@ std::uint64_t moldudp64_recovery::next_deadline() const noexcept {
     return deadline;
 }
 
-void moldudp64_recovery::set_state(recovery_state state) {
+void request_recovery::set_state(recovery_state state) {
     if (state == state_) {
         return;
     }
@@ -129,4 +128,4 @@ void moldudp64_recovery::set_state(recovery_state state) {
     }
 }
 
-} // namespace signet::md::nasdaq
+} // namespace signet::md

@@ -1,10 +1,11 @@
 #pragma once
 
-/// moldudp64_recovery: the re-request client's state machine for one MoldUDP64 session (one
-/// feed, A/B lines included). No sockets and no clock of its own: the owner passes the time and
-/// a `send(first, count)` callable that puts one 20-byte request (moldudp64_request.hpp) on the
-/// wire. Answers are normal downstream packets; the owner feeds them to the session like any
-/// other and reports progress here.
+/// request_recovery: the state machine of a gap-request client for one sequenced stream (one
+/// feed's MoldUDP64 session with its A/B lines, or one Cboe PITCH unit). No sockets, no clock
+/// and no wire format of its own: the owner passes the time and a `send(first, count)` callable
+/// that puts one request on the wire (MoldUDP64's 20-byte request, moldudp64_request.hpp; Cboe's
+/// Gap Request, cboe/pitch_session.hpp). Answers are normal downstream packets; the owner feeds
+/// them to its session like any other and reports progress here.
 ///
 /// One gap at a time: the owner delivers strictly in sequence, so the only gap that blocks
 /// delivery is [next_sequence, first held packet). Lifecycle of a gap:
@@ -30,19 +31,20 @@
 
 #include <signet/md/gap_recovery.hpp>
 
-namespace signet::md::nasdaq {
+namespace signet::md {
 
-struct moldudp64_recovery_options {
+struct request_recovery_options {
     std::uint64_t timeout_ns = 50'000'000; ///< a request unanswered this long is sent again
-    std::uint16_t max_messages = 1000;     ///< messages per request (1..65534)
-    std::size_t max_in_flight = 4;         ///< requests outstanding at once (1..16)
-    unsigned max_tries = 3;                ///< requests per chunk before the gap is lost
+    std::uint16_t max_messages =
+        1000;                      ///< messages per request (1..65535; the wire may allow fewer)
+    std::size_t max_in_flight = 4; ///< requests outstanding at once (1..16)
+    unsigned max_tries = 3;        ///< requests per chunk before the gap is lost
 };
 
 enum class recovery_state { synchronized, recovering, lost };
 char const* to_string(recovery_state state) noexcept;
 
-struct moldudp64_recovery_stats {
+struct request_recovery_stats {
     std::uint64_t gaps = 0;               ///< gaps requested
     std::uint64_t gaps_recovered = 0;     ///< filled completely
     std::uint64_t gaps_lost = 0;          ///< given up (timeouts, or the owner's buffer full)
@@ -53,12 +55,12 @@ struct moldudp64_recovery_stats {
     std::uint64_t recovering_ns = 0;      ///< time spent with a gap open
 };
 
-class moldudp64_recovery final : public gap_recovery {
+class request_recovery final : public gap_recovery {
 public:
     static constexpr std::size_t max_chunks = 16;
 
     /// Throws std::invalid_argument for options out of range.
-    explicit moldudp64_recovery(moldudp64_recovery_options const& options);
+    explicit request_recovery(request_recovery_options const& options);
 
     /// Called with each state change (setup only; may be empty).
     void on_state_change(std::function<void(recovery_state)> callback) {
@@ -84,7 +86,7 @@ public:
     [[nodiscard]] bool recovering() const noexcept override {
         return state_ == recovery_state::recovering;
     }
-    [[nodiscard]] moldudp64_recovery_stats const& stats() const noexcept { return stats_; }
+    [[nodiscard]] request_recovery_stats const& stats() const noexcept { return stats_; }
     /// The earliest time poll() has something to do (a timeout); 0 when nothing is open.
     [[nodiscard]] std::uint64_t next_deadline() const noexcept override;
 
@@ -101,7 +103,7 @@ private:
     void set_state(recovery_state state);
     void plan_chunks() noexcept;
 
-    moldudp64_recovery_options options_;
+    request_recovery_options options_;
     recovery_state state_ = recovery_state::synchronized;
     std::function<void(recovery_state)> on_state_;
     std::uint64_t first_ = 0; // the open gap: [first_, end_)
@@ -110,11 +112,11 @@ private:
     std::uint64_t planned_ = 0; // chunks cover [first_, planned_)
     std::uint64_t since_ns_ = 0;
     std::array<chunk, max_chunks> chunks_{};
-    moldudp64_recovery_stats stats_{};
+    request_recovery_stats stats_{};
 };
 
 template <typename Send>
-void moldudp64_recovery::poll(std::uint64_t now, Send&& send) {
+void request_recovery::poll(std::uint64_t now, Send&& send) {
     if (state_ != recovery_state::recovering) {
         return;
     }
@@ -144,4 +146,4 @@ void moldudp64_recovery::poll(std::uint64_t now, Send&& send) {
     }
 }
 
-} // namespace signet::md::nasdaq
+} // namespace signet::md

@@ -1,4 +1,5 @@
-// The re-request client's state machine: every transition, with an injected clock.
+// The gap-request client's state machine (MoldUDP64 re-requests, Cboe GRP): every transition,
+// with an injected clock.
 #include <cstdint>
 #include <stdexcept>
 #include <utility>
@@ -6,12 +7,11 @@
 
 #include <gtest/gtest.h>
 
-#include <signet/md/nasdaq/moldudp64_recovery.hpp>
+#include <signet/md/request_recovery.hpp>
 
 namespace {
 
 using namespace signet::md;
-using namespace signet::md::nasdaq;
 
 using request = std::pair<std::uint64_t, std::uint16_t>;
 
@@ -28,14 +28,14 @@ struct wire {
 
 constexpr std::uint64_t ms = 1'000'000;
 
-moldudp64_recovery make(std::uint16_t max_messages = 100, std::size_t in_flight = 2) {
-    return moldudp64_recovery({.timeout_ns = 10 * ms,
-                               .max_messages = max_messages,
-                               .max_in_flight = in_flight,
-                               .max_tries = 3});
+request_recovery make(std::uint16_t max_messages = 100, std::size_t in_flight = 2) {
+    return request_recovery({.timeout_ns = 10 * ms,
+                             .max_messages = max_messages,
+                             .max_in_flight = in_flight,
+                             .max_tries = 3});
 }
 
-TEST(MoldUdp64Recovery, AGapIsRequestedInChunksAndRecovered) {
+TEST(RequestRecovery, AGapIsRequestedInChunksAndRecovered) {
     auto r = make();
     std::vector<recovery_state> states;
     r.on_state_change([&](recovery_state s) { states.push_back(s); });
@@ -58,7 +58,7 @@ TEST(MoldUdp64Recovery, AGapIsRequestedInChunksAndRecovered) {
     EXPECT_EQ(w.sent.size(), 3U); // nothing open: nothing sent
 }
 
-TEST(MoldUdp64Recovery, TimeoutsResendThenTheGapIsLost) {
+TEST(RequestRecovery, TimeoutsResendThenTheGapIsLost) {
     auto r = make();
     wire w;
     ASSERT_TRUE(r.want(10, 20, 0));
@@ -79,7 +79,7 @@ TEST(MoldUdp64Recovery, TimeoutsResendThenTheGapIsLost) {
     EXPECT_EQ(r.stats().lost_messages, 5U);
 }
 
-TEST(MoldUdp64Recovery, LostReturnsToSynchronizedOnProgress) {
+TEST(RequestRecovery, LostReturnsToSynchronizedOnProgress) {
     auto r = make();
     wire w;
     ASSERT_TRUE(r.want(1, 5, 0));
@@ -93,7 +93,7 @@ TEST(MoldUdp64Recovery, LostReturnsToSynchronizedOnProgress) {
     EXPECT_TRUE(r.want(10, 12, 3 * ms)); // the next gap is recovered again
 }
 
-TEST(MoldUdp64Recovery, TheSameGapSeenWiderExtendsIt) {
+TEST(RequestRecovery, TheSameGapSeenWiderExtendsIt) {
     auto r = make(1000);
     wire w;
     ASSERT_TRUE(r.want(50, 60, 0));
@@ -103,7 +103,7 @@ TEST(MoldUdp64Recovery, TheSameGapSeenWiderExtendsIt) {
     EXPECT_EQ(r.stats().gaps, 1U);
 }
 
-TEST(MoldUdp64Recovery, ARefusingSocketIsRetriedWithoutCountingTries) {
+TEST(RequestRecovery, ARefusingSocketIsRetriedWithoutCountingTries) {
     auto r = make();
     wire w;
     w.up = false;
@@ -117,7 +117,7 @@ TEST(MoldUdp64Recovery, ARefusingSocketIsRetriedWithoutCountingTries) {
     EXPECT_EQ(w.sent, (std::vector<request>{{1, 1}}));
 }
 
-TEST(MoldUdp64Recovery, StreamOvertakingTheGapCompletesIt) {
+TEST(RequestRecovery, StreamOvertakingTheGapCompletesIt) {
     auto r = make();
     wire w;
     ASSERT_TRUE(r.want(7, 9, 0));
@@ -126,10 +126,10 @@ TEST(MoldUdp64Recovery, StreamOvertakingTheGapCompletesIt) {
     EXPECT_EQ(r.state(), recovery_state::synchronized);
 }
 
-TEST(MoldUdp64Recovery, BadOptionsAreRejected) {
-    EXPECT_THROW(moldudp64_recovery({.max_messages = 0}), std::invalid_argument);
-    EXPECT_THROW(moldudp64_recovery({.max_in_flight = 17}), std::invalid_argument);
-    EXPECT_THROW(moldudp64_recovery({.max_tries = 0}), std::invalid_argument);
+TEST(RequestRecovery, BadOptionsAreRejected) {
+    EXPECT_THROW(request_recovery({.max_messages = 0}), std::invalid_argument);
+    EXPECT_THROW(request_recovery({.max_in_flight = 17}), std::invalid_argument);
+    EXPECT_THROW(request_recovery({.max_tries = 0}), std::invalid_argument);
     EXPECT_FALSE(make().want(5, 5, 0)); // an empty gap is nothing to recover
 }
 
