@@ -17,6 +17,14 @@ namespace signet::net {
 
 namespace {
 constexpr unsigned reactor_backoff_polls = 64; // backoff: empty polls before sleeping
+// A worker busy this long since the reactor's last run schedules it (poll_while_busy).
+constexpr std::chrono::microseconds reactor_busy_interval{20};
+
+std::int64_t steady_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
 // Longest sleep of an idle worker in the backend or the group; only bounds a lost wake-up.
 constexpr std::chrono::milliseconds reactor_sleep_slice{100};
 } // namespace
@@ -153,6 +161,8 @@ void runtime::start_reactor() {
 }
 
 void runtime::run_reactor() {
+    // relaxed: a time for poll_while_busy's heuristic, ordered with nothing else.
+    reactor_ran_ns_.store(steady_ns(), std::memory_order_relaxed);
     bool const polled = backend_->poll();
     bool const progress = timers_->fire_due() || polled;
     // acquire: pairs with the release store in stop().
@@ -182,11 +192,20 @@ void runtime::run_reactor() {
     }
 }
 
+void runtime::poll_while_busy() noexcept {
+    // relaxed: see run_reactor(); a stale time costs one early or one late poll, no more.
+    if (steady_ns() - reactor_ran_ns_.load(std::memory_order_relaxed) >=
+        std::chrono::nanoseconds(reactor_busy_interval).count()) {
+        reactor_.schedule();
+    }
+}
+
 void runtime::reactor_worker(std::size_t /*index*/) {
     unsigned streak = 0;
     for (;;) {
         if (group_.execute_next_contracts() != 0) {
             streak = 0;
+            poll_while_busy();
             continue;
         }
         // acquire: pairs with the release store in stop_reactor().

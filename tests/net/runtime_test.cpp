@@ -401,6 +401,49 @@ TEST_P(RuntimeTest, ForeignScheduleWakesAWorkerAsleepInTheBackend) {
     EXPECT_EQ(runs.load(std::memory_order_acquire), 500U); // pairs with the runs' increments
 }
 
+// A worker that never goes idle still polls (reactor mode): a contract that stays scheduled
+// (here one that schedules itself again on every run) starves neither a socket nor a timer.
+// Before, only an idle worker's sleep scheduled the parked reactor (block; backoff after 64
+// empty polls), so neither datagrams nor the timer came through until the hog stopped.
+TEST_P(RuntimeTest, ABusyWorkerStillPollsSocketsAndTimers) {
+    if (GetParam().poller != signet::net::poller_mode::contract) {
+        GTEST_SKIP() << "reactor mode only";
+    }
+    signet::test::watchdog dog(60s, "ABusyWorkerStillPollsSocketsAndTimers");
+    runtime rt(options(1));
+    std::atomic<std::size_t> count{0};
+    auto feed = rt.add_feed(loopback_feed("a"), [&](packet const&) {
+        count.fetch_add(1, std::memory_order_relaxed); // relaxed: a count read on its own
+    });
+    std::atomic<bool> hogging{true};
+    std::atomic<std::uint64_t> hog_runs{0};
+    auto hog = rt.group().create_contract([&] {
+        hog_runs.fetch_add(1, std::memory_order_relaxed); // relaxed: a count
+        // relaxed: the flag only ends the loop; stop() orders the rest.
+        if (hogging.load(std::memory_order_relaxed)) {
+            signet::this_contract::schedule();
+        }
+    });
+    std::atomic<bool> fired{false};
+    auto timer = rt.create_timer([&] { fired.store(true, std::memory_order_relaxed); });
+    rt.start();
+    hog.schedule();
+    // The worker is busy from here on: the hog is always scheduled.
+    ASSERT_TRUE(eventually([&] { return hog_runs.load(std::memory_order_relaxed) > 10000; }));
+    timer.arm_after(1ms);
+    udp_sender sender;
+    constexpr std::uint64_t n = 100;
+    for (std::uint64_t i = 0; i < n; ++i) {
+        sender.send_sequence(rt.local_endpoint(feed), i);
+    }
+    EXPECT_TRUE(eventually([&] { return count.load(std::memory_order_relaxed) == n; }))
+        << count.load(std::memory_order_relaxed) << " of " << n << " parsed";
+    EXPECT_TRUE(eventually([&] { return fired.load(std::memory_order_relaxed); }));
+    EXPECT_GT(hog_runs.load(std::memory_order_relaxed), 10000U);
+    hogging.store(false, std::memory_order_relaxed);
+    rt.stop();
+}
+
 TEST(Runtime, AutoPicksABackendAndSaysWhy) {
     runtime rt({.backend = backend_kind::automatic});
     EXPECT_NE(rt.backend(), backend_kind::automatic);

@@ -14,7 +14,11 @@
 //                       scheduled from another thread wakes it through an eventfd. idle spin:
 //                       the reactor re-schedules itself after every poll (never sleeps); block:
 //                       it parks after each poll and the worker sleeps in the ring; backoff:
-//                       it parks after 64 empty polls. io_uring serves one worker this way
+//                       it parks after 64 empty polls. A worker that keeps running other
+//                       contracts never sleeps, so it schedules the parked reactor itself
+//                       after any batch that ends 20 µs or more after the reactor's last run:
+//                       a flooded feed, or a contract that stays scheduled, starves neither
+//                       the other sockets nor the timers. io_uring serves one worker this way
 //                       (single issuer); with more workers, and with Asio, the runtime uses:
 //   thread              a dedicated poller thread hands packets to the workers (pipelined over
 //                       two cores; today's design before the reactor).
@@ -35,6 +39,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -145,6 +150,7 @@ private:
     void start_reactor();
     void run_reactor();
     void reactor_worker(std::size_t index);
+    void poll_while_busy() noexcept;
     void stop_reactor();
 
     runtime_options options_;
@@ -159,7 +165,10 @@ private:
     // reactor mode
     work_contract reactor_;
     std::vector<std::thread> reactor_workers_;
-    unsigned empty_polls_ = 0;                  // reactor contract only
+    unsigned empty_polls_ = 0; // reactor contract only
+    // steady_clock ns of the reactor's last run: written by the reactor contract, read by
+    // every worker after each batch (relaxed: a scheduling heuristic, see poll_while_busy).
+    std::atomic<std::int64_t> reactor_ran_ns_{0};
     std::atomic<bool> reactor_finished_{false}; // after stop: the backend queued everything
     std::atomic<bool> workers_stop_{false};
     std::atomic<bool> stopping_requested_{false}; // reactor: stop() asked the backend to wind down
