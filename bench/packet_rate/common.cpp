@@ -122,8 +122,17 @@ void feed_sink::on_packet(std::span<std::byte const> packet) noexcept {
     if (recording_ != nullptr && recording_->load(std::memory_order_relaxed) &&
         packet.size() >= timestamp_offset + 6) {
         std::uint64_t const sent = md::load_be48(packet.data() + timestamp_offset);
-        latency_.record((now - sent) & timestamp_mask);
+        std::uint64_t const latency = (now - sent) & timestamp_mask;
+        latency_.record(latency);
+        if (samples_.size() < samples_.capacity()) {
+            samples_.emplace_back(sent, latency); // within the reserved capacity: no allocation
+        }
     }
+}
+
+void feed_sink::keep_samples(std::size_t capacity) {
+    samples_.clear();
+    samples_.reserve(capacity);
 }
 
 // ---- threads, CPU time, sockets --------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/types.h>
@@ -113,6 +114,15 @@ public:
     [[nodiscard]] md::nasdaq::itch_feed_handler const& handler() const noexcept { return handler_; }
     /// Send timestamp -> parse done (ns), recorded by the feed's parser; take() on any thread.
     [[nodiscard]] metrics::histogram const& latency() const noexcept { return latency_; }
+    /// Keeps each timed packet's send stamp and latency too (up to `capacity`, reserved now:
+    /// the parser does not allocate), for --trace-latency. Before the receiver starts.
+    void keep_samples(std::size_t capacity);
+    /// {send stamp ns, latency ns} of the timed packets, in parse order. After the receiver
+    /// stopped.
+    [[nodiscard]] std::span<std::pair<std::uint64_t, std::uint64_t> const>
+    samples() const noexcept {
+        return {samples_.data(), samples_.size()};
+    }
     /// Per-stage latency, for a design that times its parser's stages (signet --stages):
     /// begin()/end() by the feed's parser, the histograms' take() on any thread.
     [[nodiscard]] net::stage_latency& stages() noexcept { return stages_; }
@@ -126,6 +136,7 @@ private:
     std::atomic<std::uint64_t> parsed_{0};
     std::atomic<std::uint64_t> first_ns_{0};
     std::atomic<std::uint64_t> last_ns_{0};
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> samples_; // capacity fixed before start
 };
 
 /// One sink per feed. unique_ptrs: the sinks never move while designs hold references.

@@ -123,6 +123,9 @@ int main(int argc, char** argv) {
     app.add_flag("--verify", check,
                  "exit 1 unless every point parsed exactly what was sent (no loss, no gap)");
     app.add_option("--json", json_path, "write the results as a JSON array to this file");
+    app.add_option("--trace-latency", settings.trace_path,
+                   "latency, quiet, flood: append every timed packet's send stamp and latency "
+                   "to this file (bench/packet_rate/latency_trace.py summarizes it)");
     CLI11_PARSE(app, argc, argv);
 
     if (plan.designs.empty()) {

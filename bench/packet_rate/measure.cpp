@@ -8,10 +8,12 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <iterator>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include <linux/sock_diag.h>
@@ -94,9 +96,41 @@ std::uint64_t stage_samples(sink_set const& sinks) {
     return n;
 }
 
-/// Feeds before `from` are not checked (a flooded feed loses packets by design).
+/// The kernel's drops at each of these UDP ports (IPv4, this network namespace): the last column
+/// of /proc/net/udp. Read before the receiver closes its sockets; 0 for a port not listed.
+std::vector<std::uint64_t> socket_drops(std::vector<std::uint16_t> const& ports) {
+    std::vector<std::uint64_t> drops(ports.size(), 0);
+    std::ifstream in("/proc/net/udp");
+    std::string line;
+    std::getline(in, line); // the header
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string slot;
+        std::string local;
+        fields >> slot >> local;
+        auto const colon = local.find(':');
+        if (colon == std::string::npos) {
+            continue;
+        }
+        auto const port =
+            static_cast<std::uint16_t>(std::stoul(local.substr(colon + 1), nullptr, 16));
+        std::string last;
+        for (std::string field; fields >> field;) {
+            last = field;
+        }
+        for (std::size_t i = 0; i < ports.size(); ++i) {
+            if (ports[i] == port && !last.empty()) {
+                drops[i] += std::stoull(last);
+            }
+        }
+    }
+    return drops;
+}
+
+/// Feeds before `from` are not checked (a flooded feed loses packets by design). `drops`: the
+/// kernel's drops per feed socket, named in a feed's problem (where its packets went).
 void verify(point_result& r, sink_set const& sinks, std::vector<feed_cursor> const& sent,
-            std::size_t from = 0) {
+            std::size_t from = 0, std::vector<std::uint64_t> const& drops = {}) {
     for (std::size_t f = from; f < sinks.size(); ++f) {
         auto const& session = sinks[f]->handler().session_stats();
         auto const& itch = sinks[f]->handler().itch_stats();
@@ -113,6 +147,9 @@ void verify(point_result& r, sink_set const& sinks, std::vector<feed_cursor> con
                     << itch.malformed_messages;
         }
         if (!problem.str().empty()) {
+            if (f < drops.size()) {
+                problem << " (the kernel dropped " << drops[f] << " at its socket)";
+            }
             r.problems.push_back("feed " + std::to_string(f) + ": " + problem.str());
         }
     }
@@ -156,6 +193,23 @@ pipeline_factory pipeline_for(point_spec const& s) {
 constexpr std::size_t veth_drain_packets = 100'000;
 
 /// Kernel memory one datagram of this workload takes in a receive queue (skb truesize).
+/// --trace-latency: one header line naming the point, then "feed send_ns latency_ns" per timed
+/// packet (send stamps are the sender's 48-bit monotonic clock).
+void append_trace(std::string const& path, point_spec const& spec, sink_set const& sinks) {
+    std::ofstream out(path, std::ios::app);
+    out << "# design=" << spec.design << " backend=" << spec.backend
+        << " idle=" << (spec.idle == idle_mode::spin ? "spin" : "block") << " mode=" << spec.mode
+        << " feeds=" << spec.feeds << " rate=" << spec.rate << "\n";
+    for (std::size_t f = 0; f < sinks.size(); ++f) {
+        for (auto const& [sent, latency] : sinks[f]->samples()) {
+            out << f << ' ' << sent << ' ' << latency << '\n';
+        }
+    }
+    if (!out) {
+        throw std::runtime_error("cannot write the latency trace " + path);
+    }
+}
+
 std::size_t datagram_truesize(packet_templates const& templates, std::size_t request,
                               std::size_t& granted) {
     net::unique_fd const socket = open_udp_socket(request);
@@ -197,6 +251,15 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
                                                         ? sink_timing::latency
                                                         : sink_timing::none,
                                                     &recording));
+    }
+    if (latency && !settings.trace_path.empty()) {
+        // Every timed packet of warm-up, window and drain, with room to spare.
+        auto const per_feed =
+            static_cast<std::size_t>(spec.rate * (settings.warmup + settings.duration + 2) /
+                                     static_cast<double>(spec.feeds - paced_from));
+        for (std::size_t f = paced_from; f < spec.feeds; ++f) {
+            sinks[f]->keep_samples(per_feed + 4096);
+        }
     }
     receiver_config config;
     config.backend = spec.backend;
@@ -284,6 +347,7 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
         std::uint64_t const switches = switches_of(threads);
         r.other_cpus =
             other_cpus(ticks_a, read_cpu_ticks(), static_cast<double>(monotonic_ns() - t_a) * 1e-9);
+        std::vector<std::uint64_t> const drops = socket_drops(so.ports);
         rx->stop();
         auto const counts = parsed_per_feed(sinks);
         r.parsed = sum(counts);
@@ -312,7 +376,7 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
                          ? 100.0 * static_cast<double>(r.sent - std::min(r.sent, r.parsed)) /
                                static_cast<double>(r.sent)
                          : 0;
-        verify(r, sinks, tx.cursors());
+        verify(r, sinks, tx.cursors(), 0, drops);
         return r;
     }
 
@@ -364,6 +428,7 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
     r.sent = tx.sent();
     // The flood's kernel drops never arrive: wait for the paced feeds, and for quiet.
     wait_parsed(sinks, r.sent + (flooder ? flooder->sent() : 0), 0.5);
+    std::vector<std::uint64_t> const drops = socket_drops(rx->ports());
     rx->stop();
     auto const parsed_final = parsed_per_feed(sinks);
     r.parsed = sum(parsed_final) - (fairness ? parsed_final.front() : 0);
@@ -392,6 +457,9 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
     r.loss_pct = r.sent != 0 ? 100.0 * static_cast<double>(r.sent - std::min(r.sent, r.parsed)) /
                                    static_cast<double>(r.sent)
                              : 0;
+    if (latency && !settings.trace_path.empty()) {
+        append_trace(settings.trace_path, spec, sinks);
+    }
     if (latency) {
         metrics::histogram::snapshot all;
         for (auto const& s : sinks) {
@@ -406,7 +474,7 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
     if (fairness) {
         sent.insert(sent.begin(), flooder ? flooder->cursors().front() : feed_cursor{});
     }
-    verify(r, sinks, sent, flood ? 1 : 0);
+    verify(r, sinks, sent, flood ? 1 : 0, drops);
     return r;
 }
 

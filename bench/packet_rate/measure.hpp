@@ -28,6 +28,9 @@ struct run_settings {
     std::size_t drain_budget = 256u << 20; // bytes of socket buffer, all feeds together
     std::size_t queue_capacity = 0;        // 0: per mode default
     std::size_t ring_buffers = net::feed_options{}.ring_buffers; // signet io_uring; 0: whole pool
+    /// Latency points (quiet, flood too) append each timed packet's send stamp and latency
+    /// here (--trace-latency; bench/packet_rate/latency_trace.py reads it). Empty: not kept.
+    std::string trace_path;
 };
 
 struct point_result {
