@@ -245,8 +245,10 @@ cpu_ticks read_cpu_ticks() {
         in >> label; // "cpu": the sum over all CPUs
         std::uint64_t value = 0;
         for (int field = 0; field < 8 && in >> value; ++field) {
-            if (field != 1 && field != 3 && field != 4) { // nice (niced builds), idle, iowait
-                t.machine += value;
+            if (field == 7) {
+                t.steal = value;
+            } else if (field != 1 && field != 3 && field != 4) { // nice (niced builds), idle,
+                t.machine += value;                              // iowait
             }
         }
     }
@@ -271,6 +273,11 @@ double other_cpus(cpu_ticks const& a, cpu_ticks const& b, double seconds) {
     double const process = static_cast<double>(b.process - a.process);
     double const ticks_per_second = static_cast<double>(::sysconf(_SC_CLK_TCK));
     return std::max(0.0, (machine - process) / ticks_per_second / seconds);
+}
+
+double steal_ms(cpu_ticks const& a, cpu_ticks const& b) {
+    return static_cast<double>(b.steal - a.steal) * 1000.0 /
+           static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 double coefficient_of_variation(std::vector<double> const& values) {

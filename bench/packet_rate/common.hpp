@@ -231,10 +231,15 @@ pid_t current_tid() noexcept;
 struct cpu_ticks {
     std::uint64_t machine = 0;
     std::uint64_t process = 0;
+    std::uint64_t steal = 0; ///< time the hypervisor ran something else on our CPUs (all CPUs)
 };
 cpu_ticks read_cpu_ticks();
 /// CPUs' worth of time other processes used between `a` and `b` (`seconds` apart).
 double other_cpus(cpu_ticks const& a, cpu_ticks const& b, double seconds);
+/// Milliseconds the hypervisor took from this machine's CPUs between `a` and `b` (steal time;
+/// clock-tick resolution, 10 ms): a receiver whose virtual CPU is not running stalls, whatever
+/// its design.
+double steal_ms(cpu_ticks const& a, cpu_ticks const& b);
 
 /// Voluntary + involuntary context switches of thread `tid` (/proc/self/task/<tid>/status).
 std::uint64_t thread_switches(pid_t tid);

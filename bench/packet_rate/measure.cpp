@@ -345,8 +345,10 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
         }
         std::uint64_t const cpu = cpu_of(threads) - std::min(cpu_of(threads), cpu_before_start);
         std::uint64_t const switches = switches_of(threads);
+        cpu_ticks const ticks_b = read_cpu_ticks();
         r.other_cpus =
-            other_cpus(ticks_a, read_cpu_ticks(), static_cast<double>(monotonic_ns() - t_a) * 1e-9);
+            other_cpus(ticks_a, ticks_b, static_cast<double>(monotonic_ns() - t_a) * 1e-9);
+        r.steal_ms = steal_ms(ticks_a, ticks_b);
         std::vector<std::uint64_t> const drops = socket_drops(so.ports);
         rx->stop();
         auto const counts = parsed_per_feed(sinks);
@@ -435,6 +437,7 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
 
     double const window = static_cast<double>(t_b - t_a) * 1e-9;
     r.other_cpus = other_cpus(ticks_a, ticks_b, window);
+    r.steal_ms = steal_ms(ticks_a, ticks_b);
     std::uint64_t const packets = sum(counts_b) - sum(counts_a); // the CPU's: every feed's
     std::uint64_t paced_packets = packets;
     if (fairness) {
@@ -523,6 +526,7 @@ point_result run_memory_point(point_spec const& spec, packet_templates const& te
 
     double const window = static_cast<double>(t_b - t_a) * 1e-9;
     r.other_cpus = other_cpus(ticks_a, ticks_b, window);
+    r.steal_ms = steal_ms(ticks_a, ticks_b);
     std::uint64_t const packets = sum(counts_b) - sum(counts_a);
     r.pps = static_cast<double>(packets) / window;
     r.tx_pps = r.pps;

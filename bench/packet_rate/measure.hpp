@@ -47,6 +47,7 @@ struct point_result {
     double cpu_share = 0;           // receiver CPU / window
     double switches_per_packet = 0; // receiver threads' context switches
     double other_cpus = 0;          // CPUs' worth used by other processes in the window
+    double steal_ms = 0;            // ms the hypervisor took from the CPUs in the window
     std::uint64_t sent = 0;
     std::uint64_t parsed = 0;
     std::uint64_t stage_samples = 0; // parses timed by net::stage_latency (--stages on/system)

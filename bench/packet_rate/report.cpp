@@ -60,21 +60,22 @@ void print_templates(std::size_t payload, std::size_t count, packet_templates co
 }
 
 void print_header() {
-    std::printf("%-7s %-15s %5s %3s %8s %4s %-7s %11s %8s %9s %8s %8s %8s %7s %11s %5s %6s %6s\n",
-                "design", "backend", "feeds", "w", "rate", "B", "mode", "pps", "loss%", "cpu_ns/p",
-                "p50_ns", "p99_ns", "p999_ns", "feed_cv", "tx_pps", "cpu%", "cs/p", "other%");
+    std::printf(
+        "%-7s %-15s %5s %3s %8s %4s %-7s %11s %8s %9s %8s %8s %8s %7s %11s %5s %6s %6s %5s\n",
+        "design", "backend", "feeds", "w", "rate", "B", "mode", "pps", "loss%", "cpu_ns/p",
+        "p50_ns", "p99_ns", "p999_ns", "feed_cv", "tx_pps", "cpu%", "cs/p", "other%", "steal");
 }
 
 void print_row(point_result const& r) {
     std::string const backend = backend_label(r.spec);
     std::string const design = design_label(r.spec);
     std::printf("%-7s %-15s %5zu %3zu %8.0f %4zu %-7s %11.0f %8.4f %9.1f %8llu %8llu %8llu %7.4f "
-                "%11.0f %5.1f %6.3f %6.1f\n",
+                "%11.0f %5.1f %6.3f %6.1f %5.0f\n",
                 design.c_str(), backend.c_str(), r.spec.feeds, r.spec.workers, r.spec.rate,
                 r.spec.payload, r.spec.mode.c_str(), r.pps, r.loss_pct, r.cpu_ns_per_packet,
                 static_cast<unsigned long long>(r.p50), static_cast<unsigned long long>(r.p99),
                 static_cast<unsigned long long>(r.p999), r.feed_cv, r.tx_pps, 100 * r.cpu_share,
-                r.switches_per_packet, 100 * r.other_cpus);
+                r.switches_per_packet, 100 * r.other_cpus, r.steal_ms);
     if (fairness_mode(r.spec.mode)) {
         std::printf("        feed 0 (the flood): sent %.0f/s, parsed %.0f/s\n", r.flood_tx_pps,
                     r.flood_pps);
@@ -85,8 +86,10 @@ void print_row(point_result const& r) {
     std::fflush(stdout);
 }
 
-void print_retry(double other_cpus) {
-    std::printf("        (other processes used %.0f%% of a CPU: again)\n", 100 * other_cpus);
+void print_retry(point_result const& r) {
+    std::printf("        (other processes used %.0f%% of a CPU, the hypervisor took %.0f ms: "
+                "again)\n",
+                100 * r.other_cpus, r.steal_ms);
 }
 
 void write_json(std::string const& path, std::vector<point_result> const& rows) {
@@ -108,6 +111,7 @@ void write_json(std::string const& path, std::vector<point_result> const& rows) 
                            {"p999_ns", r.p999},
                            {"feed_cv", finite_or_zero(r.feed_cv)},
                            {"switches_per_packet", finite_or_zero(r.switches_per_packet)},
+                           {"steal_ms", finite_or_zero(r.steal_ms)},
                            {"stages", r.spec.stages},
                            {"stage_samples", r.stage_samples},
                            {"path", current_path().name}});

@@ -23,8 +23,8 @@ void print_templates(std::size_t payload, std::size_t count, packet_templates co
 void print_header();
 /// The point's row, then one '!' line per problem.
 void print_row(point_result const& r);
-/// A run was disturbed by other processes and is repeated.
-void print_retry(double other_cpus);
+/// A run was disturbed by other processes or by the hypervisor (steal) and is repeated.
+void print_retry(point_result const& r);
 /// Writes `rows` as a JSON array; throws std::runtime_error when the file cannot be written.
 void write_json(std::string const& path, std::vector<point_result> const& rows);
 
