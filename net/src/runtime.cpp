@@ -17,14 +17,8 @@ namespace signet::net {
 
 namespace {
 constexpr unsigned reactor_backoff_polls = 64; // backoff: empty polls before sleeping
-// A worker busy this long since the reactor's last run schedules it (poll_while_busy).
-constexpr std::chrono::microseconds reactor_busy_interval{20};
-
-std::int64_t steady_ns() noexcept {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
+// A worker that ran this many batches in a row without the reactor schedules it (reactor_worker).
+constexpr unsigned reactor_busy_batches = 2;
 // Longest sleep of an idle worker in the backend or the group; only bounds a lost wake-up.
 constexpr std::chrono::milliseconds reactor_sleep_slice{100};
 } // namespace
@@ -161,8 +155,11 @@ void runtime::start_reactor() {
 }
 
 void runtime::run_reactor() {
-    // relaxed: a time for poll_while_busy's heuristic, ordered with nothing else.
-    reactor_ran_ns_.store(steady_ns(), std::memory_order_relaxed);
+    // relaxed load and store, no read-modify-write: the contract never runs on two threads at
+    // once, and its runs are ordered by the group's claim and release of the contract. The
+    // workers read it with relaxed loads: a count for a scheduling heuristic, nothing else.
+    reactor_runs_.store(reactor_runs_.load(std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
     bool const polled = backend_->poll();
     bool const progress = timers_->fire_due() || polled;
     // acquire: pairs with the release store in stop().
@@ -192,20 +189,28 @@ void runtime::run_reactor() {
     }
 }
 
-void runtime::poll_while_busy() noexcept {
-    // relaxed: see run_reactor(); a stale time costs one early or one late poll, no more.
-    if (steady_ns() - reactor_ran_ns_.load(std::memory_order_relaxed) >=
-        std::chrono::nanoseconds(reactor_busy_interval).count()) {
-        reactor_.schedule();
-    }
-}
-
 void runtime::reactor_worker(std::size_t /*index*/) {
     unsigned streak = 0;
+    // A worker kept busy never sleeps, and only a sleep schedules the parked reactor (block;
+    // backoff after its empty polls): so a worker that ran reactor_busy_batches batches in a
+    // row without the reactor among them schedules it. Light load costs nothing (a wake-up runs
+    // the reactor, then the parsers, then sleeps); a flooded feed or a contract that stays
+    // scheduled no longer starves the other sockets and the timers.
+    std::uint64_t reactor_seen = 0;
+    unsigned batches_without_reactor = 0;
     for (;;) {
         if (group_.execute_next_contracts() != 0) {
             streak = 0;
-            poll_while_busy();
+            // relaxed: see run_reactor(); a count another worker's reactor run moved only
+            // delays this worker's next schedule by one round.
+            std::uint64_t const runs = reactor_runs_.load(std::memory_order_relaxed);
+            if (runs != reactor_seen) {
+                reactor_seen = runs;
+                batches_without_reactor = 0;
+            } else if (++batches_without_reactor >= reactor_busy_batches) {
+                batches_without_reactor = 0;
+                reactor_.schedule();
+            }
             continue;
         }
         // acquire: pairs with the release store in stop_reactor().

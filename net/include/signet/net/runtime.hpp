@@ -16,9 +16,9 @@
 //                       it parks after each poll and the worker sleeps in the ring; backoff:
 //                       it parks after 64 empty polls. A worker that keeps running other
 //                       contracts never sleeps, so it schedules the parked reactor itself
-//                       after any batch that ends 20 µs or more after the reactor's last run:
-//                       a flooded feed, or a contract that stays scheduled, starves neither
-//                       the other sockets nor the timers. io_uring serves one worker this way
+//                       after two batches in a row without it: a flooded feed, or a contract
+//                       that stays scheduled, starves neither the other sockets nor the
+//                       timers. io_uring serves one worker this way
 //                       (single issuer); with more workers, and with Asio, the runtime uses:
 //   thread              a dedicated poller thread hands packets to the workers (pipelined over
 //                       two cores; today's design before the reactor).
@@ -150,7 +150,6 @@ private:
     void start_reactor();
     void run_reactor();
     void reactor_worker(std::size_t index);
-    void poll_while_busy() noexcept;
     void stop_reactor();
 
     runtime_options options_;
@@ -166,9 +165,9 @@ private:
     work_contract reactor_;
     std::vector<std::thread> reactor_workers_;
     unsigned empty_polls_ = 0; // reactor contract only
-    // steady_clock ns of the reactor's last run: written by the reactor contract, read by
-    // every worker after each batch (relaxed: a scheduling heuristic, see poll_while_busy).
-    std::atomic<std::int64_t> reactor_ran_ns_{0};
+    // The reactor's runs: written by the reactor contract, read by every worker after each
+    // batch (relaxed: a scheduling heuristic, see reactor_worker).
+    std::atomic<std::uint64_t> reactor_runs_{0};
     std::atomic<bool> reactor_finished_{false}; // after stop: the backend queued everything
     std::atomic<bool> workers_stop_{false};
     std::atomic<bool> stopping_requested_{false}; // reactor: stop() asked the backend to wind down
