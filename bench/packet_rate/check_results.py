@@ -26,7 +26,8 @@ NUMBER = (int, float)
 FIELDS = {"design": str, "backend": str, "feeds": int, "workers": int, "rate": NUMBER,
           "payload": int, "mode": str, "pps": NUMBER, "loss_pct": NUMBER,
           "cpu_ns_per_packet": NUMBER, "p50_ns": int, "p99_ns": int, "p999_ns": int,
-          "feed_cv": NUMBER, "switches_per_packet": NUMBER, "stages": str, "stage_samples": int,
+          "feed_cv": NUMBER, "switches_per_packet": NUMBER, "steal_ms": NUMBER, "stages": str,
+          "stage_samples": int,
           "path": str}
 STAGES = ["off", "on", "system"]
 PATHS = ["loopback", "veth"]
