@@ -192,7 +192,6 @@ pipeline_factory pipeline_for(point_spec const& s) {
 /// --path veth, drain: packets per point over all feeds (af_xdp's UMEM holds them: 2 KiB each).
 constexpr std::size_t veth_drain_packets = 100'000;
 
-/// Kernel memory one datagram of this workload takes in a receive queue (skb truesize).
 /// --trace-latency: one header line naming the point, then "feed send_ns latency_ns" per timed
 /// packet (send stamps are the sender's 48-bit monotonic clock).
 void append_trace(std::string const& path, point_spec const& spec, sink_set const& sinks) {
@@ -210,6 +209,7 @@ void append_trace(std::string const& path, point_spec const& spec, sink_set cons
     }
 }
 
+/// Kernel memory one datagram of this workload takes in a receive queue (skb truesize).
 std::size_t datagram_truesize(packet_templates const& templates, std::size_t request,
                               std::size_t& granted) {
     net::unique_fd const socket = open_udp_socket(request);
@@ -253,10 +253,10 @@ point_result run_socket_point(point_spec const& spec, packet_templates const& te
                                                     &recording));
     }
     if (latency && !settings.trace_path.empty()) {
-        // Every timed packet of warm-up, window and drain, with room to spare.
-        auto const per_feed =
-            static_cast<std::size_t>(spec.rate * (settings.warmup + settings.duration + 2) /
-                                     static_cast<double>(spec.feeds - paced_from));
+        // Every packet timed in the measured window (the sender's rate over the paced feeds),
+        // with room to spare for a window that runs long.
+        auto const per_feed = static_cast<std::size_t>(
+            spec.rate * (settings.duration + 1) / static_cast<double>(spec.feeds - paced_from));
         for (std::size_t f = paced_from; f < spec.feeds; ++f) {
             sinks[f]->keep_samples(per_feed + 4096);
         }

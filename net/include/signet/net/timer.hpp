@@ -14,7 +14,8 @@
 // moves its deadline (the last arming wins); when it fires it is disarmed and its contract is
 // scheduled once (schedules coalesce, as always). Resolution: the driver's poll — a due timer
 // fires at the next poll or wake-up, typically microseconds late; a worker busy with other
-// contracts polls at least every third batch of them (runtime.hpp). The clock is std::chrono::steady_clock.
+// contracts polls at least every third batch of them (runtime.hpp). The clock is
+// std::chrono::steady_clock.
 //
 // Threading: arm_*() and cancel() from any thread, wait-free but for a short compare-exchange
 // loop on the earliest deadline, no allocation; arming earlier than every armed deadline while
