@@ -17,6 +17,7 @@ import argparse
 import json
 import mmap
 import os
+import signal
 import struct
 import sys
 import time
@@ -268,4 +269,5 @@ def main():
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # a closed pipe ends it quietly, as Unix tools do
     sys.exit(main())

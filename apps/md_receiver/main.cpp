@@ -1,5 +1,5 @@
 // md_receiver: receives market data on the feeds of a TOML config — ITCH 5.0 over MoldUDP64, CME
-// MDP 3.0, or raw counting, each feed by its protocol — with signet::receiver::receiver: logs a
+// MDP 3.0, Cboe PITCH, or raw counting, each feed by its protocol — with signet::receiver::receiver: logs a
 // stats line per feed and interval (or a live view with --top), warns when a feed goes silent,
 // stops cleanly on SIGINT/SIGTERM or after --duration, then prints and writes a summary.
 // docs/md_receiver.md describes the config, the stats lines, the metrics and the summary.
@@ -14,8 +14,6 @@
 #include <string>
 #include <vector>
 
-#include <signal.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -26,76 +24,18 @@
 #include <signet/md/events.hpp>
 #include <signet/net/log.hpp>
 #include <signet/receiver/config.hpp>
-#include <signet/receiver/event_json.hpp>
 #include <signet/receiver/receiver.hpp>
 #include <signet/receiver/summary.hpp>
 
 #include "cli.hpp"
-
-namespace {
+#include "event_lines.hpp"
+#include "stop_signals.hpp"
 
 using namespace signet;
 
-/// Blocks SIGINT and SIGTERM (before any thread starts, so every thread inherits the mask) and
-/// waits for one of them at most `limit`; true if one came.
-class stop_signals {
-public:
-    stop_signals() {
-        sigemptyset(&set_);
-        sigaddset(&set_, SIGINT);
-        sigaddset(&set_, SIGTERM);
-        pthread_sigmask(SIG_BLOCK, &set_, nullptr);
-    }
-    bool wait(std::chrono::nanoseconds limit) {
-        timespec const timeout{static_cast<time_t>(limit.count() / 1'000'000'000),
-                               static_cast<long>(limit.count() % 1'000'000'000)};
-        int const sig = sigtimedwait(&set_, nullptr, &timeout);
-        if (sig == SIGINT || sig == SIGTERM) {
-            SPDLOG_INFO("md_receiver: {} received, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
-            return true;
-        }
-        return false;
-    }
-
-private:
-    sigset_t set_{};
-};
-
-/// The summary's fields as a Markdown table (docs/md_receiver.md holds this output).
-void print_summary_fields() {
-    std::printf("| field | level | meaning |\n|---|---|---|\n");
-    for (auto const& f : receiver::summary_fields()) {
-        std::printf("| `%.*s` | %s | %.*s |\n", static_cast<int>(f.name.size()), f.name.data(),
-                    f.per_feed ? "feed" : "top", static_cast<int>(f.meaning.size()),
-                    f.meaning.data());
-    }
-}
-
-/// --events: a queued subscriber printing each event of `symbols` ("all": every one) as a JSON
-/// line to `out` (on its own event worker: a slow terminal drops events, counted in the
-/// summary's subscribers, never stalls a feed).
-void subscribe_json_lines(receiver::receiver& feeds, std::vector<std::string> symbols,
-                          std::string const& kinds, std::FILE* out) {
-    md::event_mask const mask =
-        kinds.empty() ? md::event_mask::all() : *md::parse_event_kinds(kinds);
-    if (std::find(symbols.begin(), symbols.end(), "all") != symbols.end()) {
-        symbols.clear();
-    }
-    feeds.subscribe(
-        {.name = "events", .symbols = std::move(symbols), .kinds = mask, .queue_capacity = 1 << 20},
-        [out, line = std::string()](receiver::event_view const& v) mutable {
-            line.clear();
-            receiver::append_event_json(line, v);
-            line += '\n';
-            std::fwrite(line.data(), 1, line.size(), out);
-        });
-}
-
-} // namespace
-
 int main(int argc, char** argv) {
     CLI::App cli{"md_receiver: market-data receiver on signet (ITCH 5.0 over MoldUDP64, CME MDP "
-                 "3.0, raw counting: each feed's protocol in the config)"};
+                 "3.0, Cboe PITCH, raw counting: each feed's protocol in the config)"};
     cli.option_defaults()->always_capture_default();
     std::string config_path;
     double duration_s = 0;
@@ -140,7 +80,7 @@ int main(int argc, char** argv) {
     bool fields = false;
     cli.add_flag("--summary-fields", fields, "print the summary JSON's fields and exit");
     if (argc == 2 && std::string(argv[1]) == "--summary-fields") {
-        print_summary_fields();
+        md_receiver::print_summary_fields();
         return 0;
     }
     if (auto const code =
@@ -156,7 +96,7 @@ int main(int argc, char** argv) {
         return 2;
     }
 
-    stop_signals signals; // before the logger's and the runtime's threads start
+    md_receiver::stop_signals signals; // before the logger's and the runtime's threads start
     spdlog::init_thread_pool(8192, 1);
     auto logger = std::make_shared<spdlog::async_logger>(
         "md_receiver", std::make_shared<spdlog::sinks::stderr_color_sink_mt>(),
@@ -182,7 +122,7 @@ int main(int argc, char** argv) {
                 }
                 out = events_file.get();
             }
-            subscribe_json_lines(*feeds, event_symbols, event_kinds, out);
+            md_receiver::subscribe_json_lines(*feeds, event_symbols, event_kinds, out);
         }
         feeds->start();
     } catch (std::exception const& e) {
@@ -210,11 +150,14 @@ int main(int argc, char** argv) {
 
     feeds->stop(); // drain: every received packet is parsed or counted
     std::fflush(events_file ? events_file.get() : stdout);
+    std::string const text = receiver::summary_text(*feeds);
+    std::string const json = summary_path.empty() ? std::string() : receiver::summary_json(*feeds);
+    feeds.reset(); // its publishers may log while they close: before the logger goes
     spdlog::shutdown(); // flush the async log before the summary goes to stdout
-    std::fputs(receiver::summary_text(*feeds).c_str(), stdout);
+    std::fputs(text.c_str(), stdout);
     if (!summary_path.empty()) {
         std::ofstream out(summary_path);
-        out << receiver::summary_json(*feeds) << '\n';
+        out << json << '\n';
         out.close();
         if (!out) {
             std::fprintf(stderr, "md_receiver: cannot write the summary to %s\n",

@@ -2,7 +2,8 @@
 
 // Real exchange captures for tests: ../shared/realdata/ beside the checkout (provenance in its
 // PROVENANCE.md). They are test input only and never part of the repository: a test that needs
-// one skips when it is absent. SIGNET_REALDATA_DIR (tests/CMakeLists.txt) is where they are.
+// one skips when it is absent. SIGNET_REALDATA_FROM_BINARY (tests/CMakeLists.txt) is where they
+// are, relative to the test executable's folder.
 
 #include <filesystem>
 #include <map>
@@ -15,8 +16,12 @@ namespace signet::test {
 
 /// The path of `relative` under the real-data folder, or "" when it is not there.
 inline std::string realdata(std::string const& relative) {
-    std::filesystem::path const path = std::filesystem::path(SIGNET_REALDATA_DIR) / relative;
-    return std::filesystem::exists(path) ? path.string() : std::string();
+    std::error_code error;
+    std::filesystem::path const binary = std::filesystem::read_symlink("/proc/self/exe", error);
+    std::filesystem::path const path =
+        binary.parent_path() / SIGNET_REALDATA_FROM_BINARY / relative;
+    return !error && std::filesystem::exists(path, error) ? path.lexically_normal().string()
+                                                          : std::string();
 }
 
 /// One captured UDP datagram.
