@@ -31,6 +31,7 @@ struct common_options {
     net::udp_sender_options socket{};     ///< --ttl, --loop, --interface, --source
     publisher::fault_options faults{};    ///< --drop-every, --drop-line, --dup-every, ...
     std::string report_path;              ///< --report-json
+    std::string truth_path;               ///< --truth-out (truth_writer.hpp)
 };
 
 class feed_protocol {

@@ -2,6 +2,7 @@
 // flags and its run: feed_protocol.hpp, the list in protocols.cpp) over the lines, pacing and
 // fault injection every protocol shares; the report is stdout's last line. Exit codes: 0 ok, 1
 // runtime error (unreadable input, a port taken, ...), 2 bad command line.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -24,15 +25,42 @@ std::optional<net::udp_endpoint> address(std::string const& text) { // "1.2.3.4"
     return a ? a : net::udp_endpoint::try_parse(text);
 }
 
-/// Every option of the protocols other than `chosen` that is on the command line.
+/// The protocol --protocol names on the command line (the default when it names none), read
+/// before the protocols' flags exist: CLI11 gives a flag to the first group that registered its
+/// name, so the chosen protocol's group is registered first and a flag several protocols have
+/// (--symbols, --heartbeat) reaches the chosen one. A bad value is refused by the real parse.
+std::size_t protocol_on_command_line(int argc, char** argv, std::vector<std::string> const& names) {
+    CLI::App first_pass;
+    first_pass.allow_extras();
+    first_pass.set_help_flag();
+    std::string protocol;
+    first_pass.add_option("--protocol", protocol);
+    try {
+        first_pass.parse(argc, argv);
+    } catch (CLI::ParseError const&) {
+        return 0; // the real parse says what is wrong
+    }
+    auto const at = std::find(names.begin(), names.end(), protocol);
+    return at == names.end() ? 0 : static_cast<std::size_t>(at - names.begin());
+}
+
+/// Every option of the protocols other than `chosen` that is on the command line, with the
+/// protocols that have it.
 std::string foreign_flag(std::vector<std::unique_ptr<md_feed::feed_protocol>> const& all,
                          std::vector<CLI::Option_group*> const& groups, std::size_t chosen) {
     for (std::size_t p = 0; p < all.size(); ++p) {
         for (CLI::Option const* option : groups[p]->get_options()) {
-            if (p != chosen && option->count() > 0) {
-                return option->get_name() + " applies to --protocol " +
-                       std::string(all[p]->name()) + ", not " + std::string(all[chosen]->name());
+            if (p == chosen || option->count() == 0) {
+                continue;
             }
+            std::string owners;
+            for (std::size_t q = 0; q < all.size(); ++q) {
+                if (groups[q]->get_option_no_throw(option->get_name()) != nullptr) {
+                    owners += (owners.empty() ? "" : " or ") + std::string(all[q]->name());
+                }
+            }
+            return option->get_name() + " applies to --protocol " + owners + ", not " +
+                   std::string(all[chosen]->name());
         }
     }
     return {};
@@ -94,12 +122,19 @@ int main(int argc, char** argv) {
         "fault injection: send every Nth packet after the one that follows it")
         ->check(whole);
     opt("--report-json", common.report_path, "also write the report to this file");
-    // Each protocol's flags, in a group named after it: a flag of another protocol is refused.
-    std::vector<CLI::Option_group*> groups;
-    for (auto const& p : protocols) {
-        groups.push_back(cli.add_option_group(std::string(p->name()),
-                                              "--protocol " + std::string(p->name()) + " only"));
-        p->add_options(*groups.back());
+    opt("--truth-out", common.truth_path,
+        "write the books the exchange holds after each sequence generated, as JSON lines "
+        "(tests: the consumer-truth check)")
+        ->type_name("FILE");
+    // Each protocol's flags, in a group named after it, the chosen protocol's first (it takes
+    // the flags several protocols have): a flag of another protocol is refused.
+    std::size_t const named = protocol_on_command_line(argc, argv, names);
+    std::vector<CLI::Option_group*> groups(protocols.size());
+    for (std::size_t i = 0; i < protocols.size(); ++i) {
+        std::size_t const p = i == 0 ? named : i <= named ? i - 1 : i;
+        std::string const name(protocols[p]->name());
+        groups[p] = cli.add_option_group(name, "--protocol " + name + " only");
+        protocols[p]->add_options(*groups[p]);
     }
     common.socket.source_name = "--source";
     common.socket.interface_name = "--interface";
@@ -112,7 +147,7 @@ int main(int argc, char** argv) {
     if (!to_b.empty()) {
         common.lines.push_back(*net::udp_endpoint::try_parse(to_b));
     }
-    common.socket.source = address(source);
+    common.socket.source = source.empty() ? std::nullopt : address(source);
     common.rate_given = rate_o->count() > 0;
     common.faults.drop_line = *publisher::parse_fault_line(drop);
     std::string problem = foreign_flag(protocols, groups, chosen);

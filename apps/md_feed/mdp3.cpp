@@ -10,6 +10,7 @@
 #include "cli.hpp"
 #include "feed_protocol.hpp"
 #include "run.hpp"
+#include "truth_writer.hpp"
 
 namespace signet::md_feed {
 
@@ -71,6 +72,28 @@ public:
         try {
             std::ofstream report_file = open_report(common.report_path);
             pub::cme::mdp3_generator generator(generation);
+            truth_writer truth(common.truth_path);
+            if (truth.enabled()) { // each incremental packet's MsgSeqNum: the books after it
+                std::vector<std::pair<std::string, unsigned>> symbols;
+                for (std::size_t i = 0; i < generator.instruments(); ++i) {
+                    symbols.emplace_back("SIG" + std::to_string(generator.security_id(i)), 0);
+                }
+                truth.start("mdp3", std::move(symbols));
+                options.on_incremental = [&truth](pub::cme::mdp3_generator const& g) {
+                    std::vector<truth_writer::level> levels;
+                    for (std::size_t i = 0; i < g.instruments(); ++i) {
+                        for (char const side : {'B', 'S'}) {
+                            levels.clear();
+                            for (md::cme::mdp3_price_level const& l :
+                                 side == 'B' ? g.book(i).bids() : g.book(i).offers()) {
+                                levels.push_back({l.price, l.size, l.orders});
+                            }
+                            truth.set_side(static_cast<std::uint32_t>(i), side, levels);
+                        }
+                    }
+                    truth.end_sequence(g.sequence());
+                };
+            }
             pub::udp_lines lines(common.lines, common.socket);
             pub::udp_lines snapshots({*net::udp_endpoint::try_parse(snapshot_to_)}, common.socket);
             pub::udp_lines definitions({*net::udp_endpoint::try_parse(definitions_to_)},
@@ -92,6 +115,7 @@ public:
                          static_cast<unsigned long long>(c.reordered_packets),
                          static_cast<unsigned long long>(c.snapshot_packets),
                          static_cast<unsigned long long>(c.definition_packets));
+            truth.finish();
             finish_run(report, report_file, common.report_path, result);
         } catch (std::exception const& e) {
             std::fprintf(stderr, "md_feed: %s\n", cli::describe(e).c_str());

@@ -16,6 +16,7 @@
 #include "cli.hpp"
 #include "feed_protocol.hpp"
 #include "run.hpp"
+#include "truth_writer.hpp"
 
 namespace signet::md_feed {
 
@@ -120,6 +121,9 @@ public:
         if (linger_o_->count() > 0 && serve_o_->count() == 0 && glimpse_o_->count() == 0) {
             return "--linger requires --serve-rerequests or --serve-glimpse";
         }
+        if (!common.truth_path.empty() && (replay_o_->count() > 0 || pcap_o_->count() > 0)) {
+            return "--truth-out needs the generator (not --replay or --replay-pcap)";
+        }
         return {};
     }
 
@@ -139,6 +143,23 @@ public:
         }
         try {
             std::ofstream report_file = open_report(common.report_path);
+            truth_writer truth(common.truth_path);
+            std::uint64_t truth_message = 0; // the message whose changes are being collected
+            if (truth.enabled()) {           // the MoldUDP64 sequence of generated message k is k
+                std::vector<std::pair<std::string, unsigned>> symbols;
+                nasdaq::itch_generator const names(generation);
+                for (std::size_t i = 0; i < names.symbols(); ++i) {
+                    symbols.emplace_back(names.symbol(i), 0);
+                }
+                truth.start("moldudp64", std::move(symbols));
+                generation.on_book_change = [&](nasdaq::itch_book_change const& c) {
+                    if (c.message != truth_message) {
+                        truth.end_sequence(truth_message);
+                        truth_message = c.message;
+                    }
+                    truth.change(c.locate - 1U, c.side, c.price, c.shares, c.orders);
+                };
+            }
             pub::udp_lines lines(common.lines, common.socket);
             std::optional<pub::pcap_source> capture; // unreadable: an error before sending
             if (pcap_o_->count() > 0) {
@@ -209,6 +230,8 @@ public:
             report.elapsed_s =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             std::fprintf(stderr, "%s", report.summary("md_feed").c_str());
+            truth.end_sequence(truth_message);
+            truth.finish();
             finish_run(report.text(), report_file, common.report_path, result);
         } catch (std::exception const& e) {
             std::fprintf(stderr, "md_feed: %s\n", cli::describe(e).c_str());

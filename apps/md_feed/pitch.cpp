@@ -6,6 +6,7 @@
 #include <optional>
 #include <thread>
 
+#include <signet/md/little_endian.hpp>
 #include <signet/publisher/cboe/pitch_generator.hpp>
 #include <signet/publisher/cboe/pitch_publisher.hpp>
 #include <signet/publisher/cboe/pitch_recovery_service.hpp>
@@ -14,6 +15,7 @@
 #include "cli.hpp"
 #include "feed_protocol.hpp"
 #include "run.hpp"
+#include "truth_writer.hpp"
 #include <fmt/format.h>
 
 namespace signet::md_feed {
@@ -90,7 +92,21 @@ public:
         generation.seed = common.seed;
         try {
             std::ofstream report_file = open_report(common.report_path);
+            truth_writer truth(common.truth_path);
+            std::vector<pub::cboe::pitch_book_change> pending; // of the block being built
+            if (truth.enabled()) {
+                generation.on_book_change = [&pending](pub::cboe::pitch_book_change const& c) {
+                    pending.push_back(c);
+                };
+            }
             pub::cboe::pitch_generator generator(generation);
+            if (truth.enabled()) {
+                std::vector<std::pair<std::string, unsigned>> symbols;
+                for (std::size_t i = 0; i < generator.symbols(); ++i) {
+                    symbols.emplace_back(generator.symbol(i), 1 + i % generation.units);
+                }
+                truth.start("pitch", std::move(symbols));
+            }
             pub::udp_lines lines(common.lines, common.socket);
             std::optional<pub::udp_lines> gap_line;
             std::unique_ptr<pub::cboe::pitch_recovery_service> recovery;
@@ -117,6 +133,15 @@ public:
                 options.on_block = [&recovery](std::span<std::byte const> block) {
                     recovery->record(block);
                 };
+            }
+            if (truth.enabled()) {
+                options.on_block =
+                    [&, record = std::move(options.on_block)](std::span<std::byte const> block) {
+                        if (record) {
+                            record(block);
+                        }
+                        write_truth(truth, generator, pending, block);
+                    };
             }
             if (recovery && await_login_s_ > 0) {
                 await_login(*recovery);
@@ -154,6 +179,7 @@ public:
                 }
                 full += "}";
             }
+            truth.finish();
             finish_run(full, report_file, common.report_path, result);
         } catch (std::exception const& e) {
             std::fprintf(stderr, "md_feed: %s\n", cli::describe(e).c_str());
@@ -163,6 +189,39 @@ public:
     }
 
 private:
+    /// --truth-out: the changes `pending` of the generated messages of `block` (just built),
+    /// each under its sequence in the block's unit.
+    static void write_truth(truth_writer& truth, pub::cboe::pitch_generator const& generator,
+                            std::vector<pub::cboe::pitch_book_change>& pending,
+                            std::span<std::byte const> block) {
+        namespace mt = md::cboe::message_type;
+        auto const unit = static_cast<unsigned>(block[3]);
+        std::uint64_t sequence = md::load_le<std::uint32_t>(block.data() + 4);
+        std::vector<std::uint64_t> generated; // their sequences, in order
+        for (std::size_t at = 8; at + 2 <= block.size(); ++sequence) {
+            auto const length = static_cast<std::size_t>(block[at]);
+            auto const type = static_cast<std::uint8_t>(block[at + 1]);
+            if (type != mt::time && type != mt::end_of_session) {
+                generated.push_back(sequence);
+            }
+            at += std::max<std::size_t>(length, 2);
+        }
+        std::uint64_t const first = generator.messages() - generated.size() + 1;
+        std::uint64_t message = first;
+        for (pub::cboe::pitch_book_change const& c : pending) {
+            if (c.message != message) {
+                truth.end_sequence(generated[message - first], unit);
+                message = c.message;
+            }
+            truth.change(static_cast<std::uint32_t>(c.symbol), c.side, c.price, c.quantity,
+                         c.orders);
+        }
+        if (!pending.empty()) {
+            truth.end_sequence(generated[message - first], unit);
+        }
+        pending.clear();
+    }
+
     /// --await-login: until a client logged in, the deadline passed or SIGINT; says which.
     void await_login(pub::cboe::pitch_recovery_service const& recovery) const {
         auto const start = std::chrono::steady_clock::now();

@@ -1,8 +1,9 @@
 // md_receiver: receives market data on the feeds of a TOML config — ITCH 5.0 over MoldUDP64, CME
-// MDP 3.0, Cboe PITCH, or raw counting, each feed by its protocol — with signet::receiver::receiver: logs a
-// stats line per feed and interval (or a live view with --top), warns when a feed goes silent,
-// stops cleanly on SIGINT/SIGTERM or after --duration, then prints and writes a summary.
-// docs/md_receiver.md describes the config, the stats lines, the metrics and the summary.
+// MDP 3.0, Cboe PITCH, or raw counting, each feed by its protocol — with
+// signet::receiver::receiver: logs a stats line per feed and interval (or a live view with --top),
+// warns when a feed goes silent, stops cleanly on SIGINT/SIGTERM or after --duration, then prints
+// and writes a summary. docs/md_receiver.md describes the config, the stats lines, the metrics and
+// the summary.
 //
 // Exit codes: 0 ok, 1 runtime error (e.g. a port in use), 2 bad command line or config.
 #include <algorithm>
@@ -152,7 +153,7 @@ int main(int argc, char** argv) {
     std::fflush(events_file ? events_file.get() : stdout);
     std::string const text = receiver::summary_text(*feeds);
     std::string const json = summary_path.empty() ? std::string() : receiver::summary_json(*feeds);
-    feeds.reset(); // its publishers may log while they close: before the logger goes
+    feeds.reset();      // its publishers may log while they close: before the logger goes
     spdlog::shutdown(); // flush the async log before the summary goes to stdout
     std::fputs(text.c_str(), stdout);
     if (!summary_path.empty()) {

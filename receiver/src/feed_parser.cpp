@@ -125,9 +125,12 @@ void feed_parser::operator()(net::packet const& p) {
         stream_state& stream = *streams_[unit->stream];
         framed_data_ = p.payload().data();
         framed_unit_ = *unit;
-        // An implausible sequence is passed through at once (sequence 0): the tracker ignores
-        // it, and it neither waits in the hold nor asks the recovery for a range.
-        std::uint64_t const order_by = stream.tracker.plausible(unit->first) ? unit->first : 0;
+        // An implausible sequence neither waits for a gap nor asks the recovery for a range
+        // (it is far): it goes at once, or, while packets wait in the hold, right after them,
+        // so that the tracker judges them first whatever the arrival order (a far unit must not
+        // replace a provisional anchor that the held ones would confirm).
+        std::uint64_t const order_by =
+            stream.tracker.plausible(unit->first) ? unit->first : md::sequence_arbiter::far;
         stream.arbiter->on_packet(
             p.payload(), order_by, line.arbiter_line, p.user_rx_ns,
             [this, &stream](auto bytes) { deliver(stream, bytes); },
@@ -198,6 +201,13 @@ void feed_parser::service() {
         }
     }
     protocol_->service(now_);
+    if (auto const beat = protocol_->inferred_heartbeat(); beat && beat->stream < streams_.size()) {
+        stream_state& stream = *streams_[beat->stream];
+        if (stream.arbiter && stream.tracker.next() != 0 && beat->first > stream.tracker.next()) {
+            (void)stream.tracker.track(*beat); // counts the gap the protocol saw
+            tick(stream);                      // and releases what waited behind it
+        }
+    }
     if (book_interval_ns_ != 0 && now_ >= next_books_ns_) {
         // A reader copying the last rows holds the lock: try again soon, never wait.
         next_books_ns_ = now_ + (publish_books() ? book_interval_ns_ : retry_ns);

@@ -136,6 +136,7 @@ shm_publisher::shm_publisher(std::string const& name, std::vector<std::string> c
         f.marked.reserve(instruments);
         f.defined.reserve(instruments);
         f.last.assign(instruments, {});
+        f.now.assign(instruments, {});
     }
     // release: pairs with a reader's acquire load of state; the header above is complete.
     shm::atomic(h.state).store(shm::state_live, std::memory_order_release);
@@ -170,72 +171,63 @@ void shm_publisher::append(feed_state& f, md::event const& e) noexcept {
     }
 }
 
-template <typename Change>
-void shm_publisher::update(feed_state& f, std::uint32_t instrument, Change change) noexcept {
-    shm::instrument_slot& slot = f.slots[instrument];
-    shm::instrument_slot copy;
-    shm::load_words(&copy, &slot, sizeof copy); // this writer's own words
-    std::uint64_t const version = copy.version;
-    shm::atomic(slot.version).store(version + 1, std::memory_order_relaxed); // odd: writing
-    change(copy); // then release stores of the words, after the odd version (see append())
-    last_change const& last = f.last[instrument];
-    copy.sequence = last.sequence;
-    copy.receive_ns = last.receive_ns;
-    copy.exchange_ns = last.exchange_ns;
-    ++copy.updates;
-    copy.version = version + 1;
-    shm::store_words(&slot, &copy, sizeof copy);
-    // release: pairs with a reader's acquire load of the version; the slot is consistent.
-    shm::atomic(slot.version).store(version + 2, std::memory_order_release);
-}
-
-void shm_publisher::write_levels(feed_state& f, std::uint32_t instrument,
-                                 std::span<book_level const> bids,
-                                 std::span<book_level const> asks) noexcept {
+void shm_publisher::write(feed_state& f, std::uint32_t instrument, bool levels,
+                          std::span<book_level const> bids,
+                          std::span<book_level const> asks) noexcept {
     shm::instrument_slot& slot = f.slots[instrument];
     // This writer's own words: plain reads are exact (no other writer).
     std::uint64_t const version = slot.version;
     std::size_t const old_bids = slot.bid_levels;
     std::size_t const old_asks = slot.ask_levels;
-    shm::atomic(slot.version).store(version + 1, std::memory_order_relaxed); // odd: writing
-    // Then release stores of the words, after the odd version (see append()). The word that
-    // holds the level counts also holds bytes of the definition and status: kept as they are.
-    constexpr std::size_t counts_word = offsetof(shm::instrument_slot, bid_levels) / 8;
-    static_assert(offsetof(shm::instrument_slot, ask_levels) / 8 == counts_word);
-    auto* words = reinterpret_cast<std::uint64_t*>(&slot);
-    std::uint64_t counts = words[counts_word];
-    auto* bytes = reinterpret_cast<std::uint8_t*>(&counts);
-    bytes[offsetof(shm::instrument_slot, bid_levels) % 8] = static_cast<std::uint8_t>(bids.size());
-    bytes[offsetof(shm::instrument_slot, ask_levels) % 8] = static_cast<std::uint8_t>(asks.size());
-    std::atomic_ref<std::uint64_t>(words[counts_word]).store(counts, std::memory_order_release);
+    fields const& now = f.now[instrument];
     last_change const& last = f.last[instrument];
-    struct {
-        std::uint64_t sequence, receive_ns, exchange_ns, updates;
-    } const change{last.sequence, last.receive_ns, last.exchange_ns, slot.updates + 1};
-    static_assert(offsetof(shm::instrument_slot, updates) ==
-                  offsetof(shm::instrument_slot, sequence) + 24);
-    shm::store_words(&slot.sequence, &change, sizeof change);
-    auto const side = [](std::span<book_level const> from, std::size_t before,
-                         std::array<shm::level, shm::depth>& to) {
-        std::array<shm::level, shm::depth> out{};
-        for (std::size_t i = 0; i < from.size(); ++i) {
-            out[i] = {from[i].price, from[i].size, from[i].orders, 0};
-        }
-        // The valid ones and those valid before (cleared): the rest are zero already.
-        shm::store_words(to.data(), out.data(),
-                         std::max(from.size(), std::min(before, shm::depth)) * sizeof(shm::level));
-    };
-    side(bids, old_bids, slot.bids);
-    side(asks, old_asks, slot.asks);
+    shm::instrument_slot head; // its words from symbol to updates, all set here
+    head.symbol = now.symbol;
+    head.price_exponent = now.price_exponent;
+    head.trading_state = now.trading_state;
+    head.stale = now.stale;
+    head.defined = now.defined;
+    head.bid_levels = static_cast<std::uint8_t>(levels ? bids.size() : old_bids);
+    head.ask_levels = static_cast<std::uint8_t>(levels ? asks.size() : old_asks);
+    head.status_code = now.status_code;
+    head.tick = now.tick;
+    head.sequence = last.sequence;
+    head.receive_ns = last.receive_ns;
+    head.exchange_ns = last.exchange_ns;
+    head.updates = slot.updates + 1;
+    shm::atomic(slot.version).store(version + 1, std::memory_order_relaxed); // odd: writing
+    // Then release stores of the words, after the odd version (see append()).
+    constexpr std::size_t from = offsetof(shm::instrument_slot, symbol);
+    constexpr std::size_t to = offsetof(shm::instrument_slot, bids);
+    static_assert(from == 8 && offsetof(shm::instrument_slot, updates) + 8 == to);
+    shm::store_words(&slot.symbol, &head.symbol, to - from);
+    if (levels) {
+        auto const side = [](std::span<book_level const> in, std::size_t before,
+                             std::array<shm::level, shm::depth>& out) {
+            std::array<shm::level, shm::depth> copy{};
+            for (std::size_t i = 0; i < in.size(); ++i) {
+                copy[i] = {in[i].price, in[i].size, in[i].orders, 0};
+            }
+            // The valid ones and those valid before (cleared): the rest are zero already.
+            shm::store_words(out.data(), copy.data(),
+                             std::max(in.size(), std::min(before, shm::depth)) *
+                                 sizeof(shm::level));
+        };
+        side(bids, old_bids, slot.bids);
+        side(asks, old_asks, slot.asks);
+    }
     // release: pairs with a reader's acquire load of the version; the slot is consistent.
     shm::atomic(slot.version).store(version + 2, std::memory_order_release);
 }
 
-void shm_publisher::mark(feed_state& f, std::uint32_t instrument) noexcept {
+void shm_publisher::mark(feed_state& f, std::uint32_t instrument, std::uint8_t what,
+                         md::event const& e) noexcept {
     if (f.dirty[instrument] == 0) {
-        f.dirty[instrument] = 1;
         f.marked.push_back(instrument); // reserved for every instrument: never allocates
     }
+    f.dirty[instrument] |= what;
+    f.last[instrument] = {
+        .sequence = e.sequence, .receive_ns = e.receive_ns, .exchange_ns = e.exchange_ns};
 }
 
 void shm_publisher::on_event(std::size_t feed, md::event const& e) noexcept {
@@ -246,11 +238,12 @@ void shm_publisher::on_event(std::size_t feed, md::event const& e) noexcept {
         bool const stale = e.kind == md::event_kind::instrument_stale;
         if (stale || e.kind == md::event_kind::instrument_recovered) {
             for (std::uint32_t const i : f.defined) {
-                update(f, i, [stale](shm::instrument_slot& s) { s.stale = stale ? 1 : 0; });
+                f.now[i].stale = stale ? 1 : 0;
+                mark(f, i, fields_changed, e);
             }
         } else if (e.kind == md::event_kind::book_clear) {
             for (std::uint32_t const i : f.defined) {
-                mark(f, i);
+                mark(f, i, levels_changed, e);
             }
         }
         return;
@@ -260,37 +253,32 @@ void shm_publisher::on_event(std::size_t feed, md::event const& e) noexcept {
             .store(f.header->unslotted + 1, std::memory_order_relaxed);
         return;
     }
-    f.last[id] = {.sequence = e.sequence, .receive_ns = e.receive_ns, .exchange_ns = e.exchange_ns};
+    fields& now = f.now[id];
     switch (e.kind) {
-    case md::event_kind::instrument_definition: {
-        bool const known = f.slots[id].defined != 0; // this writer's own byte
-        update(f, id, [&e](shm::instrument_slot& s) {
-            s.symbol = e.definition.symbol;
-            s.price_exponent = e.definition.price_exponent;
-            s.tick = e.definition.tick;
-            s.defined = 1;
-        });
-        if (!known) {
+    case md::event_kind::instrument_definition:
+        if (now.defined == 0) {
             f.defined.push_back(id); // reserved: never allocates
         }
+        now.symbol = e.definition.symbol;
+        now.price_exponent = e.definition.price_exponent;
+        now.tick = e.definition.tick;
+        now.defined = 1;
+        mark(f, id, fields_changed, e);
         break;
-    }
     case md::event_kind::trading_status:
-        update(f, id, [&e](shm::instrument_slot& s) {
-            s.trading_state = static_cast<std::uint8_t>(e.status.state);
-            s.status_code = {};
-            std::copy_n(e.status.code.begin(), s.status_code.size(), s.status_code.begin());
-        });
+        now.trading_state = static_cast<std::uint8_t>(e.status.state);
+        now.status_code = {};
+        std::copy_n(e.status.code.begin(), now.status_code.size(), now.status_code.begin());
+        mark(f, id, fields_changed, e);
         break;
     case md::event_kind::instrument_stale:
-    case md::event_kind::instrument_recovered: {
-        bool const stale = e.kind == md::event_kind::instrument_stale;
-        update(f, id, [stale](shm::instrument_slot& s) { s.stale = stale ? 1 : 0; });
+    case md::event_kind::instrument_recovered:
+        now.stale = e.kind == md::event_kind::instrument_stale ? 1 : 0;
+        mark(f, id, fields_changed, e);
         break;
-    }
     default:
         if (changes_book(e.kind)) {
-            mark(f, id);
+            mark(f, id, levels_changed, e);
         }
         break;
     }
@@ -300,12 +288,13 @@ void shm_publisher::end_of_run(std::size_t feed, feed_protocol const& protocol,
                                book_state state) noexcept {
     feed_state& f = feeds_[feed];
     for (std::uint32_t const id : f.marked) {
+        bool const levels = (f.dirty[id] & levels_changed) != 0;
         f.dirty[id] = 0;
         std::array<book_level, shm::depth> bids{};
         std::array<book_level, shm::depth> asks{};
-        std::size_t const nb = protocol.book_levels(id, 'B', bids);
-        std::size_t const na = protocol.book_levels(id, 'S', asks);
-        write_levels(f, id, std::span(bids).first(nb), std::span(asks).first(na));
+        std::size_t const nb = levels ? protocol.book_levels(id, 'B', bids) : 0;
+        std::size_t const na = levels ? protocol.book_levels(id, 'S', asks) : 0;
+        write(f, id, levels, std::span(bids).first(nb), std::span(asks).first(na));
     }
     f.marked.clear();
     // relaxed: a value read on its own.

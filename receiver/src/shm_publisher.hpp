@@ -12,9 +12,16 @@
 // f's region (a contract never runs on two threads at once). Readers are other processes (or
 // threads) with read-only mappings; the memory orders are shm_layout.hpp's.
 //
+// A slot is one consistent state: on_event() only notes what an event changes (an instrument's
+// definition, status and stale flag are kept here until then), and end_of_run() writes each
+// changed slot once, whole: its fields, its levels from the protocol's book (as of the same
+// moment: the end of the run), and the sequence of the last event that changed it.
+//
 // Costs: per event a 72-byte ring write (three atomic stores besides the copy); per changed
-// instrument and run one 576-byte slot write. Nothing allocates after construction.
+// instrument and run one slot write (its first 80 bytes and the levels valid now or before).
+// Nothing allocates after construction.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -54,6 +61,18 @@ private:
         std::uint64_t receive_ns = 0;
         std::uint64_t exchange_ns = 0;
     };
+    struct fields { // an instrument's definition and status as the events so far left them
+        std::array<char, 20> symbol{};
+        std::int8_t price_exponent = 0;
+        std::uint8_t trading_state = 0;
+        std::uint8_t stale = 0;
+        std::uint8_t defined = 0;
+        std::array<char, 6> status_code{};
+        std::int64_t tick = 0;
+    };
+    // What changed in an instrument's slot this run (feed_state::dirty).
+    static constexpr std::uint8_t levels_changed = 1;
+    static constexpr std::uint8_t fields_changed = 2;
     struct feed_state {
         shm::feed_header* header = nullptr;
         shm::instrument_slot* slots = nullptr;
@@ -61,23 +80,22 @@ private:
         std::uint32_t instruments = 0;
         std::uint32_t events = 0;
         std::uint64_t written = 0;          // the writer's own copy of header->written
-        std::vector<std::uint8_t> dirty;    // by instrument: its levels changed this run
+        std::vector<std::uint8_t> dirty;    // by instrument: levels_changed | fields_changed
         std::vector<std::uint32_t> marked;  // the dirty ones, in order
         std::vector<std::uint32_t> defined; // instruments defined so far
         std::vector<last_change> last;      // by instrument
+        std::vector<fields> now;            // by instrument
     };
 
     void append(feed_state& f, md::event const& e) noexcept;
-    void mark(feed_state& f, std::uint32_t instrument) noexcept;
-    /// Rewrites a slot under its seqlock: `change` edits a copy (its last change's sequence and
-    /// times come from `last`).
-    template <typename Change>
-    void update(feed_state& f, std::uint32_t instrument, Change change) noexcept;
-    /// The same for a book change, storing only the words that change: the level counts, the
-    /// last change, and the levels now valid or valid before (end_of_run's path, per changed
-    /// instrument and run).
-    void write_levels(feed_state& f, std::uint32_t instrument, std::span<book_level const> bids,
-                      std::span<book_level const> asks) noexcept;
+    /// Notes that `e` changed `what` of the instrument's slot (written at the end of the run).
+    void mark(feed_state& f, std::uint32_t instrument, std::uint8_t what,
+              md::event const& e) noexcept;
+    /// Rewrites a slot under its seqlock (end_of_run's path, per changed instrument and run):
+    /// its fields, last change and level counts, and the levels now valid or valid before.
+    /// Without `levels` the slot keeps its levels (the book did not change).
+    void write(feed_state& f, std::uint32_t instrument, bool levels,
+               std::span<book_level const> bids, std::span<book_level const> asks) noexcept;
 
     std::string name_;
     int lock_fd_ = -1; // the segment's descriptor, locked (one writer per name)

@@ -58,7 +58,7 @@ TEST(Mdp3RealData, VolumeEntriesDecodeAsCaptured) {
     std::string const v5 =
         signet::test::realdata("cme/single/v1.5/MdIncrementalRefreshVolume.pcap");
     if (v9.empty() || v5.empty()) {
-        GTEST_SKIP() << "no real CME captures in " << SIGNET_REALDATA_DIR;
+        GTEST_SKIP() << "no real CME captures in ../shared/realdata/ beside the checkout";
     }
     auto const a = signet::test::read_capture(v9);
     ASSERT_EQ(a.size(), 1U);
@@ -220,7 +220,7 @@ channel_capture merge_and_infer(std::vector<captured_datagram const*> const& dat
 TEST(Mdp3RealData, CertificationChannelsReplayWithoutRptSeqGap) {
     std::string const path = signet::test::realdata("cme/Cme.Mdp3.Sbe.v9.1.Example.pcap");
     if (path.empty()) {
-        GTEST_SKIP() << "no real CME captures in " << SIGNET_REALDATA_DIR;
+        GTEST_SKIP() << "no real CME captures in ../shared/realdata/ beside the checkout";
     }
     auto const datagrams = signet::test::read_capture(path);
     // Channel C's incrementals go to port 14000 + C on line A and 15000 + C on line B.

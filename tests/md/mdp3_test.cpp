@@ -181,6 +181,25 @@ TEST(Mdp3, ShortBlocksAndLyingGroupCountsAreMalformedMessages) {
     EXPECT_FALSE(m3::decode_incremental_trade_summary(messages[0]).has_value());
 }
 
+TEST(Mdp3, APacketWithAMessageThatDoesNotDecodeIsNotValid) {
+    // Issue 37.5: framing that holds is not enough to claim a MsgSeqNum; every message of a
+    // template decoded here must decode.
+    bytes const heartbeat = message(12, 13, 0, {});
+    bytes const good =
+        message(46, 13, 11, incremental_book_root(),
+                {group(32, {book_entry(1, 1, 1, 1, 1, 1, 0, '0')}), group(24, {}, true)});
+    EXPECT_TRUE(m3::validate_packet(packet(7, {heartbeat, good})).has_value());
+    bytes lying = good; // NoMDEntries says 255 and holds one
+    lying[m3::message_header_size + 11 + 2] = std::byte{255};
+    EXPECT_FALSE(m3::validate_packet(packet(7, {heartbeat, lying})).has_value());
+    EXPECT_FALSE(m3::validate_packet(packet(7, {lying, heartbeat})).has_value());
+    // A root shorter than the fields read (SecurityStatus30 of 20 bytes).
+    EXPECT_FALSE(m3::validate_packet(packet(7, {message(30, 13, 20, {})})).has_value());
+    // Templates not decoded here are skipped, whatever they hold.
+    EXPECT_TRUE(m3::validate_packet(packet(7, {message(99, 13, 3, {}, {bytes{std::byte{9}}})}))
+                    .has_value());
+}
+
 TEST(Mdp3, ChannelResetSecurityStatusAndOrderBook) {
     auto const messages =
         walk(packet(9, {message(4, 13, 9, sbe{}.u64(5).u8(0x80).b, {group(2, {sbe{}.u16(310).b})}),

@@ -110,6 +110,20 @@ TEST(PitchSession, ARefusedLoginIsFinal) {
     EXPECT_TRUE(c.output().empty());
 }
 
+TEST(PitchSession, ASessionInUseIsTriedAgain) {
+    // 'B': another connection holds the session (one the server has not seen close yet).
+    cb::session_client c = captured_client();
+    c.start(0);
+    c.sent(c.output().size(), 0);
+    (void)c.on_bytes(hex("0b00010000000000 030242"), 0, [](cb::message const&) {});
+    EXPECT_EQ(c.failure(), cb::session_failure::rejected);
+    EXPECT_EQ(c.rejection(), 'B');
+    c.start(1); // on a new connection: the login again
+    EXPECT_EQ(c.state(), cb::session_state::logging_in);
+    EXPECT_EQ(bytes(c.output().begin(), c.output().end()),
+              hex("1e00010000000000 1601 30303031 55534552 2020 70772020202020202020"));
+}
+
 TEST(PitchSession, HeartbeatsAndTimeoutsFollowTheClock) {
     cb::session_client c = captured_client();
     c.start(0);
@@ -236,6 +250,80 @@ TEST(PitchSessionServer, ClosesOnWhatIsNotASession) {
     bytes const login = login_block("pw");
     EXPECT_EQ(partial.on_bytes(std::span(login).first(10), 0, [](cb::message const&) {}), 0U);
     EXPECT_EQ(partial.state(), cb::server_state::awaiting_login);
+}
+
+TEST(PitchSessionServer, ALoginIsDueWithinTheDeadlineWhateverTheClientSends) {
+    // Heartbeats reset the silence timeout, never the login deadline (5 s from start()).
+    cb::session_server waiting = server();
+    cb::session_server logging_in = server();
+    waiting.start(0);
+    logging_in.start(0);
+    bytes const heartbeat = hex("0800000000000000");
+    for (std::int64_t now = 0; now <= 5 * second; now += second / 2) {
+        EXPECT_EQ(waiting.on_bytes(heartbeat, now, [](cb::message const&) {}), heartbeat.size());
+        waiting.on_time(now);
+        EXPECT_EQ(waiting.state(), cb::server_state::awaiting_login) << now;
+        if (now == 4 * second) {
+            (void)logging_in.on_bytes(login_block("pw"), now, [](cb::message const&) {});
+            logging_in.sent(logging_in.output().size(), now);
+        }
+        (void)logging_in.on_bytes(heartbeat, now, [](cb::message const&) {});
+        logging_in.on_time(now);
+    }
+    waiting.on_time(5 * second + 1);
+    EXPECT_EQ(waiting.state(), cb::server_state::closed);
+    EXPECT_EQ(waiting.close_reason(), cb::server_close::login_timeout);
+    EXPECT_TRUE(waiting.output().empty()); // nothing is said to it
+    logging_in.on_time(5 * second + 1);
+    EXPECT_EQ(logging_in.state(), cb::server_state::logged_in); // logged in at 4 s: in time
+    EXPECT_EQ(logging_in.login(), cb::session_credentials::of("0001", "USER", "pw"));
+}
+
+TEST(PitchSessionServer, BytesThatAreNotASessionBlockCloseAtOnce) {
+    // A session block has unit 0, sequence 0 and a client's length: known from its first 8
+    // bytes (2 for the length), never after a timeout.
+    for (std::string_view const garbage : {
+             "ff7f",                   // 32767 bytes: longer than any client block
+             "1000 0001 00000000",     // unit 1
+             "1000 0000 07000000",     // sequence 7
+             "0800000000000000 ff7f3", // a heartbeat, then garbage
+         }) {
+        cb::session_server s = server();
+        s.start(0);
+        (void)s.on_bytes(hex(garbage), 0, [](cb::message const&) {});
+        EXPECT_EQ(s.state(), cb::server_state::closed) << garbage;
+        EXPECT_EQ(s.close_reason(), cb::server_close::invalid_block) << garbage;
+    }
+    cb::session_server partial = server();
+    partial.start(0);
+    EXPECT_EQ(partial.on_bytes(hex("1e00 0100"), 0, [](cb::message const&) {}), 0U);
+    EXPECT_EQ(partial.state(), cb::server_state::awaiting_login); // a login's start, so far
+}
+
+TEST(PitchSessionServer, RefusesALoginWhoseSessionIsInUseWithB) {
+    cb::session_server s = server();
+    s.start(0);
+    std::vector<cb::message> asked;
+    (void)s.on_bytes(
+        login_block("pw"), 0, [](cb::message const&) {},
+        [&](cb::message const& login) {
+            asked.push_back(login);
+            return true;
+        });
+    ASSERT_EQ(asked.size(), 1U);
+    EXPECT_EQ(asked[0].type, mt::login);
+    EXPECT_EQ(s.state(), cb::server_state::closing);
+    EXPECT_EQ(bytes(s.output().begin(), s.output().end()), hex("0b00010000000000 030242"));
+    s.sent(s.output().size(), 0);
+    EXPECT_EQ(s.state(), cb::server_state::closed);
+    EXPECT_EQ(s.close_reason(), cb::server_close::in_use);
+    // Wrong credentials are 'N' whether or not the session is in use.
+    cb::session_server wrong = server();
+    wrong.start(0);
+    (void)wrong.on_bytes(
+        login_block("guess"), 0, [](cb::message const&) {},
+        [](cb::message const&) { return true; });
+    EXPECT_EQ(bytes(wrong.output().begin(), wrong.output().end()), hex("0b00010000000000 03024e"));
 }
 
 } // namespace

@@ -219,12 +219,48 @@ TEST(SequenceArbiter, AnExpiredHoldWaitsWhileItsLineHasInputWaiting) {
     EXPECT_EQ(h.session.gaps, 0U);
     h.arrive(2, 0, 2'100);
     EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 2, 3}));
-    // Without waiting input the wall clock expires a hold as before.
+    // Without waiting input, once the line moved on past the hold, it expires as before.
     h.arrive(5, 0, 2'200);
     probe.waiting_on[0] = false;
-    h.arbiter.tick(
-        4'000, [&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; });
+    h.arrive(6, 0, 3'300);
     EXPECT_EQ(h.session.gaps, 1U);
+    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 2, 3, 5, 6}));
+}
+
+TEST(SequenceArbiter, ATimerAloneCallsNoGapWhileTheLineHasNotMovedOn) {
+    // One line (issue 37): the sender put 3 out before 2 and was descheduled in between (a
+    // loaded machine). Nothing waits in any socket when the timer fires past the hold: by the
+    // wall clock 3 expired, but nothing arrived after it, so 2 may not have been sent yet.
+    harness h(1); // hold_ns 1000
+    fake_probe probe;
+    h.arbiter.set_input_probe(&probe, 10'000);
+    auto const tick = [&](std::uint64_t now) {
+        h.arbiter.tick(
+            now, [&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; });
+    };
+    h.arrive(1, 0, 1);
+    h.arrive(3, 0, 10);
+    EXPECT_EQ(h.arbiter.next_deadline(), 10U + 1'000U + 10'000U + 1U); // the timer's bound
+    tick(5'000);
+    EXPECT_EQ(h.session.gaps, 0U);
+    h.arrive(2, 0, 5'100); // the sender runs again
+    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 2, 3}));
+    EXPECT_EQ(h.session.gaps, 0U);
+    // A real gap: the line moves on past the hold without 4, and the next arrival calls it.
+    h.arrive(5, 0, 6'000);
+    h.arrive(6, 0, 6'500);
+    tick(7'500);
+    EXPECT_EQ(h.session.gaps, 0U); // the line is 500 ns past 5 only
+    h.arrive(7, 0, 7'100);
+    EXPECT_EQ(h.session.gaps, 1U);
+    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 2, 3, 5, 6, 7}));
+    // A line gone quiet after a gap: the timer calls it at hold_ns + max_defer_ns.
+    h.arrive(9, 0, 8'000);
+    tick(8'000 + 1'000 + 10'000);
+    EXPECT_EQ(h.session.gaps, 1U);
+    tick(h.arbiter.next_deadline());
+    EXPECT_EQ(h.session.gaps, 2U);
+    EXPECT_EQ(h.arbiter.held(), 0U);
 }
 
 TEST(SequenceArbiter, BothLinesPastAGapWaitForWaitingInputWhenTheWireReorders) {
@@ -323,6 +359,40 @@ TEST(SequenceArbiter, BothLinesPastAGapWaitTheReorderAllowanceFirst) {
         301, [&](auto d) { session.deliver(d); }, [&] { return session.next; });
     EXPECT_EQ(session.gaps, 1U); // 6 was lost on both lines
     EXPECT_EQ(session.delivered, (std::vector<std::uint64_t>{1, 1, 3, 3, 2, 4, 5, 5, 7, 7}));
+}
+
+TEST(SequenceArbiter, AFarPacketWaitsBehindWhatIsHeldAndMovesNothing) {
+    // A packet the session will not believe (far) goes at once when nothing is held; while
+    // packets wait for a gap it waits behind them, whatever its own sequence, and goes right
+    // after them: the session judges the held ones first. It is not a line's position (rule 2
+    // sees neither line past 3) and never a range for the recovery.
+    harness h(2);
+    asking_recovery recovery;
+    h.arbiter.set_recovery(&recovery);
+    auto const far = [&](std::uint64_t seq, std::uint16_t line, std::uint64_t now) {
+        auto p = packet(seq);
+        h.arbiter.on_packet(
+            p, sequence_arbiter::far, line, now, [&](auto d) { h.session.deliver(d); },
+            [&] { return h.session.next; });
+    };
+    using sequences = std::vector<std::uint64_t>;
+    far(900, 0, 1); // nothing held: at once (the session ignores it or not; here it takes it)
+    EXPECT_EQ(h.session.delivered, (sequences{900}));
+    h.session = {};
+    h.arrive(1, 0, 2);
+    h.arrive(3, 0, 3); // held: 2 is missing
+    far(1'000'000, 0, 4);
+    far(1'000'000, 1, 5);
+    far(5, 1, 6); // behind as well, in arrival order
+    EXPECT_EQ(h.session.delivered, (sequences{1}));
+    EXPECT_EQ(h.arbiter.held(), 4U);
+    EXPECT_TRUE(recovery.asked.empty());
+    EXPECT_EQ(h.arbiter.next_deadline(), 3U + 1000U + 1U); // 3's hold: line 1 is not past it
+    h.arrive(2, 1, 7);
+    EXPECT_EQ(h.session.delivered, (sequences{1, 2, 3, 1'000'000, 1'000'000, 5}));
+    EXPECT_EQ(h.arbiter.held(), 0U);
+    EXPECT_EQ(h.session.gaps, 1U); // the session's own count: 1'000'000 after 3
+    EXPECT_TRUE(recovery.asked.empty());
 }
 
 } // namespace

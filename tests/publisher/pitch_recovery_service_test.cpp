@@ -4,11 +4,15 @@
 // unit with the original sequences and bytes; requests out of range or of another unit are
 // refused by status; a request that arrives while the service answers another one covers
 // the blocks recorded before it was sent; a Spin of a unit rebuilds that unit's book as a receiver
-// that saw every block has it.
+// that saw every block has it, and a second request while it is sent is 'S'. Connections that
+// never log in are dropped at the login deadline and give way to new ones, per server; a second
+// session with the same credentials is 'B'.
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -94,27 +98,37 @@ std::vector<bytes> market(std::size_t blocks) {
     return out;
 }
 
+/// A connected TCP socket to 127.0.0.1:port.
+signet::net::unique_fd connect_to(std::uint16_t port) {
+    signet::net::unique_fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(port);
+    int const one = 1; // requests leave at once, as the receiver's do
+    (void)::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    return fd;
+}
+
 /// A logged-in client of one of the service's ports (blocking socket, bounded waits).
 class client {
 public:
     client(std::uint16_t port, cb::session_credentials const& credentials)
-        : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0))
+        : fd_(connect_to(port))
         , session_({.credentials = credentials}) {
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        address.sin_port = htons(port);
-        int const one = 1; // requests leave at once, as the receiver's do
-        (void)::setsockopt(fd_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        EXPECT_EQ(::connect(fd_.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
         session_.start(0);
         flush();
         // The login's answer first: requests go out once logged in.
         (void)read_until([](cb::message const&) { return false; },
                          [&] { return session_.state() != cb::session_state::logging_in; });
     }
-    void send(cb::message const& m) {
-        EXPECT_TRUE(session_.send(m, 0));
+    void send(cb::message const& m) { send_together({m}); }
+    /// The messages in one write: the server reads them together.
+    void send_together(std::initializer_list<cb::message> messages) {
+        for (cb::message const& m : messages) {
+            EXPECT_TRUE(session_.send(m, 0));
+        }
         flush();
     }
     /// Reads until `done(message)` (or `stop()`) is true, the session fails or the peer closes
@@ -160,6 +174,22 @@ private:
 };
 
 cb::session_credentials const login = cb::session_credentials::of("0001", "USER", "secret");
+
+/// A service with Spin servers (on a base port and the next ones, free ones found by trying).
+std::pair<std::unique_ptr<pub::cboe::pitch_recovery_service>, std::uint16_t>
+spin_service(pub::cboe::pitch_recovery_options options, pub::line_output* gap_line) {
+    for (int attempt = 0; attempt < 20; ++attempt) {
+        options.spin_port = signet::test::tcp_listener().port(); // free a moment ago
+        try {
+            return {std::make_unique<pub::cboe::pitch_recovery_service>(options, gap_line),
+                    options.spin_port};
+        } catch (std::system_error const&) {
+            continue; // a port above the base was taken
+        }
+    }
+    ADD_FAILURE() << "no free spin ports";
+    return {};
+}
 
 TEST(PitchRecoveryService, GapRequestsAreAnsweredOnTheGapLine) {
     signet::test::watchdog dog(std::chrono::seconds(60), "gap requests");
@@ -284,21 +314,8 @@ TEST(PitchRecoveryService, ARequestReadWhileAnsweringAnotherCoversEverythingReco
 
 TEST(PitchRecoveryService, ASpinRebuildsTheUnitsBook) {
     signet::test::watchdog dog(std::chrono::seconds(60), "spin");
-    // Two consecutive free ports for the two units' servers: an ephemeral one and the next,
-    // tried until both bind.
-    std::unique_ptr<pub::cboe::pitch_recovery_service> made;
-    std::uint16_t base = 0;
-    for (int attempt = 0; attempt < 20 && !made; ++attempt) {
-        base = signet::test::tcp_listener().port(); // free a moment ago
-        try {
-            made = std::make_unique<pub::cboe::pitch_recovery_service>(
-                pub::cboe::pitch_recovery_options{
-                    .units = 2, .spin = true, .spin_port = base, .handoff_bytes = 1 << 20},
-                nullptr);
-        } catch (std::system_error const&) {
-            continue; // base + 1 was taken
-        }
-    }
+    auto const [made, base] =
+        spin_service({.units = 2, .spin = true, .handoff_bytes = 1 << 20}, nullptr);
     ASSERT_TRUE(made);
     pub::cboe::pitch_recovery_service& service = *made;
     std::vector<bytes> const blocks = market(60);
@@ -346,6 +363,128 @@ TEST(PitchRecoveryService, ASpinRebuildsTheUnitsBook) {
         EXPECT_EQ(rebuilt.top(*other), reference.top(id)) << cb::trimmed(i.symbol);
         EXPECT_EQ(rebuilt.order_count(*other), reference.order_count(id));
     }
+}
+
+TEST(PitchRecoveryService, ASpinRequestWhileASpinIsSentIsAnsweredS) {
+    // Cboe's server answers a second request while its spin runs with 'S' (the BATS capture:
+    // request 312 sent twice, 'A' then 'S'). Both requests come in one write here, so the
+    // second is read before the first spin can have left.
+    signet::test::watchdog dog(std::chrono::seconds(60), "spin in progress");
+    auto const [service, base] =
+        spin_service({.units = 1, .spin = true, .handoff_bytes = 1 << 20}, nullptr);
+    ASSERT_TRUE(service);
+    for (bytes const& b : market(20)) {
+        service->record(b); // unit 1's: 10 blocks of 3 messages
+    }
+    client c(base, {});
+    std::vector<cb::message> const images =
+        c.read_until([](cb::message const& m) { return m.type == mt::spin_image_available; });
+    ASSERT_FALSE(images.empty());
+    ASSERT_EQ(images.back().sequence, 30U);
+    cb::message request;
+    request.type = mt::spin_request;
+    request.sequence = 30;
+    c.send_together({request, request});
+    int responses = 0;
+    std::vector<cb::message> got = c.read_until(
+        [&](cb::message const& m) { return m.type == mt::spin_response && ++responses == 2; });
+    std::vector<char> statuses;
+    int finished = 0;
+    for (cb::message const& m : got) {
+        statuses.push_back(m.type == mt::spin_response ? m.status : '\0');
+        finished += m.type == mt::spin_finished ? 1 : 0;
+    }
+    std::erase(statuses, '\0');
+    EXPECT_EQ(statuses, (std::vector<char>{'A', 'S'}));
+    EXPECT_EQ(finished, 1); // one spin
+    // Once it has left, a request is served again.
+    c.send(request);
+    got = c.read_until([](cb::message const& m) { return m.type == mt::spin_finished; });
+    auto const response = std::find_if(
+        got.begin(), got.end(), [](cb::message const& m) { return m.type == mt::spin_response; });
+    ASSERT_NE(response, got.end());
+    EXPECT_EQ(response->status, 'A');
+    ASSERT_TRUE(signet::test::eventually([&] { return service->counts().spins == 2; }));
+    EXPECT_EQ(service->counts().spin_refused, 1U);
+}
+
+TEST(PitchRecoveryService, ConnectionsThatNeverLogInCannotKeepALoginOut) {
+    // Six connections to the GRP that send heartbeats and never log in, with four slots per
+    // server and a one-second login deadline: each newer one takes the oldest one's slot, the
+    // rest are dropped at the deadline whatever they send, and logins to the GRP and to the
+    // Spin server (slots of its own) are accepted throughout.
+    signet::test::watchdog dog(std::chrono::seconds(60), "unauthenticated connections");
+    captured_line gap;
+    auto const [service, base] = spin_service({.units = 1,
+                                               .grp = true,
+                                               .spin = true,
+                                               .credentials = login,
+                                               .max_clients = 4,
+                                               .login_timeout = std::chrono::seconds(1),
+                                               .handoff_bytes = 1 << 20},
+                                              &gap);
+    ASSERT_TRUE(service);
+    bytes const heartbeat = {std::byte{8}, {}, {}, {}, {}, {}, {}, {}};
+    std::vector<signet::net::unique_fd> idle;
+    for (int i = 0; i < 6; ++i) {
+        idle.push_back(connect_to(service->grp_port()));
+        EXPECT_TRUE(signet::test::send_all(idle.back().get(), heartbeat));
+    }
+    client grp(service->grp_port(), login);
+    EXPECT_EQ(grp.session().state(), cb::session_state::logged_in);
+    client spin(base, login);
+    EXPECT_EQ(spin.session().state(), cb::session_state::logged_in);
+    // Every idle connection ends though it keeps sending a heartbeat every 100 ms.
+    std::vector<bool> ended(idle.size(), false);
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::count(ended.begin(), ended.end(), false) != 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::vector<pollfd> fds;
+        for (std::size_t i = 0; i < idle.size(); ++i) {
+            if (!ended[i]) {
+                (void)signet::test::send_all(idle[i].get(), heartbeat); // fails once closed
+            }
+            fds.push_back({.fd = ended[i] ? -1 : idle[i].get(), .events = POLLIN, .revents = 0});
+        }
+        (void)::poll(fds.data(), fds.size(), 100);
+        for (std::size_t i = 0; i < idle.size(); ++i) {
+            std::byte b{};
+            if (fds[i].revents != 0 && ::recv(idle[i].get(), &b, 1, MSG_DONTWAIT) <= 0) {
+                ended[i] = true; // nothing is ever sent to a connection not logged in
+            }
+        }
+    }
+    EXPECT_EQ(ended, std::vector<bool>(idle.size(), true));
+    ASSERT_TRUE(signet::test::eventually([&] {
+        pub::cboe::pitch_recovery_counts const c = service->counts();
+        return c.evicted_clients + c.login_timeouts == 6;
+    }));
+    pub::cboe::pitch_recovery_counts const c = service->counts();
+    EXPECT_EQ(c.evicted_clients, 3U); // by the 5th, the 6th and the GRP login
+    EXPECT_EQ(c.login_timeouts, 3U);
+    EXPECT_EQ(c.logins, 2U);
+    EXPECT_EQ(c.refused_connections, 0U);
+    EXPECT_EQ(c.dropped_clients, 0U);
+    EXPECT_EQ(grp.session().state(), cb::session_state::logged_in);
+}
+
+TEST(PitchRecoveryService, ASecondSessionWithTheSameCredentialsIsRefusedWithB) {
+    signet::test::watchdog dog(std::chrono::seconds(60), "session in use");
+    captured_line gap;
+    pub::cboe::pitch_recovery_service service(
+        {.units = 1, .grp = true, .credentials = login, .handoff_bytes = 1 << 20}, &gap);
+    {
+        client first(service.grp_port(), login);
+        EXPECT_EQ(first.session().state(), cb::session_state::logged_in);
+        client second(service.grp_port(), login);
+        EXPECT_EQ(second.session().failure(), cb::session_failure::rejected);
+        EXPECT_EQ(second.session().rejection(), 'B');
+    }
+    // Once the first has gone, the session is free again.
+    client again(service.grp_port(), login);
+    EXPECT_EQ(again.session().state(), cb::session_state::logged_in);
+    ASSERT_TRUE(signet::test::eventually([&] { return service.counts().logins == 2; }));
+    EXPECT_EQ(service.counts().rejected_logins, 1U);
 }
 
 } // namespace

@@ -2,16 +2,22 @@
 // book's capacity comes from the config and adds beyond it, duplicate and unknown references are
 // counted; an end of session is seen live; a gap is re-requested through the request line and
 // filled, or lost after its tries.
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
+#include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/socket.h>
 
 #include <gtest/gtest.h>
 
+#include <signet/core/realtime_clock.hpp>
+#include <signet/md/nasdaq/moldudp64.hpp>
 #include <signet/md/nasdaq/moldudp64_request.hpp>
 #include <signet/net/packet.hpp>
 #include <signet/net/udp_socket.hpp>
@@ -21,6 +27,7 @@
 #include <signet/receiver/nasdaq/moldudp64_protocol.hpp>
 
 #include "md/md_test_support.hpp"
+#include "support/realdata.hpp"
 
 namespace {
 
@@ -249,6 +256,44 @@ TEST(FeedParser, AnUnansweredGapIsLostAfterItsTries) {
     EXPECT_EQ(processor.live().lost, 3U);
 }
 
+// Issue 37: one line, no re-request server, a sender that put 3 out before 2 and was
+// descheduled in between on a loaded machine. When the parser's timer fires past the hold
+// (on_idle, the wall clock), nothing is waiting in the line's socket or queue: 2 has not been
+// sent yet. The line has not moved on past the hold either, so 2 is not lost: it fills the gap
+// when it comes (before: a gap of one message, then 2 counted as a duplicate). A real gap is
+// still called once the line moves on past the hold.
+TEST(FeedParser, AReorderedPacketIsNotLostWhileTheSenderPausesBetweenThePair) {
+    feed_config config;
+    config.name = "one line";
+    moldudp64_settings settings;
+    settings.parser = signet::receiver::nasdaq::moldudp64_parser::count;
+    test_setup setup;
+    auto const processor = make_parser(config, settings, setup);
+    processor->set_input_probe([](std::size_t) { return false; }); // nothing in any socket
+    // Stamps in the past: the wall clock of on_idle() is 50 ms past the first, far past the
+    // hold (2 ms) but well within the probe's bound (1 s).
+    std::uint64_t const base = signet::realtime_clock::now_ns() - 50 * ms;
+    run(*processor, at(recovery_rig::packet(1), base));
+    run(*processor, at(recovery_rig::packet(3), base + ms / 10)); // 2 comes after it
+    processor->on_idle();                                         // the hold's timer
+    EXPECT_EQ(processor->live().gaps, 0U);
+    EXPECT_EQ(processor->live().messages, 1U);
+    run(*processor, at(recovery_rig::packet(2), base + 3 * ms)); // the sender ran again
+    EXPECT_EQ(processor->live().messages, 3U);
+    EXPECT_EQ(processor->live().gaps, 0U);
+    EXPECT_EQ(processor->live().missing, 0U);
+    EXPECT_EQ(processor->live().duplicates, 0U);
+    // 5 is lost: the line moves on past the hold (6 comes 3 ms after 4), and 6 calls the gap.
+    run(*processor, at(recovery_rig::packet(4), base + 4 * ms));
+    run(*processor, at(recovery_rig::packet(6), base + 4 * ms + ms / 10));
+    run(*processor, at(recovery_rig::packet(7), base + 7 * ms));
+    EXPECT_EQ(processor->live().gaps, 1U);
+    EXPECT_EQ(processor->live().missing, 1U);
+    EXPECT_EQ(processor->live().messages, 6U);
+    processor->finish();
+    EXPECT_EQ(processor->live().duplicates, 0U);
+}
+
 // ---- CME MDP 3.0 through the shared sequencing: the guards every protocol has ----
 
 /// A feed parser over the mdp3 protocol, its definitions applied, and the generator that made
@@ -355,6 +400,183 @@ TEST(FeedParser, AMalformedMdp3PacketNeverTakesTheRealOnesSequence) {
     EXPECT_EQ(live.book, book_state::complete);
     EXPECT_EQ(rig.channel().stats().incremental_packets, 41U);
     rig.expect_generator_books();
+}
+
+// ---- Item 37.9: an arrival order never changes what is delivered ----------------------------
+
+/// moldudp64 as the feed parser sees it, recording every datagram the shared sequencing lets
+/// through (its first sequence and the fresh items) before handing it on.
+class recording_protocol final : public signet::receiver::feed_protocol {
+public:
+    struct delivered {
+        std::uint64_t first = 0;
+        std::uint64_t fresh = 0;
+        bool operator==(delivered const&) const = default;
+    };
+    std::vector<delivered> log;
+
+    explicit recording_protocol(std::unique_ptr<signet::receiver::feed_protocol> inner)
+        : inner_(std::move(inner)) {}
+    std::vector<signet::receiver::line_spec> lines() const override { return inner_->lines(); }
+    signet::md::sequence_tracker_options sequencing() const override {
+        return inner_->sequencing();
+    }
+    void setup(signet::receiver::feed_setup& setup) override { inner_->setup(setup); }
+    std::optional<signet::md::sequence_unit>
+    frame(std::span<std::byte const> datagram) const noexcept override {
+        return inner_->frame(datagram);
+    }
+    void deliver(signet::receiver::delivery const& d) override {
+        log.push_back({d.unit.first, d.step.fresh});
+        inner_->deliver(d);
+    }
+    signet::receiver::protocol_counters counters() const noexcept override {
+        return inner_->counters();
+    }
+    void finish() override { inner_->finish(); }
+
+private:
+    std::unique_ptr<signet::receiver::feed_protocol> inner_;
+};
+
+/// What a feed delivered and counted for one arrival order.
+struct outcome {
+    std::vector<recording_protocol::delivered> delivered;
+    std::uint64_t messages = 0;
+    std::uint64_t gaps = 0;
+    std::uint64_t missing = 0;
+    std::uint64_t late_start = 0;
+    std::uint64_t implausible = 0;
+    std::uint64_t resyncs = 0;
+    bool operator==(outcome const&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& out, outcome const& o) {
+    out << "messages " << o.messages << ", gaps " << o.gaps << ", missing " << o.missing
+        << ", late_start " << o.late_start << ", implausible " << o.implausible << ", resyncs "
+        << o.resyncs << ", delivered";
+    for (auto const& d : o.delivered) {
+        out << ' ' << d.first << '+' << d.fresh;
+    }
+    return out;
+}
+
+/// Feeds `datagrams` (in this order) to a default moldudp64 feed: `per_run` of them per parser
+/// run, the runs `apart_ns` apart. After every run: fresh items are delivered strictly in
+/// sequence, each once. Then finish() (what is still held goes).
+outcome arrive(std::vector<t::bytes> const& datagrams, std::size_t per_run,
+               std::uint64_t apart_ns) {
+    feed_config config;
+    config.name = "order";
+    config.protocol = std::make_shared<moldudp64_settings>();
+    auto recorder = std::make_unique<recording_protocol>(config.protocol->make(config));
+    recording_protocol& record = *recorder;
+    feed_parser processor(config, std::move(recorder));
+    test_setup setup;
+    processor.protocol().setup(setup);
+    std::uint64_t now = 1'000 * ms;
+    auto const in_sequence = [&](char const* when) {
+        std::uint64_t next = 0;
+        for (auto const& d : record.log) {
+            if (d.fresh != 0) {
+                EXPECT_GE(d.first, next) << when << ": " << d.first << " after " << next - 1;
+                next = d.first + d.fresh;
+            }
+        }
+    };
+    for (std::size_t i = 0; i < datagrams.size(); ++i) {
+        processor(at(datagrams[i], now));
+        if ((i + 1) % per_run == 0 || i + 1 == datagrams.size()) {
+            processor.on_batch();
+            in_sequence("a run");
+            now += apart_ns;
+        }
+    }
+    processor.finish();
+    in_sequence("finish");
+    signet::md::sequence_stats const s = processor.sequencing();
+    return {record.log, processor.live().messages, s.gaps, s.missing, s.late_start, s.implausible,
+            s.resyncs};
+}
+
+/// The issue's arrival orders, each sorted by sequence: spaced 20 ms and 0.5 ms (the 2 ms hold
+/// expires in between, or not), as one burst in runs of 3, as one run.
+void expect_every_arrival_order_alike(std::vector<t::bytes> const& datagrams, outcome const& want) {
+    EXPECT_EQ(arrive(datagrams, 1, 20 * ms), want) << "spaced 20 ms";
+    EXPECT_EQ(arrive(datagrams, 1, ms / 2), want) << "spaced 0.5 ms";
+    EXPECT_EQ(arrive(datagrams, 3, 0), want) << "one burst, 3 runs of 3";
+    EXPECT_EQ(arrive(datagrams, datagrams.size(), 0), want) << "one burst, one run";
+}
+
+// The sequence pattern of the nine packets of Nasdaq's TotalView-ITCH sample captures: a late
+// join at 14757701, five more packets with gaps between, then three far ahead (more than
+// max_sequence_jump, 100,000). A far packet used to pass the hold at once: in a burst it took
+// the still-provisional anchor from the first packet, was delivered before the held packets,
+// which then re-anchored the late join again (7 messages, 2 resyncs, 14757701 counted both
+// delivered and late), where the same packets spaced out gave 6 messages and no resync.
+TEST(FeedParser, AFarPacketNeverOvertakesTheHoldWhateverTheArrivalOrder) {
+    std::vector<t::bytes> datagrams;
+    std::uint64_t ref = 1;
+    for (std::uint64_t const sequence :
+         {14757701ULL, 14757721ULL, 14757722ULL, 14757745ULL, 14757919ULL, 14764496ULL, 17861990ULL,
+          19009117ULL, 34147961ULL}) {
+        datagrams.push_back(
+            t::mold_packet("000010059B", sequence, {t::add(1, ref++, 'B', 100, 10'0000)}));
+    }
+    outcome const want{.delivered = {{14757701, 1},
+                                     {14757721, 1},
+                                     {14757722, 1},
+                                     {14757745, 1},
+                                     {14757919, 1},
+                                     {14764496, 1}},
+                       .messages = 6,
+                       .gaps = 4,
+                       .missing = 14764496 - 14757702 - 4,
+                       .late_start = 14757700,
+                       .implausible = 3,
+                       .resyncs = 0};
+    expect_every_arrival_order_alike(datagrams, want);
+}
+
+// The same with the captures themselves (their UDP payloads, sorted by sequence), when the
+// real-data folder is there.
+TEST(FeedParser, TheNasdaqSampleCapturesAreDeliveredAlikeWhateverTheArrivalOrder) {
+    std::string const folder = signet::test::realdata("nasdaq/Nasdaq.Equities.TotalView.Itch.v5.0");
+    if (folder.empty()) {
+        GTEST_SKIP() << "no real-data folder (../shared/realdata)";
+    }
+    std::vector<std::pair<std::uint64_t, t::bytes>> by_sequence;
+    for (auto const& file : std::filesystem::directory_iterator(folder)) {
+        if (file.path().extension() != ".pcap") {
+            continue;
+        }
+        for (auto& d : signet::test::read_capture(file.path().string())) {
+            auto const unit = signet::md::nasdaq::moldudp64_frame(d.payload);
+            ASSERT_TRUE(unit.has_value()) << file.path();
+            by_sequence.emplace_back(unit->first, std::move(d.payload));
+        }
+    }
+    std::sort(by_sequence.begin(), by_sequence.end(),
+              [](auto const& a, auto const& b) { return a.first < b.first; });
+    ASSERT_EQ(by_sequence.size(), 9U);
+    ASSERT_EQ(by_sequence.front().first, 14757701U);
+    std::vector<t::bytes> datagrams;
+    for (auto& [sequence, payload] : by_sequence) {
+        datagrams.push_back(std::move(payload));
+    }
+    outcome const want{.delivered = {{14757701, 1},
+                                     {14757721, 1},
+                                     {14757722, 1},
+                                     {14757745, 1},
+                                     {14757919, 1},
+                                     {14764496, 1}},
+                       .messages = 6,
+                       .gaps = 4,
+                       .missing = 14764496 - 14757702 - 4,
+                       .late_start = 14757700,
+                       .implausible = 3,
+                       .resyncs = 0};
+    expect_every_arrival_order_alike(datagrams, want);
 }
 
 } // namespace

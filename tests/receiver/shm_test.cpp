@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,6 +52,26 @@ receiver_config with_shm(std::string const& name, std::size_t events = 1 << 16) 
 struct unlink_at_end {
     std::string name;
     ~unlink_at_end() { ::shm_unlink(("/" + name).c_str()); }
+};
+
+// A protocol with one ask level per instrument, which the test sets as the book changes.
+class one_level_protocol final : public signet::receiver::feed_protocol {
+public:
+    std::array<signet::receiver::book_level, 4> ask{}; // by instrument; size 0: no level
+    std::vector<signet::receiver::line_spec> lines() const override { return {}; }
+    std::optional<md::sequence_unit> frame(std::span<std::byte const>) const noexcept override {
+        return std::nullopt;
+    }
+    void deliver(signet::receiver::delivery const&) override {}
+    signet::receiver::protocol_counters counters() const noexcept override { return {}; }
+    std::size_t book_levels(std::uint32_t id, char side,
+                            std::span<signet::receiver::book_level> out) const override {
+        if (side != 'S' || ask[id].size == 0) {
+            return 0;
+        }
+        out[0] = ask[id];
+        return 1;
+    }
 };
 
 TEST(SharedMemory, AReaderSeesTheBooksLevelByLevelTheDefinitionsAndEveryEvent) {
@@ -223,12 +244,14 @@ TEST(SharedMemory, AReaderKilledMidReadLeavesNothingBehind) {
     }
     char go = 0;
     ASSERT_EQ(::read(ready[0], &go, 1), 1); // the child has the segment mapped and reads
+    one_level_protocol book;
     md::event e{};
     e.kind = md::event_kind::trading_status;
     for (std::uint64_t k = 1; k <= 20'000; ++k) { // the writer, while the child copies slots
         e.instrument = static_cast<std::uint32_t>(k % 4);
         e.sequence = k;
         writer.on_event(0, e);
+        writer.end_of_run(0, book, signet::receiver::book_state::complete);
         if (k == 10'000) {
             ASSERT_EQ(::kill(child, SIGKILL), 0);
         }
@@ -261,6 +284,136 @@ TEST(SharedMemory, ABadSegmentIsOneClearError) {
     EXPECT_THROW(shm::reader("signet-test-no-such-segment"), std::runtime_error);
     receiver_config config = with_shm("signet-test-bad/name");
     EXPECT_THROW(receiver(config, {.stats_lines = false}), std::runtime_error);
+}
+
+// Item 37.4: a slot is the instrument's state as of its sequence, never a mix. The events of a
+// parser run go to the ring as they come; a status, stale or recovered event must not show in
+// the slot before the levels of the same run (a reader re-reading the books after an overrun
+// applies the ring events after the slot's sequence, and would miss the level change for good),
+// and a cleared stale flag shows only with the recovered book. Checked after every event.
+TEST(SharedMemory, ASlotIsTheBookAsOfItsSequenceNeverAMix) {
+    unlink_at_end const segment{segment_name("consistent")};
+    signet::receiver::shm_publisher writer(segment.name, {"itch"}, 2, 256);
+    shm::reader reader(segment.name);
+    one_level_protocol book;
+    struct state { // what instrument 1's slot must say as of a sequence
+        std::int64_t ask_price = 0;
+        std::uint64_t ask_size = 0;
+        std::uint8_t trading = 0;
+        std::uint8_t stale = 0;
+    };
+    state now;
+    std::map<std::uint64_t, state> as_of{{0, {}}}; // by the sequence of the event that made it
+    auto const check = [&](char const* after) {
+        shm::instrument_slot s{};
+        if (!reader.read_instrument(0, 1, s) || s.version == 0) {
+            return; // not written yet
+        }
+        auto const it = as_of.find(s.sequence);
+        ASSERT_NE(it, as_of.end()) << after << ": slot sequence " << s.sequence;
+        state const& want = it->second;
+        EXPECT_EQ(s.ask_levels, want.ask_size != 0 ? 1 : 0) << after << " @" << s.sequence;
+        EXPECT_EQ(s.asks[0].price, want.ask_price) << after << " @" << s.sequence;
+        EXPECT_EQ(s.asks[0].size, want.ask_size) << after << " @" << s.sequence;
+        EXPECT_EQ(s.trading_state, want.trading) << after << " @" << s.sequence;
+        EXPECT_EQ(s.stale, want.stale) << after << " @" << s.sequence;
+    };
+    auto const send = [&](char const* what, md::event e) {
+        writer.on_event(0, e);
+        if (e.kind == md::event_kind::level_update) {
+            book.ask[1] = {.price = e.level.price, .size = e.level.size, .orders = 1};
+            now.ask_price = e.level.price;
+            now.ask_size = e.level.size;
+        } else if (e.kind == md::event_kind::trading_status) {
+            now.trading = static_cast<std::uint8_t>(e.status.state);
+        } else if (e.kind == md::event_kind::instrument_stale) {
+            now.stale = 1;
+        } else if (e.kind == md::event_kind::instrument_recovered) {
+            now.stale = 0;
+        } else if (e.kind == md::event_kind::book_clear) {
+            book.ask[1] = {};
+            now.ask_price = 0;
+            now.ask_size = 0;
+        }
+        as_of[e.sequence] = now;
+        check(what);
+    };
+    auto const end_of_run = [&](char const* what) {
+        writer.end_of_run(0, book, signet::receiver::book_state::complete);
+        check(what);
+    };
+    auto const event = [](md::event_kind kind, std::uint32_t id, std::uint64_t sequence) {
+        md::event e{};
+        e.kind = kind;
+        e.instrument = id;
+        e.sequence = sequence;
+        return e;
+    };
+    md::event definition = event(md::event_kind::instrument_definition, 1, 10);
+    definition.definition.symbol = {'G', 'O', 'O', 'G', 'L'};
+    definition.definition.price_exponent = -4;
+    auto const level = [&](std::uint64_t sequence, std::int64_t price, std::uint64_t size) {
+        md::event e = event(md::event_kind::level_update, 1, sequence);
+        e.side = 'S';
+        e.level = {.price = price, .size = size, .orders = 1, .depth = 0, .reserved = {}};
+        return e;
+    };
+    auto const status = [&](std::uint64_t sequence, md::trading_state state) {
+        md::event e = event(md::event_kind::trading_status, 1, sequence);
+        e.status.state = state;
+        return e;
+    };
+
+    send("definition", definition);
+    send("level 6869x16", level(43900, 2520600, 6869));
+    end_of_run("run 1");
+    shm::instrument_slot s{};
+    ASSERT_TRUE(reader.read_instrument(0, 1, s));
+    EXPECT_EQ(s.sequence, 43900U);
+    EXPECT_EQ(s.defined, 1);
+
+    // The issue's case: the level change at 43938, then a status event at 43950, one run.
+    send("level 7869x17", level(43938, 2520600, 7869));
+    send("status", status(43950, md::trading_state::open));
+    end_of_run("run 2");
+    ASSERT_TRUE(reader.read_instrument(0, 1, s));
+    EXPECT_EQ(s.sequence, 43950U);
+    EXPECT_EQ(s.asks[0].size, 7869U);
+    EXPECT_EQ(s.trading_state, static_cast<std::uint8_t>(md::trading_state::open));
+
+    // Data lost, then a recovery in one run: clear, the rebuilt book, recovered. The slot says
+    // stale with the old book until the run ends, then not stale with the rebuilt book.
+    send("stale", event(md::event_kind::instrument_stale, md::all_instruments, 44000));
+    end_of_run("run 3");
+    ASSERT_TRUE(reader.read_instrument(0, 1, s));
+    EXPECT_EQ(s.stale, 1);
+    EXPECT_EQ(s.sequence, 44000U);
+    EXPECT_EQ(s.asks[0].size, 7869U);
+    send("clear", event(md::event_kind::book_clear, md::all_instruments, 44100));
+    send("rebuilt level", level(44101, 2520700, 100));
+    send("recovered", event(md::event_kind::instrument_recovered, md::all_instruments, 44102));
+    end_of_run("run 4");
+    ASSERT_TRUE(reader.read_instrument(0, 1, s));
+    EXPECT_EQ(s.stale, 0);
+    EXPECT_EQ(s.sequence, 44102U);
+    EXPECT_EQ(s.asks[0].price, 2520700);
+    EXPECT_EQ(s.asks[0].size, 100U);
+
+    // The same for the instrument's own stale and recovered events, and a run whose only
+    // change is the status: the levels stay, the sequence is the status event's.
+    send("own stale", event(md::event_kind::instrument_stale, 1, 44200));
+    send("own rebuilt level", level(44201, 2520800, 5));
+    send("own recovered", event(md::event_kind::instrument_recovered, 1, 44202));
+    end_of_run("run 5");
+    send("halt", status(44300, md::trading_state::halted));
+    end_of_run("run 6");
+    ASSERT_TRUE(reader.read_instrument(0, 1, s));
+    EXPECT_EQ(s.sequence, 44300U);
+    EXPECT_EQ(s.stale, 0);
+    EXPECT_EQ(s.ask_levels, 1);
+    EXPECT_EQ(s.asks[0].size, 5U);
+    EXPECT_EQ(s.trading_state, static_cast<std::uint8_t>(md::trading_state::halted));
+    EXPECT_EQ(std::string_view(s.symbol.data()), "GOOGL");
 }
 
 // A protocol whose every level is the writer's current round `k`: a torn copy shows two rounds.

@@ -56,8 +56,9 @@ session_client::session_client(session_options const& options)
 }
 
 void session_client::start(std::int64_t now) noexcept {
-    if (state_ == session_state::failed && failure_ == session_failure::rejected) {
-        return; // the credentials are wrong: for good
+    if (state_ == session_state::failed && failure_ == session_failure::rejected &&
+        rejection_ != 'B') {
+        return; // the credentials are wrong: for good ('B', session in use, may pass)
     }
     outbox_.clear();
     sent_ = 0;

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include <signet/md/cboe/pitch_session_server.hpp>
+#include <signet/md/little_endian.hpp>
 
 namespace signet::md::cboe {
 
@@ -14,11 +15,21 @@ void session_server::start(std::int64_t now) noexcept {
     close_ = server_close::none;
     outbox_.clear();
     sent_ = 0;
+    login_ = {};
+    started_ = now;
     last_received_ = now;
     last_sent_ = now;
 }
 
-void session_server::login(message const& m) {
+bool session_server::session_block(std::span<std::byte const> head) const noexcept {
+    if (head.size() >= 2 && load_le<std::uint16_t>(head.data()) > options_.max_block_bytes) {
+        return false;
+    }
+    return head.size() < header_size ||
+           (head[3] == std::byte{0} && load_le<std::uint32_t>(head.data() + 4) == 0);
+}
+
+void session_server::login(message const& m, bool in_use) {
     if (m.type != message_type::login) {
         close(server_close::not_a_login);
         return;
@@ -29,13 +40,14 @@ void session_server::login(message const& m) {
                             m.password == options_.credentials.password);
     message response;
     response.type = message_type::login_response;
-    response.status = ok ? 'A' : 'N';
+    response.status = !ok ? 'N' : in_use ? 'B' : 'A';
     (void)append_session_block(outbox_, response);
-    if (ok) {
+    if (response.status == 'A') {
         state_ = server_state::logged_in;
+        login_ = {m.session_sub_id, m.username, m.password};
     } else {
         state_ = server_state::closing;
-        close_ = server_close::refused;
+        close_ = ok ? server_close::in_use : server_close::refused;
     }
 }
 
@@ -45,6 +57,10 @@ bool session_server::send(message const& m) {
 
 void session_server::on_time(std::int64_t now) {
     if (state_ == server_state::closed || state_ == server_state::closing) {
+        return;
+    }
+    if (state_ == server_state::awaiting_login && now - started_ > options_.login_timeout_ns) {
+        close(server_close::login_timeout); // whatever it sends: heartbeats do not hold a slot
         return;
     }
     if (now - last_received_ > options_.client_timeout_ns) {

@@ -71,10 +71,55 @@ std::optional<packet_header> read_packet_header(std::span<std::byte const> packe
     return packet_header{at<std::uint32_t>(packet, 0), at<std::uint64_t>(packet, 4)};
 }
 
+namespace {
+
+/// False if `m` is of a template decoded here and does not decode (a root or an entry shorter
+/// than the fields read, a group that does not fit); other templates and schemas are skipped.
+bool decodes(message const& m) noexcept {
+    if (m.schema_id != schema_id) {
+        return true;
+    }
+    switch (m.template_id) {
+    case template_id::channel_reset:
+        return decode_channel_reset(m).has_value();
+    case template_id::security_status:
+        return decode_security_status(m).has_value();
+    case template_id::incremental_volume:
+        return decode_incremental_volume(m).has_value();
+    case template_id::incremental_book:
+        return decode_incremental_book(m).has_value();
+    case template_id::incremental_order_book:
+        return decode_incremental_order_book(m).has_value();
+    case template_id::incremental_trade_summary:
+        return decode_incremental_trade_summary(m).has_value();
+    case template_id::incremental_daily_statistics:
+        return decode_incremental_daily_statistics(m).has_value();
+    case template_id::incremental_limits_banding:
+        return decode_incremental_limits_banding(m).has_value();
+    case template_id::incremental_session_statistics:
+        return decode_incremental_session_statistics(m).has_value();
+    case template_id::snapshot_full_refresh:
+        return decode_snapshot_full_refresh(m).has_value();
+    case template_id::snapshot_order_book:
+        return decode_snapshot_order_book(m).has_value();
+    case template_id::instrument_definition_future:
+        return decode_instrument_definition_future(m).has_value();
+    default:
+        return true;
+    }
+}
+
+} // namespace
+
 std::optional<packet_header> validate_packet(std::span<std::byte const> packet) noexcept {
     std::optional<packet_header> const header = read_packet_header(packet);
-    if (!header || header->sequence == 0 ||
-        for_each_message(packet, [](message const&) {}).malformed) {
+    if (!header || header->sequence == 0) {
+        return std::nullopt;
+    }
+    bool whole = true;
+    if (for_each_message(packet, [&](message const& m) { whole = whole && decodes(m); })
+            .malformed ||
+        !whole) {
         return std::nullopt;
     }
     return header;

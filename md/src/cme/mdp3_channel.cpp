@@ -57,6 +57,12 @@ void mdp3_channel::on_definition(std::span<std::byte const> packet, std::uint64_
         }
         if (started_) {
             make_stale(instruments_.back(), now_ns); // its book missed what came before
+            // The loop may have shown it before it was defined: counted in seen_in_loop_ as
+            // undefined, it is seen (its snapshot is awaited), not absent from the loop.
+            if (std::find(seen_undefined_.begin(), seen_undefined_.end(), d->security_id) !=
+                seen_undefined_.end()) {
+                instruments_.back().seen_in_recovery = recovery_id_;
+            }
         }
     });
     stats_.malformed_packets += walk.malformed ? 1 : 0;
@@ -77,35 +83,41 @@ void mdp3_channel::on_incremental(std::span<std::byte const> packet, std::uint64
 void mdp3_channel::on_sequenced(std::span<std::byte const> packet, std::uint64_t sequence,
                                 sequence_step const& step, std::uint64_t now_ns,
                                 std::uint64_t receive_ns) {
-    if (step.fresh == 0) {
-        return; // line B's copy, or a resend
+    if (step.fresh == 0 || (sequence < next_sequence_ && !step.resynced)) {
+        return; // line B's copy, a resend, or a packet the loop showed lost (on_time)
     }
-    if ((!started_ && sequence != 1) || step.missing != 0 || step.resynced) [[unlikely]] {
+    // A gap in front of it, unless it is one the loop showed already (next_sequence_ is past it).
+    if ((!started_ && sequence != 1) || (step.missing != 0 && sequence > next_sequence_) ||
+        step.resynced) [[unlikely]] {
         on_discontinuity(now_ns);
     }
     ++stats_.incremental_packets;
     next_sequence_ = sequence + 1;
+    last_packet_ns_ = now_ns;
     started_ = true;
     if (recovering_) [[unlikely]] {
         hold(sequence, packet);
     }
     applying_sequence_ = sequence;
+    event_sequence_ = sequence;
     receive_ns_ = receive_ns;
     stats_.incremental_messages += apply_packet(packet, now_ns, nullptr).messages;
     receive_ns_ = 0;
 }
 
 void mdp3_channel::on_discontinuity(std::uint64_t now_ns) {
-    // A late start, packets lost, or the stream moved: any instrument may have missed data.
-    if (!started_) {
-        for (mdp3_instrument& i : instruments_) {
-            make_stale(i, now_ns); // joined mid-session: every book needs its snapshot
-        }
-    }
+    // A late start, packets lost, or the stream moved: any instrument may have missed data,
+    // and which ones is unknown (an instrument's next entry may be far off, or never come), so
+    // every book and by-order book waits for its snapshot. The stale events come before the
+    // packet that showed the gap: they carry the last packet applied.
+    bool const was_recovering = recovering_;
     for (mdp3_instrument& i : instruments_) {
-        i.orders_stale = true; // MBO entries carry no RptSeq: any book may have lost some
+        make_stale(i, now_ns);
     }
     start_recovery(now_ns);
+    if (was_recovering) {
+        restart_loop(now_ns); // what the loop showed before the loss says nothing after it
+    }
     held_.clear(); // the store holds consecutive packets from here on
 }
 
@@ -333,6 +345,11 @@ void mdp3_channel::start_recovery(std::uint64_t now_ns) noexcept {
     }
     recovering_ = true;
     ++stats_.recoveries;
+    recovery_started_ns_ = now_ns;
+    restart_loop(now_ns);
+}
+
+void mdp3_channel::restart_loop(std::uint64_t now_ns) noexcept {
     ++recovery_id_;
     seen_in_loop_ = 0;
     loop_size_ = 0;
@@ -340,12 +357,67 @@ void mdp3_channel::start_recovery(std::uint64_t now_ns) noexcept {
     order_seen_in_loop_ = 0;
     order_loop_size_ = 0;
     last_snapshot_ns_ = now_ns;
-    recovery_started_ns_ = now_ns;
+}
+
+void mdp3_channel::note_loop_position(std::uint64_t last, std::uint64_t now_ns) noexcept {
+    // Packet `last` was sent. Past the packets applied (and believable: the sequencing's guard),
+    // it and those before it are awaited; a new wait starts only once the last one is over.
+    if (!started_ || last < next_sequence_ || last - next_sequence_ >= options_.max_sequence_jump ||
+        loop_ahead_of_ >= next_sequence_) {
+        return;
+    }
+    loop_ahead_of_ = last;
+    loop_ahead_since_ns_ = now_ns;
+}
+
+std::uint64_t mdp3_channel::next_deadline() const noexcept {
+    if (loop_ahead_of_ < next_sequence_) {
+        return 0; // none, or the packets came
+    }
+    return std::max(loop_ahead_since_ns_, last_packet_ns_) + options_.loop_ahead_ns;
+}
+
+void mdp3_channel::lose_packets_if_due(std::uint64_t now_ns) noexcept {
+    std::uint64_t const due = next_deadline();
+    if (due == 0 || now_ns < due) {
+        return;
+    }
+    // Packets next_sequence_ to loop_ahead_of_ were sent and none came: lost on every line,
+    // with no later packet to show it (the stream's tail). A gap like any other; the books the
+    // loop recovers are as of loop_ahead_of_, so the events' sequence moves there.
+    std::uint64_t const last = loop_ahead_of_;
+    ++stats_.loop_revealed_gaps;
+    on_discontinuity(now_ns);
+    next_sequence_ = last + 1;
+    applying_sequence_ = last;
+    event_sequence_ = last;
+    if (tracker_.stats().units != 0) { // on_incremental() sequences: the gap is its to count
+        (void)tracker_.track(sequence_unit{.first = last + 1, .count = 0});
+    }
 }
 
 void mdp3_channel::on_snapshot(std::span<std::byte const> packet, std::uint64_t now_ns) {
     if (!recovering_) {
-        return; // synchronized: the loop is not ours to read
+        // Synchronized: the books are not the loop's to load, but where the loop stands shows
+        // packets lost at the stream's tail.
+        if (started_) {
+            (void)for_each_message(packet, [&](message const& m) {
+                if (m.schema_id != schema_id) {
+                    return;
+                }
+                if (m.template_id == template_id::snapshot_full_refresh) {
+                    if (auto const s = decode_snapshot_full_refresh(m)) {
+                        note_loop_position(s->last_msg_seq_num_processed, now_ns);
+                    }
+                } else if (m.template_id == template_id::snapshot_order_book) {
+                    if (auto const o = decode_snapshot_order_book(m)) {
+                        note_loop_position(o->last_msg_seq_num_processed, now_ns);
+                    }
+                }
+            });
+            lose_packets_if_due(now_ns);
+        }
+        return;
     }
     last_snapshot_ns_ = now_ns;
     packet_walk const walk = for_each_message(packet, [&](message const& m) {
@@ -369,9 +441,11 @@ void mdp3_channel::on_snapshot(std::span<std::byte const> packet, std::uint64_t 
     });
     stats_.malformed_packets += walk.malformed ? 1 : 0;
     finish_recovery_if_done(now_ns);
+    lose_packets_if_due(now_ns);
 }
 
 void mdp3_channel::load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns) {
+    note_loop_position(s.last_msg_seq_num_processed, now_ns);
     loop_size_ = s.tot_num_reports;
     mdp3_instrument* const i = lookup(s.security_id);
     if (i == nullptr) { // no definition yet: it still counts towards the loop
@@ -390,11 +464,20 @@ void mdp3_channel::load_snapshot(snapshot_full_refresh const& s, std::uint64_t n
         ++stats_.snapshots_confirmed;
         return;
     }
-    // The snapshot is valid as of incremental packet L: the held packets must cover L + 1 on.
+    // The snapshot is valid as of incremental packet L. Until packet L is applied it is ahead
+    // of the books: loading it would show a book the MsgSeqNum has not reached, and an RptSeq
+    // ahead of the instrument's is no evidence of loss. Skipped: the next loop.
     std::uint64_t const from = std::uint64_t{s.last_msg_seq_num_processed} + 1;
-    bool const covered =
-        from >= next_sequence_ || (!held_.empty() && from >= held_.first_sequence());
-    if (!covered) {
+    if (from > next_sequence_) {
+        ++stats_.snapshots_ahead;
+        return;
+    }
+    if (!i->stale) { // as of L it had more than it has since: it lost entries (a MsgSeqNum gap)
+        ++stats_.rpt_seq_gaps;
+        make_stale(*i, now_ns);
+    }
+    // The held packets must cover L + 1 on.
+    if (from < next_sequence_ && (held_.empty() || from < held_.first_sequence())) {
         ++stats_.snapshots_too_old;
         return;
     }
@@ -417,6 +500,7 @@ void mdp3_channel::load_snapshot(snapshot_full_refresh const& s, std::uint64_t n
 
 void mdp3_channel::replay_held(mdp3_instrument& i, std::uint64_t from, std::uint64_t now_ns,
                                replay kind) {
+    // Their events carry event_sequence_ (the last packet applied), not the held packets' own.
     for (std::uint64_t seq = std::max(from, held_.first_sequence()); seq < held_.next_sequence();
          ++seq) {
         if (auto const p = held_.find(seq)) {
@@ -424,10 +508,12 @@ void mdp3_channel::replay_held(mdp3_instrument& i, std::uint64_t from, std::uint
             (void)apply_packet(*p, now_ns, &i, kind);
         }
     }
+    applying_sequence_ = event_sequence_;
 }
 
 void mdp3_channel::load_order_snapshot(snapshot_order_book const& s, std::uint64_t now_ns) {
     carries_orders_ = true;
+    note_loop_position(s.last_msg_seq_num_processed, now_ns);
     order_loop_size_ = s.tot_num_reports;
     mdp3_instrument* const i = lookup(s.security_id);
     if (i == nullptr) {
@@ -463,6 +549,10 @@ void mdp3_channel::load_order_snapshot(snapshot_order_book const& s, std::uint64
     }
     i->next_chunk = 0;
     std::uint64_t const from = std::uint64_t{s.last_msg_seq_num_processed} + 1;
+    if (from > next_sequence_) {
+        ++stats_.snapshots_ahead; // as load_snapshot(): ahead of the books, the next loop
+        return;
+    }
     if (from < next_sequence_ && (held_.empty() || from < held_.first_sequence())) {
         ++stats_.snapshots_too_old;
         return;
@@ -533,13 +623,14 @@ void mdp3_channel::on_time(std::uint64_t now_ns) noexcept {
         ++stats_.snapshot_silences;
         last_snapshot_ns_ = now_ns;
     }
+    lose_packets_if_due(now_ns);
 }
 
 void mdp3_channel::reset_channel() noexcept {
     ++stats_.channel_resets;
     if (wants(event_kind::book_clear)) {
         sink_->on_event(marker_event(event_kind::book_clear, all_instruments,
-                                     {.sequence = applying_sequence_, .receive_ns = 0}));
+                                     {.sequence = event_sequence_, .receive_ns = 0}));
     }
     for (mdp3_instrument& i : instruments_) {
         i.book.clear();

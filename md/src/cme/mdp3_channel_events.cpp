@@ -57,7 +57,7 @@ mdp3_channel::book_copy mdp3_channel::copy_of(mdp3_price_book const& b) noexcept
 event mdp3_channel::base_event(mdp3_instrument const& i, std::uint64_t now_ns) const noexcept {
     event e{};
     e.instrument = static_cast<std::uint32_t>(&i - instruments_.data());
-    e.sequence = applying_sequence_;
+    e.sequence = event_sequence_;
     e.receive_ns = receive_ns_ != 0 ? receive_ns_ : now_ns;
     e.exchange_ns = transact_time_;
     return e;

@@ -47,6 +47,18 @@ pitch_generator::pitch_generator(pitch_generator_options const& options)
     next_symbol_.assign(options.units + 1, 0);
 }
 
+std::string_view pitch_generator::symbol(std::size_t index) const noexcept {
+    std::string_view name(symbols_[index].symbol.data(), symbols_[index].symbol.size());
+    return name.substr(0, name.find_last_not_of(' ') + 1);
+}
+
+void pitch_generator::book_change(std::size_t symbol, order const& o, std::int64_t quantity,
+                                  std::int32_t orders) const {
+    if (options_.on_book_change) {
+        options_.on_book_change({messages_, symbol, o.side, o.price, quantity, orders});
+    }
+}
+
 std::size_t pitch_generator::orders(std::uint8_t unit) const noexcept {
     std::size_t n = 0;
     for (std::size_t s = unit - 1U; s < symbols_.size(); s += options_.units) {
@@ -92,7 +104,8 @@ void pitch_generator::next(std::uint8_t unit, md::cboe::message& m) {
     // Round robin over the unit's symbols.
     std::size_t const count = (symbols_.size() - (unit - 1U) + options_.units - 1) / options_.units;
     std::size_t const k = next_symbol_[unit]++ % std::max<std::size_t>(count, 1);
-    symbol_state& s = symbols_[unit - 1U + k * options_.units];
+    std::size_t const index = unit - 1U + k * options_.units;
+    symbol_state& s = symbols_[index];
     ++messages_;
     m = {};
     std::uint64_t const roll = random_() % 100;
@@ -108,6 +121,7 @@ void pitch_generator::next(std::uint8_t unit, md::cboe::message& m) {
         o.price = price_near(s, o.side);
         o.attributed = random_() % 10 == 0;
         s.orders.push_back(o);
+        book_change(index, o, o.quantity, 1);
         m = add_message(s, o);
         return;
     }
@@ -126,13 +140,17 @@ void pitch_generator::next(std::uint8_t unit, md::cboe::message& m) {
             o.quantity -= m.quantity;
             m.remaining = o.quantity;
         }
+        book_change(index, o, -std::int64_t{m.quantity}, o.quantity == 0 ? -1 : 0);
     } else if (roll < 64) { // a partial cancel
         m.quantity = std::max<std::uint32_t>(1, o.quantity / 2);
         m.type = m.quantity <= 0xFFFF ? mt::reduce_size_short : mt::reduce_size_long;
         o.quantity -= m.quantity;
+        book_change(index, o, -std::int64_t{m.quantity}, o.quantity == 0 ? -1 : 0);
     } else if (roll < 80) { // a modify, same id: new price and size
+        book_change(index, o, -std::int64_t{o.quantity}, -1);
         o.price = price_near(s, o.side);
         o.quantity = static_cast<std::uint32_t>(100 * (1 + random_() % 10));
+        book_change(index, o, o.quantity, 1);
         m.quantity = o.quantity;
         m.price = o.price;
         m.flags = md::cboe::modify_flag::display;
@@ -142,6 +160,7 @@ void pitch_generator::next(std::uint8_t unit, md::cboe::message& m) {
         return; // (loses its time priority: now the youngest)
     } else if (roll < 94) {
         m.type = mt::delete_order;
+        book_change(index, o, -std::int64_t{o.quantity}, -1);
         o.quantity = 0;
     } else { // a trade of a non-displayed order
         m = {};

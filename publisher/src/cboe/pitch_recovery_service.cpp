@@ -2,6 +2,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -26,6 +27,19 @@ constexpr int poll_ms = 5;
 constexpr std::size_t input_bytes = 4096;
 constexpr std::size_t resend_block_bytes = 1400;
 
+/// Whether the `count`th drop of a kind is logged: the 1st, 10th, 100th...
+bool logged(std::uint64_t count) noexcept {
+    while (count != 0 && count % 10 == 0) {
+        count /= 10;
+    }
+    return count == 1;
+}
+
+std::string server_name(std::uint8_t spin_unit) {
+    return spin_unit == 0 ? "the gap request proxy"
+                          : "unit " + std::to_string(spin_unit) + "'s spin server";
+}
+
 std::int64_t now_ns() noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
@@ -49,6 +63,7 @@ struct pitch_recovery_service::connection {
     std::vector<std::byte> input;
     std::size_t input_filled = 0;
     bool counted_login = false;
+    bool spinning = false; // a spin is queued and not all sent
     std::int64_t last_image = 0;
 };
 
@@ -61,8 +76,8 @@ pitch_recovery_service::pitch_recovery_service(pitch_recovery_options const& opt
     , book_(cb::pitch_book_options{.max_orders = options.max_orders}) {
     if (options.units < 1 || options.units > 64 || options.max_clients == 0 ||
         options.heartbeat.count() <= 0 || options.client_timeout.count() <= 0 ||
-        options.store_messages == 0 || (options.grp && gap_line == nullptr) ||
-        (options.spin && options.spin_port == 0) ||
+        options.login_timeout.count() <= 0 || options.store_messages == 0 ||
+        (options.grp && gap_line == nullptr) || (options.spin && options.spin_port == 0) ||
         (options.spin && options.spin_port + options.units - 1 > 0xFFFF)) {
         throw std::invalid_argument("pitch recovery service: 1 to 64 units, a gap line with "
                                     "grp, a spin port with spin, positive limits");
@@ -139,6 +154,8 @@ void pitch_recovery_service::run() noexcept {
         for (std::size_t i = 0; i < connections_.size(); ++i) {
             if (serve(*connections_[i], fds[listeners + i].revents, now)) {
                 connections_[kept++] = std::move(connections_[i]);
+            } else {
+                connections_[i].reset(); // closed now: no session of a later one's in_use()
             }
         }
         connections_.resize(kept);
@@ -198,7 +215,13 @@ void pitch_recovery_service::accept_connections(int listener, std::uint8_t spin_
         if (!fd.is_open()) {
             return;
         }
-        if (connections_.size() >= options_.max_clients) {
+        if (!make_room(spin_unit)) {
+            if (logged(++counts_.refused_connections)) {
+                SPDLOG_WARN("pitch recovery service: {} has {} sessions logged in: a new "
+                            "connection refused ({} so far)",
+                            server_name(spin_unit), options_.max_clients,
+                            counts_.refused_connections);
+            }
             continue; // closed at once
         }
         int const one = 1;
@@ -209,12 +232,54 @@ void pitch_recovery_service::accept_connections(int listener, std::uint8_t spin_
                 std::move(fd), spin_unit,
                 cb::session_server_options{.credentials = options_.credentials,
                                            .heartbeat_ns = options_.heartbeat.count(),
-                                           .client_timeout_ns = options_.client_timeout.count()},
+                                           .client_timeout_ns = options_.client_timeout.count(),
+                                           .login_timeout_ns = options_.login_timeout.count(),
+                                           .max_block_bytes = input_bytes},
                 now_ns()));
         } catch (std::bad_alloc const&) {
             return;
         }
     }
+}
+
+bool pitch_recovery_service::make_room(std::uint8_t spin_unit) noexcept {
+    std::size_t used = 0;
+    auto oldest = connections_.end(); // accepted in order: the first one found
+    for (auto at = connections_.begin(); at != connections_.end(); ++at) {
+        if ((*at)->spin_unit != spin_unit) {
+            continue;
+        }
+        ++used;
+        if (oldest == connections_.end() && (*at)->server.state() != cb::server_state::logged_in) {
+            oldest = at;
+        }
+    }
+    if (used < options_.max_clients) {
+        return true;
+    }
+    if (oldest == connections_.end()) {
+        return false;
+    }
+    connections_.erase(oldest);
+    if (logged(++counts_.evicted_clients)) {
+        SPDLOG_WARN("pitch recovery service: {} is full: its oldest connection not logged in "
+                    "was closed for a new one ({} so far)",
+                    server_name(spin_unit), counts_.evicted_clients);
+    }
+    return true;
+}
+
+bool pitch_recovery_service::in_use(connection const& c, cb::message const& login) const noexcept {
+    if (options_.credentials == cb::session_credentials{}) {
+        return false; // any login is accepted: sessions are not told apart
+    }
+    return std::any_of(connections_.begin(), connections_.end(), [&](auto const& other) {
+        // null: closed, or moved by run()'s compaction, while it serves `c`
+        return other && other.get() != &c && other->spin_unit == c.spin_unit &&
+               other->server.state() == cb::server_state::logged_in &&
+               other->server.login().session_sub_id == login.session_sub_id &&
+               other->server.login().username == login.username;
+    });
 }
 
 void pitch_recovery_service::answer_gap(connection& c, cb::message const& request) {
@@ -280,8 +345,8 @@ void pitch_recovery_service::answer_spin(connection& c, cb::message const& reque
     cb::message response;
     response.type = mt::spin_response;
     response.sequence = current;
-    if (broken_ || request.sequence > current || request.sequence == 0) {
-        response.status = 'O';
+    if (c.spinning || broken_ || request.sequence > current || request.sequence == 0) {
+        response.status = c.spinning ? 'S' : 'O'; // 'S': one spin at a time
         response.sequence = request.sequence;
         (void)c.server.send(response);
         ++counts_.spin_refused;
@@ -322,6 +387,7 @@ void pitch_recovery_service::answer_spin(connection& c, cb::message const& reque
     finished.type = mt::spin_finished;
     finished.sequence = current;
     (void)c.server.send(finished);
+    c.spinning = true; // until the outbox drained
     ++counts_.spins;
     counts_.spin_orders += orders;
 }
@@ -343,7 +409,16 @@ bool pitch_recovery_service::serve(connection& c, short revents, std::int64_t no
     auto const ended = [&] {
         switch (c.server.close_reason()) {
         case cb::server_close::refused:
+        case cb::server_close::in_use:
             ++counts_.rejected_logins;
+            break;
+        case cb::server_close::login_timeout:
+            if (logged(++counts_.login_timeouts)) {
+                SPDLOG_WARN("pitch recovery service: a connection to {} did not log in within "
+                            "{} ms: dropped ({} so far)",
+                            server_name(c.spin_unit), options_.login_timeout.count() / 1'000'000,
+                            counts_.login_timeouts);
+            }
             break;
         case cb::server_close::none:
             break;
@@ -366,9 +441,10 @@ bool pitch_recovery_service::serve(connection& c, short revents, std::int64_t no
                     break;
                 }
                 c.input_filled += static_cast<std::size_t>(n);
-                std::size_t const used =
-                    c.server.on_bytes(std::span<std::byte const>(c.input.data(), c.input_filled),
-                                      now, [&](cb::message const& m) { on_request(c, m); });
+                std::size_t const used = c.server.on_bytes(
+                    std::span<std::byte const>(c.input.data(), c.input_filled), now,
+                    [&](cb::message const& m) { on_request(c, m); },
+                    [&](cb::message const& login) { return in_use(c, login); });
                 std::memmove(c.input.data(), c.input.data() + used, c.input_filled - used);
                 c.input_filled -= used;
             }
@@ -407,6 +483,7 @@ bool pitch_recovery_service::serve(connection& c, short revents, std::int64_t no
         }
         c.server.sent(static_cast<std::size_t>(n), now);
     }
+    c.spinning = c.spinning && !c.server.output().empty();
     return c.server.state() == cb::server_state::closed ? ended() : true;
 }
 

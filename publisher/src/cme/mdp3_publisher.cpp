@@ -137,6 +137,9 @@ run_result mdp3_publisher::run() {
             continue;
         }
         std::size_t const n = generator_.next_incremental(buffer_);
+        if (options_.on_incremental) {
+            options_.on_incremental(generator_);
+        }
         fault_outcome outcome;
         if (!faults_.emit(std::span(buffer_).first(n), incremental_.lines(), incremental_send,
                           outcome)) {

@@ -184,6 +184,13 @@ std::uint32_t itch_generator::quote_price(std::size_t stock, char side) noexcept
     return side == 'B' ? mid - ticks * tick : mid + ticks * tick;
 }
 
+void itch_generator::book_change(live_order const& o, std::int64_t shares,
+                                 std::int32_t orders) const {
+    if (options_.on_book_change) {
+        options_.on_book_change({total_ + 1, o.locate, o.side, o.price, shares, orders});
+    }
+}
+
 void itch_generator::remove_live(std::size_t index) noexcept {
     live_[index] = live_.back();
     live_.pop_back();
@@ -248,6 +255,7 @@ std::size_t itch_generator::add_order(std::byte* m) noexcept {
         put_text(m + f::attribution, firms[ref % firms.size()]);
     }
     live_.push_back(live_order{ref, shares, price, locate, side}); // reserved: never reallocates
+    book_change(live_.back(), shares, 1);
     return n;
 }
 
@@ -266,6 +274,7 @@ std::size_t itch_generator::execute(std::byte* m, bool with_price) noexcept {
         store_be32(m + f::execution_price, o.price);
     }
     o.shares -= executed;
+    book_change(o, -std::int64_t{executed}, o.shares == 0 ? -1 : 0);
     if (o.shares == 0) {
         remove_live(index);
     }
@@ -282,6 +291,7 @@ std::size_t itch_generator::cancel(std::byte* m) noexcept {
     store_be64(m + f::order_ref, o.ref);
     store_be32(m + f::cancelled_shares, cancelled);
     o.shares -= cancelled;
+    book_change(o, -std::int64_t{cancelled}, o.shares == 0 ? -1 : 0);
     if (o.shares == 0) {
         remove_live(index);
     }
@@ -292,6 +302,7 @@ std::size_t itch_generator::remove(std::byte* m) noexcept {
     auto const index = static_cast<std::size_t>(uniform(live_.size()));
     std::size_t const n = write_header(m, 'D', live_[index].locate);
     store_be64(m + md::nasdaq::itch50::field::order_ref, live_[index].ref);
+    book_change(live_[index], -std::int64_t{live_[index].shares}, -1);
     remove_live(index);
     return n;
 }
@@ -307,9 +318,11 @@ std::size_t itch_generator::replace(std::byte* m) noexcept {
     store_be64(m + f::new_ref, new_ref);
     store_be32(m + f::new_shares, shares);
     store_be32(m + f::new_price, price);
+    book_change(o, -std::int64_t{o.shares}, -1);
     o.ref = new_ref;
     o.shares = shares;
     o.price = price;
+    book_change(o, shares, 1);
     return n;
 }
 

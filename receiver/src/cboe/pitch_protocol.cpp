@@ -182,13 +182,10 @@ std::vector<line_spec> pitch_protocol::lines() const {
 }
 
 md::sequence_tracker_options pitch_protocol::sequencing() const {
-    md::sequence_tracker_options options;
-    if (!settings_.spin.empty()) {
-        // Late join: a unit's first datagram sets where its stream is (a spin covers what came
-        // before; a stream seen from sequence 1 needs none).
-        options.first_sequence = md::sequence_tracker::late_join;
-    }
-    return options;
+    // Late join: a unit's first datagram sets where its stream is; what came before is
+    // late_start, not a gap (a spin covers it; without one the unit is stale: deliver()). A
+    // stream seen from sequence 1 needs nothing.
+    return {.first_sequence = md::sequence_tracker::late_join};
 }
 
 void pitch_protocol::setup(feed_setup& setup) {
@@ -356,6 +353,11 @@ void pitch_protocol::deliver(delivery const& d) {
         (void)u.recovery->progress(d.next_sequence, d.now_ns);
     }
     messages_ += d.step.fresh;
+    if (first && d.unit.first > 1 && !u.spin) {
+        // Joined mid-stream with no spin: the orders added before are not in the book, and
+        // nothing brings them (late_start counts them; the GRP is for gaps, not for this).
+        book_.set_stale(u.unit, true, d.unit.first, d.receive_ns);
+    }
     if (u.sync != unit_state::phase::live) {
         if (first && d.unit.first <= 1 && d.step.missing == 0 &&
             u.sync == unit_state::phase::buffering && !u.requested) {
@@ -491,6 +493,12 @@ void pitch_protocol::on_spin_message(unit_state& u, md::cboe::message const& m,
             u.sync = unit_state::phase::buffering;
             u.requested = false;
             break;
+        }
+        if (!buffered.empty() && buffered.first_sequence() <= s) {
+            // Buffered messages the spin already holds: dropped, and counted as the live
+            // messages it held are (below, in deliver()).
+            spin_counters_.covered_messages +=
+                std::min(s + 1, buffered.next_sequence()) - buffered.first_sequence();
         }
         for (std::uint64_t seq = s + 1; seq < next; ++seq) {
             if (std::optional<std::span<std::byte const>> const bytes = buffered.find(seq)) {

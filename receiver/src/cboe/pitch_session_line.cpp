@@ -73,7 +73,17 @@ void pitch_session_line::after(clock::time_point now) {
         if (session_->state() == md::cboe::session_state::failed) {
             md::cboe::session_failure const why = session_->failure();
             auto const bit = static_cast<std::uint8_t>(1U << static_cast<unsigned>(why));
-            if (why == md::cboe::session_failure::rejected) {
+            if (why == md::cboe::session_failure::rejected && session_->rejection() == 'B') {
+                // Session in use: a connection of these credentials the server has not seen
+                // close yet (a restart) holds it: retried after the backoff.
+                ++counters_.login_rejected;
+                if ((logged_causes_ & bit) == 0) {
+                    SPDLOG_LOGGER_WARN(net::logger(),
+                                       "{}: login refused (status 'B': session in use); "
+                                       "retrying (logged once)",
+                                       name_);
+                }
+            } else if (why == md::cboe::session_failure::rejected) {
                 ++counters_.login_rejected;
                 rejected_ = true;
                 SPDLOG_LOGGER_ERROR(net::logger(),

@@ -35,8 +35,12 @@ constexpr summary_field fields[] = {
      "unknown_instrument_entries, book_entries, trade_entries, statistics_entries, "
      "order_entries, order_snapshots_applied, order_budget_full (by-order entries or snapshot "
      "orders past [book] max_orders: the instrument recovers from the loop), rpt_seq_gaps, "
+     "loop_revealed_gaps (MsgSeqNum gaps only the snapshot loop showed: the last packets, lost "
+     "on both lines, no later packet to show them; in the feed's gaps and missing too), "
      "inconsistent_updates, recoveries "
-     "(begun, completed, total and last ms), snapshots applied, confirmed and too old, "
+     "(begun, completed, total and last ms), snapshots applied, confirmed, too old and ahead (of a "
+     "packet not applied yet: "
+     "the next loop's is loaded), "
      "replayed_entries, held_evicted, snapshot_silences, channel_resets, definitions, "
      "recovering"},
     {"mdp3.snapshot_group",
@@ -183,6 +187,17 @@ void mdp3_protocol::service(std::uint64_t now_ns) {
                            "(counted: order_budget_full)",
                            feed_.name, feed_.max_orders);
     }
+}
+
+std::uint64_t mdp3_protocol::next_deadline(std::uint64_t now_ns) const noexcept {
+    (void)now_ns;
+    return channel_.next_deadline(); // packets the snapshot loop showed, declared lost then
+}
+
+std::optional<md::sequence_unit> mdp3_protocol::inferred_heartbeat() const noexcept {
+    // Past the packets the snapshot loop showed lost (mdp3_channel::on_time), the channel's
+    // next MsgSeqNum is ahead of the shared sequencing's: the gap is counted there.
+    return md::sequence_unit{.first = channel_.next_sequence(), .count = 0};
 }
 
 void mdp3_protocol::book_rows(std::vector<book_row>& out) const {
@@ -344,6 +359,7 @@ void mdp3_protocol::summary(nlohmann::ordered_json& out) const {
                       {"order_snapshots_applied", c.order_snapshots_applied},
                       {"order_budget_full", c.order_budget_full},
                       {"rpt_seq_gaps", c.rpt_seq_gaps},
+                      {"loop_revealed_gaps", c.loop_revealed_gaps},
                       {"inconsistent_updates", c.inconsistent_updates},
                       {"recoveries", c.recoveries},
                       {"recoveries_completed", c.recoveries_completed},
@@ -352,6 +368,7 @@ void mdp3_protocol::summary(nlohmann::ordered_json& out) const {
                       {"snapshots_applied", c.snapshots_applied},
                       {"snapshots_confirmed", c.snapshots_confirmed},
                       {"snapshots_too_old", c.snapshots_too_old},
+                      {"snapshots_ahead", c.snapshots_ahead},
                       {"replayed_entries", c.replayed_entries},
                       {"held_evicted", c.held_evicted},
                       {"snapshot_silences", c.snapshot_silences},

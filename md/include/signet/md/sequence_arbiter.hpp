@@ -4,8 +4,9 @@
 // sits in front of a session (MoldUDP64's, or one of your own) and holds a packet that arrives
 // ahead of the expected sequence for a moment, so that a reordered packet, or line B's copy of a
 // packet line A lost, can fill the gap first. The caller passes each packet's first sequence
-// number (0: not sequenced, delivered at once) and the session's next expected one. It releases
-// a held packet (letting the session count the gap) when
+// number (0: not sequenced, delivered at once; `far`: one the session will not believe, see
+// below) and the session's next expected one. It releases a held packet (letting the session
+// count the gap) when
 //   1. the packets before it arrived (no gap after all), or
 //   2. with two lines: both lines have delivered packets at or past it (both lost the data) —
 //      once a line was seen to reorder (a packet below one it delivered before), only after it
@@ -24,7 +25,17 @@
 // the missing packet, as the wire reorders — for at most hold_ns + max_defer_ns from the held
 // packet's arrival: a receiver behind its input on a loaded machine does not turn scheduling
 // delay into loss. (A real gap under a steady stream waits that long, or until the hold is
-// full: rule 4.)
+// full: rule 4.) With a probe and no recovery, rule 3 also needs the lines to have moved on: a
+// packet that arrived more than hold_ns after the held one (by the arrivals' stamps). A timer
+// (tick) alone does not call the gap lost before hold_ns + max_defer_ns: a sender descheduled
+// between a packet and the one it reordered behind it (a loaded machine) leaves nothing in any
+// socket, and the wall clock would turn that pause into loss. Rule 4 still bounds the wait.
+// A `far` packet (its sequence too far from the session's to be believed, or to order or
+// recover by) is delivered at once when nothing is held, else it waits behind everything held
+// and goes as soon as the packets before it went: it never overtakes packets waiting for a gap
+// (the session judges them, in sequence, first), it never asks the recovery for anything and
+// it moves neither a line's position (rule 2) nor the reordering it watches. So what the
+// session gets does not depend on whether a far packet came a moment sooner or later.
 // Packets are copied into a fixed pool allocated at construction: nothing allocates later.
 // hold_latency() is the time each held packet waited: from its arrival to the arrival (or
 // timer) that released it, the "sequence" stage of md_receiver's per-stage latency.
@@ -36,6 +47,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <span>
 #include <vector>
@@ -49,6 +61,8 @@ namespace signet::md {
 class sequence_arbiter {
 public:
     static constexpr std::size_t max_lines = 2;
+    /// The sequence to pass for a packet the session will not believe (see above).
+    static constexpr std::uint64_t far = std::numeric_limits<std::uint64_t>::max();
 
     /// `lines`: 1, or 2 for A/B (enables rule 2, after `reorder_ns`).
     explicit sequence_arbiter(std::size_t lines, std::size_t max_held = 64,
@@ -69,20 +83,25 @@ public:
         }
     }
 
-    /// A packet whose first item carries `sequence` (0: none, e.g. malformed) arrived on `line`
-    /// at `now_ns`. `deliver(span)` hands a datagram to the session; `next()` is the session's
-    /// next expected sequence (0 before a late join).
+    /// A packet whose first item carries `sequence` (0: none, e.g. malformed; far: not to be
+    /// believed) arrived on `line` at `now_ns`. `deliver(span)` hands a datagram to the
+    /// session; `next()` is the session's next expected sequence (0 before a late join).
     template <typename Deliver, typename Next>
     void on_packet(std::span<std::byte const> datagram, std::uint64_t sequence, std::uint16_t line,
                    std::uint64_t now_ns, Deliver&& deliver, Next&& next) {
-        if (line < lines_) {
+        if (line < lines_ && sequence != far) {
             reordering_ = reordering_ || (sequence != 0 && sequence < last_seen_[line]);
             last_seen_[line] = std::max(last_seen_[line], sequence);
         }
+        if (line < lines_) {
+            last_arrival_ = std::max(last_arrival_, now_ns); // the lines moved on (rule 3)
+        }
         std::uint64_t const expected = next();
-        if (sequence == 0 || expected == 0 || sequence <= expected ||
-            datagram.size() > max_packet_) {
-            deliver(datagram); // in order, duplicate, malformed or too big to hold
+        if (sequence == far ? order_.empty()
+                            : sequence == 0 || expected == 0 || sequence <= expected) {
+            deliver(datagram); // in order, duplicate, malformed, or far with nothing held
+        } else if (datagram.size() > max_packet_) {
+            deliver(datagram); // too big to hold (larger than any datagram of its protocol)
         } else {
             hold(datagram, sequence, now_ns, deliver);
         }
@@ -107,7 +126,8 @@ public:
     /// histogram: one writer, the feed's parser contract).
     void record_holds_in(metrics::histogram& h) noexcept { held_for_ = &h; }
     /// Attaches an input probe (or detaches it with nullptr): rule 3 waits for input already
-    /// waiting, at most `max_defer_ns` past its hold.
+    /// waiting and, without a recovery, for the lines to move on past the hold; at most
+    /// `max_defer_ns` past its hold.
     void set_input_probe(input_probe const* probe, std::uint64_t max_defer_ns) noexcept {
         probe_ = probe;
         max_defer_ns_ = max_defer_ns;
@@ -127,7 +147,11 @@ public:
             lines_ >= 2 && std::all_of(last_seen_.begin(),
                                        last_seen_.begin() + static_cast<std::ptrdiff_t>(lines_),
                                        [&](std::uint64_t seen) { return seen >= h.sequence; });
-        // Rule 2 waits for its reorder allowance, rule 3 for the hold.
+        // Rule 2 waits for its reorder allowance, rule 3 for the hold; a timer alone expires
+        // it only at its bound while the lines have not moved on (see lines_paused).
+        if (!both_past && paused_rule_applies() && !moved_on(h)) {
+            return h.arrived + hold_ns_ + max_defer_ns_ + 1;
+        }
         return h.arrived +
                (both_past ? (reordering_ ? std::min(reorder_ns_, hold_ns_) : 0) : hold_ns_) + 1;
     }
@@ -191,11 +215,36 @@ private:
         return false;
     }
 
+    /// Rule 3 waits for the lines to move on: a probe tells waiting input, no recovery decides.
+    bool paused_rule_applies() const noexcept { return probe_ != nullptr && recovery_ == nullptr; }
+
+    /// A packet arrived on the lines more than hold_ns after `h` (by the arrivals' stamps).
+    bool moved_on(slot const& h) const noexcept {
+        return last_arrival_ > h.arrived && last_arrival_ - h.arrived > hold_ns_;
+    }
+
+    /// Rule 3's second exception: nothing arrived more than hold_ns after `h`, so the sender may
+    /// not have sent the missing packet yet (descheduled between a packet and the one it
+    /// reordered behind it); a timer alone calls the gap lost only past hold_ns + max_defer_ns.
+    bool lines_paused(slot const& h, std::uint64_t now) const noexcept {
+        return paused_rule_applies() && !moved_on(h) &&
+               !(now > h.arrived && now - h.arrived > hold_ns_ + max_defer_ns_);
+    }
+
     template <typename Deliver, typename Next>
     void release(std::uint64_t now, Deliver& deliver, Next& next, bool everything) {
         while (!order_.empty()) {
             std::size_t const s = order_.front();
             slot const& h = held_[s];
+            if (h.sequence == far) { // it waited for the packets before it only
+                order_.erase(order_.begin());
+                if (!everything) {
+                    record_hold(h, now);
+                }
+                deliver(bytes(s));
+                free_.push_back(s);
+                continue;
+            }
             std::uint64_t const expected = next();
             bool const due = h.sequence <= expected;
             bool const lost_everywhere =
@@ -216,6 +265,9 @@ private:
             }
             if (!(due || everything) && input_may_fill(h, now)) {
                 return; // behind its input, not lost: held a little longer
+            }
+            if (!(due || everything || lost_everywhere) && lines_paused(h, now)) {
+                return; // the lines paused: the missing packet may not have been sent yet
             }
             if (everything && !due && recovery_ != nullptr) {
                 recovery_->abandon(now);
@@ -244,7 +296,8 @@ private:
     std::vector<std::size_t> order_; // held slots by ascending sequence
     std::vector<std::size_t> free_;
     std::array<std::uint64_t, max_lines> last_seen_{};
-    bool reordering_ = false; // a line delivered a packet below one it delivered before
+    std::uint64_t last_arrival_ = 0; // latest arrival stamp on the lines (rule 3)
+    bool reordering_ = false;        // a line delivered a packet below one it delivered before
     std::uint64_t gaps_filled_ = 0;
     gap_recovery* recovery_ = nullptr;
     input_probe const* probe_ = nullptr;

@@ -217,6 +217,13 @@ public:
         (void)now_ns;
         return 0;
     }
+    /// Where its stream stands by evidence other than its packets, as a heartbeat unit (count
+    /// 0) would say it (MDP 3.0: the snapshot loop showed the last packets lost on every line,
+    /// with no later packet to show it); nullopt: none. Asked after each service(): one ahead
+    /// of the shared sequencing is tracked as that heartbeat (the gap is counted and passed).
+    [[nodiscard]] virtual std::optional<md::sequence_unit> inferred_heartbeat() const noexcept {
+        return std::nullopt;
+    }
     /// Its instruments' top of book (appended), for books() and the live view.
     virtual void book_rows(std::vector<book_row>& out) const { (void)out; }
     /// Instrument `instrument`'s best levels of one side (side 'B' or 'S'), best first, into

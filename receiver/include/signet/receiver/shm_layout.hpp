@@ -19,15 +19,16 @@
 //     the writer stores state_closed (release). A restarted receiver unlinks the name and
 //     creates a new segment with a new generation: a reader notices a closed state, or a name
 //     that now opens a segment of another generation.
-//   - instrument_slot: a seqlock. The writer stores version + 1 (odd: writing; relaxed), the
-//     fields as release stores of 8-byte words, then version + 2 with release. A reader loads
-//     version with acquire (odd: retry), copies the fields as acquire loads of 8-byte words,
-//     loads version again (relaxed): unchanged means the copy is not torn, else it retries (and
-//     counts the retry). Why that is enough: a word's acquire load keeps the second version
-//     load after it; a reader that read a word of a later write synchronizes with that word's
-//     release store, which comes after the odd version store, so its second load sees the
-//     version changed. (Word-wise orders instead of fences: ThreadSanitizer checks them, and on
-//     x86-64 they are plain moves.)
+//   - instrument_slot: a seqlock, written at the end of a parser run (one consistent state:
+//     docs/publishing.md, "What a slot's sequence guarantees"). The writer stores version + 1
+//     (odd: writing; relaxed), the fields as release stores of 8-byte words, then version + 2
+//     with release. A reader loads version with acquire (odd: retry), copies the fields as
+//     acquire loads of 8-byte words, loads version again (relaxed): unchanged means the copy
+//     is not torn, else it retries (and counts the retry). Why that is enough: a word's acquire
+//     load keeps the second version load after it; a reader that read a word of a later write
+//     synchronizes with that word's release store, which comes after the odd version store, so its
+//     second load sees the version changed. (Word-wise orders instead of fences: ThreadSanitizer
+//     checks them, and on x86-64 they are plain moves.)
 //   - event_slot: the event at ring position p (0, 1, 2, ...) goes to slot p % events. The
 //     writer stores the slot's sequence 2p + 1 (relaxed), the event's words (release), then
 //     sequence 2p + 2 with release, then feed_header::written = p + 1 with release. A reader at

@@ -92,12 +92,13 @@ enum class session_state : std::uint8_t {
     idle,       ///< not started, or the connection was lost (start() again)
     logging_in, ///< the login is queued or sent
     logged_in,
-    failed, ///< see failure(); rejected: for good, else start() again on a new connection
+    failed, ///< see failure(); rejected: for good (but 'B'), else start() again on a new connection
 };
 
 enum class session_failure : std::uint8_t {
     none,
-    rejected,      ///< Login Response other than 'A' (rejection() says which): for good
+    rejected,      ///< Login Response other than 'A' (rejection() says which): for good, but
+                   ///< 'B' (session in use: another connection of these credentials)
     login_timeout, ///< no answer to the login in time
     server_silent, ///< nothing received for server_timeout_ns
     invalid_block, ///< a block that lies about its length or messages

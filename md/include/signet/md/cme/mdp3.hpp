@@ -131,10 +131,11 @@ struct packet_walk {
 template <typename F>
 packet_walk for_each_message(std::span<std::byte const> packet, F&& f);
 
-/// The header of a packet whose framing holds from end to end (a MsgSeqNum of at least 1, every
-/// message within the packet: for_each_message() would not stop early); nullopt otherwise. A
-/// packet must pass this before it claims its MsgSeqNum, so that a damaged copy never takes a
-/// good one's place. Walks the message headers once; decodes nothing.
+/// The header of a packet that holds from end to end (a MsgSeqNum of at least 1, every message
+/// within the packet: for_each_message() would not stop early; every message of a template
+/// decoded here decodes: its root and groups fit); nullopt otherwise. A packet must pass this
+/// before it claims its MsgSeqNum, so that a damaged copy never takes a good one's place. Walks
+/// the messages once, reading their roots' sizes and group dimensions (decode_*()), no entry.
 [[nodiscard]] std::optional<packet_header>
 validate_packet(std::span<std::byte const> packet) noexcept;
 

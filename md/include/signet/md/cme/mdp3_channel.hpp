@@ -18,16 +18,24 @@
 ///                 instrument's one RptSeq and advance it, book change or not. A RptSeq gap, or an
 ///                 update that does not fit the book, makes that instrument stale: its later
 ///                 entries wait (the packets are held, bounded) while the others go on.
-///                 A gap in MsgSeqNum may have lost any instrument's data: every instrument is
-///                 checked against the next snapshot loop.
+///                 A gap in MsgSeqNum (lost on every line) may have lost any instrument's
+///                 data, and which ones is unknown: every instrument (and its by-order book)
+///                 goes stale and recovers from the snapshot loop.
+///   loop position A snapshot's LastMsgSeqNumProcessed past the last packet applied shows
+///                 packets that were sent; if none comes for loop_ahead_ns (the last ones of
+///                 the stream, lost on every line, that no later packet shows), they are lost:
+///                 a gap as above (counted; the MsgSeqNum moves past them).
 ///   snapshots     SnapshotFullRefresh52, while recovering: an instrument that is stale, or
-///                 whose snapshot RptSeq is ahead of its own, loads the snapshot and replays
-///                 its held entries newer than the snapshot's RptSeq; a snapshot that is not
-///                 ahead confirms the book. Recovery ends once a whole loop (TotNumReports
-///                 instruments) has been seen since it began and no instrument is stale; the
-///                 held packets are then dropped. A snapshot older than the held packets
-///                 (LastMsgSeqNumProcessed before the first held one) cannot be completed by
-///                 them: it is skipped (counted) and the next loop is awaited.
+///                 whose snapshot RptSeq is ahead of its own (it lost entries: it goes stale
+///                 first), loads the snapshot and replays its held entries newer than the
+///                 snapshot's RptSeq; a snapshot that is not ahead confirms the book. Recovery
+///                 ends once a whole loop (TotNumReports instruments, a snapshot of one not
+///                 yet defined included) has been seen since it began and no instrument is
+///                 stale; the held packets are then dropped. A snapshot older than the held
+///                 packets (LastMsgSeqNumProcessed before the first held one) cannot be
+///                 completed by them, and one of a packet not applied yet would put a book
+///                 ahead of the MsgSeqNum: either is skipped (counted) and the next loop is
+///                 awaited.
 ///   ChannelReset4 empties every book, resets every RptSeq and ends any recovery.
 ///
 /// Events (set_event_sink; md/events.hpp), instrument id = the instrument's index in the
@@ -38,16 +46,19 @@
 /// 30 trading_status. An instrument that goes stale emits instrument_stale; its snapshot
 /// snapshot_begin, book_clear, its levels (and orders, when its by-order book is good) flagged
 /// from_snapshot, its bbo, snapshot_end, then the replayed entries' events and
-/// instrument_recovered. A by-order book reloaded from the loop (53) comes the same way
-/// between snapshot_begin and snapshot_end (levels and orders); ChannelReset4 emits book_clear
-/// for all_instruments.
+/// instrument_recovered, all with the sequence of the last packet applied (the one the
+/// rebuilt book is right as of: sequences never go back; packets the loop showed lost count as
+/// applied). A gap's instrument_stale events come before the packet that showed it is
+/// applied: they carry the last packet before the gap. A by-order book reloaded from the loop
+/// (53) comes the same way between snapshot_begin and snapshot_end (levels and orders);
+/// ChannelReset4 emits book_clear for all_instruments.
 ///
 /// recovering() tells the caller to listen to the snapshot loop; on_time() counts a silent
-/// loop. Threading: none (the channel's parser contract). Costs: per entry a lookup of the
-/// instrument (detail::fixed_hash_map: open addressing, one probe as a rule) and a book
-/// update; nothing allocates in steady state (instruments are created by definitions; the
-/// held-packet store is allocated once; a by-order book's tables double when they fill, within
-/// max_orders: mdp3_order_book.hpp).
+/// loop and declares packets the loop showed lost (next_deadline(): when). Threading: none (the
+/// channel's parser contract). Costs: per entry a lookup of the instrument (detail::fixed_hash_map:
+/// open addressing, one probe as a rule) and a book update; nothing allocates in steady state
+/// (instruments are created by definitions; the held-packet store is allocated once; a by-order
+/// book's tables double when they fill, within max_orders: mdp3_order_book.hpp).
 
 #include <cstddef>
 #include <cstdint>
@@ -78,6 +89,10 @@ struct mdp3_channel_options {
     /// being loaded; mdp3_order_book.hpp): past it an instrument's orders are recovered from
     /// the snapshot loop and counted (order_budget_full).
     std::size_t max_orders = std::size_t{1} << 20;
+    /// How long the snapshot loop may be past the last packet applied, with no packet arriving,
+    /// before the packets up to the loop's are declared lost: longer than the receiver's A/B
+    /// hold (20 ms), so that a gap the hold still waits for is never declared first.
+    std::uint64_t loop_ahead_ns = 100'000'000;
 };
 
 /// The channel's own counters; the incremental packets' sequencing (duplicates, gaps, ignored
@@ -93,6 +108,9 @@ struct mdp3_channel_stats {
     std::uint64_t statistics_entries = 0; ///< 37, 49, 50, 51 entries applied
     std::uint64_t unknown_instrument_entries = 0;
     std::uint64_t rpt_seq_gaps = 0;
+    /// MsgSeqNum gaps only the snapshot loop showed (the stream's last packets, lost on every
+    /// line): the sequencing's gaps and missing count them too.
+    std::uint64_t loop_revealed_gaps = 0;
     std::uint64_t inconsistent_updates = 0;
     std::uint64_t recoveries = 0; ///< times the channel went to the snapshot loop
     std::uint64_t recoveries_completed = 0;
@@ -101,6 +119,7 @@ struct mdp3_channel_stats {
     std::uint64_t snapshots_applied = 0;   ///< instruments loaded from snapshots
     std::uint64_t snapshots_confirmed = 0; ///< snapshots that found the book up to date
     std::uint64_t snapshots_too_old = 0;
+    std::uint64_t snapshots_ahead = 0; ///< of a packet not applied yet: the next loop
     std::uint64_t replayed_entries = 0;
     std::uint64_t held_evicted = 0;
     std::uint64_t snapshot_silences = 0;
@@ -171,15 +190,21 @@ public:
     void on_incremental(std::span<std::byte const> packet, std::uint64_t now_ns);
     /// A validated incremental packet that the caller sequenced (the receiver's shared
     /// sequencing): MsgSeqNum `sequence` and what the tracker said of it. A duplicate (no fresh
-    /// item) changes nothing; a gap, a resync or a first packet other than 1 (a late join)
-    /// starts a recovery.
+    /// item), or a packet the loop showed lost (before next_sequence()), changes nothing; a gap
+    /// (not one the loop showed), a resync or a first packet other than 1 (a late join) makes
+    /// every instrument stale and starts a recovery.
     /// `receive_ns`: the packet's receive stamp, for its events (0: now_ns).
     void on_sequenced(std::span<std::byte const> packet, std::uint64_t sequence,
                       sequence_step const& step, std::uint64_t now_ns,
                       std::uint64_t receive_ns = 0);
     void on_snapshot(std::span<std::byte const> packet, std::uint64_t now_ns);
     void on_definition(std::span<std::byte const> packet, std::uint64_t now_ns);
+    /// Counts a silent loop; declares lost the packets the loop showed, once loop_ahead_ns
+    /// passed without one arriving (the caller's sequencing then counts the gap and moves past
+    /// them: next_sequence() is past them).
     void on_time(std::uint64_t now_ns) noexcept;
+    /// When on_time() has packets to declare lost; 0: none pending.
+    [[nodiscard]] std::uint64_t next_deadline() const noexcept;
     /// Events of `kinds` to `sink` from here on (nullptr: none).
     void set_event_sink(event_sink* sink, event_mask kinds = event_mask::all()) noexcept {
         sink_ = sink;
@@ -203,7 +228,8 @@ public:
     [[nodiscard]] mdp3_channel_stats const& stats() const noexcept { return stats_; }
     /// on_incremental()'s sequencing counters (all zero when the caller sequences).
     [[nodiscard]] sequence_stats const& sequencing() const noexcept { return tracker_.stats(); }
-    /// The next expected incremental MsgSeqNum (0 before the first packet).
+    /// The next expected incremental MsgSeqNum (0 before the first packet); past the packets
+    /// the snapshot loop showed lost (on_time()).
     [[nodiscard]] std::uint64_t next_sequence() const noexcept { return next_sequence_; }
 
 private:
@@ -220,6 +246,12 @@ private:
     void make_stale(mdp3_instrument& i, std::uint64_t now_ns) noexcept;
     void load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns);
     void start_recovery(std::uint64_t now_ns) noexcept;
+    /// The loop counts from here: every instrument must be shown again (after a loss).
+    void restart_loop(std::uint64_t now_ns) noexcept;
+    /// A snapshot as of incremental packet `last`: past the packets applied, the wait for them.
+    void note_loop_position(std::uint64_t last, std::uint64_t now_ns) noexcept;
+    /// The packets the loop showed, declared lost once loop_ahead_ns passed without one.
+    void lose_packets_if_due(std::uint64_t now_ns) noexcept;
     // on_sequenced()'s rare paths, out of line: a discontinuity, and holding while recovering.
     [[gnu::noinline]] void on_discontinuity(std::uint64_t now_ns);
     [[gnu::noinline]] void hold(std::uint64_t sequence, std::span<std::byte const> packet);
@@ -269,6 +301,16 @@ private:
     std::uint64_t last_snapshot_ns_ = 0;
     std::uint64_t recovery_started_ns_ = 0;
     std::uint64_t applying_sequence_ = 0; // the MsgSeqNum of the packet being applied
+    // The events' sequence: the last incremental packet applied live. A snapshot's load and the
+    // held packets replayed over it bring the instrument up to this packet, so their events
+    // carry it too (never an older MsgSeqNum).
+    std::uint64_t event_sequence_ = 0;
+    // The snapshot loop past the packets applied: its LastMsgSeqNumProcessed (pending while at
+    // least next_sequence_), since when, and when the last packet was applied (either restarts
+    // the wait).
+    std::uint64_t loop_ahead_of_ = 0;
+    std::uint64_t loop_ahead_since_ns_ = 0;
+    std::uint64_t last_packet_ns_ = 0;
     // The loop since the recovery began: instruments seen, and the loop's size.
     std::uint64_t recovery_id_ = 0;
     std::uint32_t seen_in_loop_ = 0;

@@ -19,13 +19,25 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <signet/md/cboe/pitch.hpp>
 
 namespace signet::publisher::cboe {
+
+/// A change of one price level by a generated message (on_book_change).
+struct pitch_book_change {
+    std::uint64_t message = 0; ///< the message's number (messages() once it is generated)
+    std::size_t symbol = 0;    ///< the symbol's index
+    char side = 'B';
+    std::int64_t price = 0;    ///< 1/10000
+    std::int64_t quantity = 0; ///< added (negative: removed)
+    std::int32_t orders = 0;   ///< orders added to the level (negative: removed)
+};
 
 struct pitch_generator_options {
     std::uint64_t seed = 1;
@@ -33,6 +45,9 @@ struct pitch_generator_options {
     std::size_t symbols = 8;     ///< 1 to 4096, spread over the units
     std::size_t max_orders = 40; ///< live orders per symbol, 2 to 10000
     std::uint64_t first_order_id = 0x03689EEAE9741000;
+    /// Optional: told each level change of the books as the message making it is generated
+    /// (md_feed --truth-out).
+    std::function<void(pitch_book_change const&)> on_book_change{};
 };
 
 class pitch_generator {
@@ -64,6 +79,8 @@ public:
     /// Live orders of `unit`'s symbols.
     [[nodiscard]] std::size_t orders(std::uint8_t unit) const noexcept;
     [[nodiscard]] std::uint64_t messages() const noexcept { return messages_; }
+    /// Symbol `index`'s name, trailing spaces trimmed; its unit is 1 + index % units().
+    [[nodiscard]] std::string_view symbol(std::size_t index) const noexcept;
 
 private:
     struct symbol_state {
@@ -73,6 +90,8 @@ private:
     };
     [[nodiscard]] static md::cboe::message add_message(symbol_state const& s, order const& o);
     [[nodiscard]] std::int64_t price_near(symbol_state const& s, char side);
+    void book_change(std::size_t symbol, order const& o, std::int64_t quantity,
+                     std::int32_t orders) const;
 
     pitch_generator_options options_;
     std::mt19937_64 random_;

@@ -19,8 +19,17 @@
 // refused ('U') and spins too ('O').
 //
 // Status codes (docs/pitch.md): a gap request of a unit the publisher does not send is 'I', a
-// range not (or no longer) stored 'O', above max_gap_count 'C'; a login with other credentials
-// is refused 'N' and the connection closed.
+// range not (or no longer) stored 'O', above max_gap_count 'C'; a spin request while the
+// connection's spin is still being sent 'S'; a login with other credentials is refused 'N', one
+// with the credentials of a session logged in to the same server 'B' (with configured
+// credentials), and the connection closed.
+//
+// Connections (docs/pitch.md): each server (the GRP, each unit's Spin server) has max_clients
+// slots of its own. A connection must log in within login_timeout of its accept, whatever it
+// sends, or it is dropped; a connection to a full server takes the slot of that server's oldest
+// connection not logged in, and is refused only when all are logged in. Unauthenticated peers
+// thus never keep a login out, nor touch another server. Drops are counted and logged (the 1st,
+// 10th, 100th... of each kind).
 //
 // Threading: record() on the publisher's thread; stop(), counts(), ports on any thread.
 // Costs: per block one copy into the ring (publisher side); the thread's stores and book.
@@ -56,9 +65,10 @@ struct pitch_recovery_options {
     std::size_t store_messages = std::size_t{1} << 20; ///< per unit
     std::uint32_t max_gap_count = 65'535;
     std::size_t max_orders = std::size_t{1} << 20; ///< the spin book's
-    std::size_t max_clients = 64;
+    std::size_t max_clients = 64; ///< per server (the GRP, each unit's Spin server)
     std::chrono::nanoseconds heartbeat = std::chrono::seconds(1);
     std::chrono::nanoseconds client_timeout = std::chrono::seconds(15);
+    std::chrono::nanoseconds login_timeout = std::chrono::seconds(5); ///< from the accept
     std::size_t handoff_bytes = std::size_t{64} << 20;
     /// Answer gap requests with nothing at all (tests: a proxy that never responds).
     bool mute_grp = false;
@@ -67,7 +77,10 @@ struct pitch_recovery_options {
 struct pitch_recovery_counts {
     std::uint64_t connections = 0;
     std::uint64_t logins = 0;
-    std::uint64_t rejected_logins = 0;
+    std::uint64_t rejected_logins = 0;     ///< 'N' and 'B'
+    std::uint64_t login_timeouts = 0;      ///< no login within login_timeout
+    std::uint64_t evicted_clients = 0;     ///< not logged in, closed for a new connection
+    std::uint64_t refused_connections = 0; ///< a server full of logged-in sessions
     std::uint64_t gap_requests = 0;
     std::uint64_t gap_accepted = 0;
     std::uint64_t gap_rejected = 0; ///< any status but 'A'
@@ -75,7 +88,7 @@ struct pitch_recovery_counts {
     std::uint64_t packets_resent = 0; ///< blocks on the gap line
     std::uint64_t spins = 0;          ///< Spin Finished sent
     std::uint64_t spin_orders = 0;
-    std::uint64_t spin_refused = 0;
+    std::uint64_t spin_refused = 0;    ///< 'O', and 'S' (a spin in progress)
     std::uint64_t dropped_clients = 0; ///< silent, invalid blocks, send errors
     std::uint64_t applied_blocks = 0;
     std::uint64_t sequence_breaks = 0; ///< the hand-off ring lost blocks
@@ -104,6 +117,8 @@ private:
     void drain() noexcept;
     void apply(std::span<std::byte const> block) noexcept;
     void accept_connections(int listener, std::uint8_t spin_unit) noexcept;
+    [[nodiscard]] bool make_room(std::uint8_t spin_unit) noexcept;
+    [[nodiscard]] bool in_use(connection const& c, md::cboe::message const& login) const noexcept;
     bool serve(connection& c, short revents, std::int64_t now) noexcept;
     void on_request(connection& c, md::cboe::message const& m);
     void answer_gap(connection& c, md::cboe::message const& request);

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct mdp3_publisher_options {
     std::chrono::nanoseconds tail = std::chrono::seconds(1);
     fault_options faults{};
     std::atomic<bool> const* stop_flag = nullptr;
+    /// Optional: called after each incremental packet is generated (before the faults), with
+    /// the generator holding the books as of it (md_feed --truth-out).
+    std::function<void(mdp3_generator const&)> on_incremental{};
 };
 
 struct mdp3_counts {

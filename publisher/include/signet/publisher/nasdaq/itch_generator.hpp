@@ -20,6 +20,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <span>
 #include <string_view>
@@ -29,6 +30,16 @@
 #include <signet/md/nasdaq/itch50.hpp>
 
 namespace signet::publisher::nasdaq {
+
+/// A change of one price level by a generated message (on_book_change).
+struct itch_book_change {
+    std::uint64_t message = 0; ///< the message's number (1: the first generated)
+    std::uint16_t locate = 0;
+    char side = 'B';
+    std::uint32_t price = 0;
+    std::int64_t shares = 0; ///< added (negative: removed)
+    std::int32_t orders = 0; ///< orders added to the level (negative: removed)
+};
 
 struct itch_generator_options {
     std::uint64_t seed = 1;
@@ -41,6 +52,9 @@ struct itch_generator_options {
     std::size_t max_live_orders = 65536; ///< hard cap; at least 1
     /// Nanoseconds since midnight of the first message (default 09:30:00).
     std::uint64_t start_time = 34'200'000'000'000;
+    /// Optional: told each level change of the book the stream describes, as the message
+    /// making it is generated (md_feed --truth-out).
+    std::function<void(itch_book_change const&)> on_book_change{};
 };
 
 class itch_generator {
@@ -84,6 +98,7 @@ private:
     bool chance(unsigned percent) noexcept;
     std::uint32_t quote_price(std::size_t stock, char side) noexcept;
     void remove_live(std::size_t index) noexcept;
+    void book_change(live_order const& o, std::int64_t shares, std::int32_t orders) const;
 
     std::size_t write_header(std::byte* m, char type, std::uint16_t locate) noexcept;
     std::size_t system_event(std::byte* m, char code) noexcept;

@@ -59,6 +59,8 @@ public:
     void deliver(delivery const& d) override;
     void on_side_packet(std::uint16_t tag, net::packet const& p, std::uint64_t now_ns) override;
     void service(std::uint64_t now_ns) override;
+    [[nodiscard]] std::uint64_t next_deadline(std::uint64_t now_ns) const noexcept override;
+    [[nodiscard]] std::optional<md::sequence_unit> inferred_heartbeat() const noexcept override;
     void book_rows(std::vector<book_row>& out) const override;
     [[nodiscard]] std::size_t book_levels(std::uint32_t instrument, char side,
                                           std::span<book_level> out) const override;
