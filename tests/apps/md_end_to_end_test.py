@@ -436,7 +436,7 @@ RECOVERED_BEHIND = {"moldudp64": 1, "pitch": 1, "mdp3": 0}
 # its next entry breaks its RptSeq. While False, consumer_truth_check() prints those failures
 # of the feeds it is told (known_defect_feeds) as expected instead of failing; flip it to True
 # once the fix is in, and the check is strict for them too.
-MDP3_STALE_ON_LOST_PACKET_FIXED = False
+MDP3_STALE_ON_LOST_PACKET_FIXED = True
 
 
 class Truth:
@@ -1430,6 +1430,20 @@ def expect_pitch_books_from_events(events, feed):
         expect_equal(f"{feed['name']} {symbol}: bbo from events", got["bbo"], bid + ask)
 
 
+def whole_messages_of_a_killed_receiver(path, truth):
+    """A killed receiver's --events-out is a prefix of its events cut anywhere (stdio's buffer
+    was lost): keeps its whole lines, less every line of the last line's feed, unit and
+    sequence (that message's, or recovery's, events may be cut short)."""
+    with open(path) as f:
+        text = f.read()
+    events = [json.loads(line) for line in text[:text.rfind("\n") + 1].splitlines()]
+    def key(e):
+        return e["feed"], truth.unit_of.get(e.get("symbol"), 0), e["sequence"]
+    cut = key(events[-1]) if events else None
+    with open(path, "w") as f:
+        f.writelines(json.dumps(e) + "\n" for e in events if key(e) != cut)
+
+
 def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
     """Cboe PITCH late join: a receiver started mid-stream buffers each unit's live messages,
     loads each unit's Spin (the unit's book as of a sequence the buffer reaches), replays what
@@ -1437,7 +1451,8 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
     same; killed again once the messages are over and started while the units send only
     heartbeats, it spins from the heartbeats' position. It ends with the books of a receiver
     that ran from the start, order by order, and a consumer of its events alone rebuilds those
-    books."""
+    books. Each of the three receivers writes its own events: a consumer of each has the
+    exchange's books (md_feed --truth-out) after every sequence it was live for."""
     port_a, port_b = free_port(), free_port()
     while True:  # the second unit's spin server listens on spin + 1: both free
         spin = free_port()
@@ -1449,6 +1464,7 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
                 continue
     os.makedirs(os.path.join(workdir, "ref"))
     os.makedirs(os.path.join(workdir, "late"))
+    truth = os.path.join(workdir, "truth.jsonl")
     ref_config = ("[runtime]\nbackend = \"@BACKEND@\"\n[stats]\ninterval_s = 0.2\n[[feed]]\n"
                   f'name = "ref"\nprotocol = "pitch"\nunits = [1, 2]\nbind = "{NET.host}:{port_a}"\n')
     late_config = ("[runtime]\nbackend = \"@BACKEND@\"\n[stats]\ninterval_s = 0.2\n[[feed]]\n"
@@ -1463,16 +1479,17 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
     feed = start_feed(args.feed, "--protocol", "pitch", "--to", f"{NET.host}:{port_a}", "--to-b",
                       f"{NET.host}:{port_b}", "--units", "2", "--count", "60000", "--rate",
                       "20000", "--seed", "7", "--serve-spin", str(spin), "--login",
-                      "0001:USER:secret", "--tail-heartbeats", "5")
+                      "0001:USER:secret", "--tail-heartbeats", "5", "--truth-out", truth)
     reference.wait_total_packets(4000, feed=feed)
-    events, events_path = events_args(os.path.join(workdir, "late"))
+    runs = [events_args(os.path.join(workdir, "late"), f"events{n}", TRUTH_EVENT_KINDS)
+            for n in range(3)]
     late = Receiver(args.receiver, late_config, os.path.join(workdir, "late"), backend,
-                    extra_args=events)
+                    extra_args=runs[0][0])
     reference.wait_total_packets(12000, feed=feed)
     late.process.kill()  # a crash: nothing is flushed, no summary
     late.process.wait(timeout=30)
     late = Receiver(args.receiver, late_config, os.path.join(workdir, "late"), backend,
-                    extra_args=events)
+                    extra_args=runs[1][0])
     wait_until(lambda: any("pitch late | 2 units (0 stale)" in line for line in late.lines), 30,
                "the restarted receiver's units live through their spins")
     # The messages are over once the reference's count stood still for a second (the feed
@@ -1487,7 +1504,7 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
     late.process.kill()
     late.process.wait(timeout=30)
     late = Receiver(args.receiver, late_config, os.path.join(workdir, "late"), backend,
-                    extra_args=events)
+                    extra_args=runs[2][0])
     finish_feed(feed)
     summary_ref, _ = reference.stop()
     summary_late, _ = late.stop()
@@ -1504,7 +1521,11 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
     expect_equal("late joiner: unknown orders", joined["pitch"]["book"]["unknown_orders"], 0)
     for sub in summary_late["subscribers"]:  # every event reached the file
         assert sub["dropped"] == 0 and sub["lost_notices"] == 0, sub
-    expect_pitch_books_from_events(rebuild_from_events(events_path), joined)
+    expect_pitch_books_from_events(rebuild_from_events(runs[2][1]), joined)
+    for n, (_, path) in enumerate(runs):
+        if n < 2:  # killed: what it wrote, to its last whole message
+            whole_messages_of_a_killed_receiver(path, Truth(truth))
+        consumer_truth_check(path, {"late": Truth(truth)})
 
 
 def case_pitch_recovery_servers_that_refuse_or_stall_are_counted(args, workdir, backend):

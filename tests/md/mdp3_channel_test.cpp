@@ -959,6 +959,9 @@ TEST(Mdp3ChannelEvents, TheLastPacketLostOnBothLinesIsShownByTheLoopAndRecovered
     c.set_event_sink(&checker);
     c.on_definition(definitions(), 0);
     std::uint64_t now = 1'000'000'000;
+    c.on_time(now); // before the first packet: nothing is awaited
+    EXPECT_EQ(c.next_deadline(), 0U);
+    EXPECT_FALSE(c.recovering());
     for (std::size_t k = 0; k < 198; ++k) { // MsgSeqNum 1 to 198
         c.on_incremental(packets[k], now);
     }

@@ -1,10 +1,12 @@
 #pragma once
 
-// Real exchange captures for tests: ../shared/realdata/ beside the checkout (provenance in its
+// Real exchange captures for tests: shared/realdata/ beside the checkout (provenance in its
 // PROVENANCE.md). They are test input only and never part of the repository: a test that needs
-// one skips when it is absent. SIGNET_REALDATA_FROM_BINARY (tests/CMakeLists.txt) is where they
-// are, relative to the test executable's folder.
+// one skips when it is absent. The folder is SIGNET_REALDATA_DIR from the environment, else the
+// first shared/realdata/ beside an ancestor of the test executable's folder (the checkout's
+// build/<preset>/... is under it).
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -14,14 +16,33 @@
 
 namespace signet::test {
 
+/// The real-data folder, or "" when there is none.
+inline std::filesystem::path const& realdata_dir() {
+    static std::filesystem::path const dir = [] {
+        if (char const* given = std::getenv("SIGNET_REALDATA_DIR"); given != nullptr) {
+            return std::filesystem::path(given);
+        }
+        std::error_code error;
+        std::filesystem::path at = std::filesystem::read_symlink("/proc/self/exe", error);
+        for (; !error && at.has_relative_path(); at = at.parent_path()) {
+            std::error_code absent;
+            if (std::filesystem::is_directory(at / "shared" / "realdata", absent)) {
+                return at / "shared" / "realdata";
+            }
+        }
+        return std::filesystem::path();
+    }();
+    return dir;
+}
+
 /// The path of `relative` under the real-data folder, or "" when it is not there.
 inline std::string realdata(std::string const& relative) {
+    if (realdata_dir().empty()) {
+        return {};
+    }
     std::error_code error;
-    std::filesystem::path const binary = std::filesystem::read_symlink("/proc/self/exe", error);
-    std::filesystem::path const path =
-        binary.parent_path() / SIGNET_REALDATA_FROM_BINARY / relative;
-    return !error && std::filesystem::exists(path, error) ? path.lexically_normal().string()
-                                                          : std::string();
+    std::filesystem::path const path = realdata_dir() / relative;
+    return std::filesystem::exists(path, error) ? path.string() : std::string();
 }
 
 /// One captured UDP datagram.

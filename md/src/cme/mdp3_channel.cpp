@@ -371,13 +371,15 @@ void mdp3_channel::note_loop_position(std::uint64_t last, std::uint64_t now_ns) 
 }
 
 std::uint64_t mdp3_channel::next_deadline() const noexcept {
-    if (loop_ahead_of_ < next_sequence_) {
+    if (!started_ || loop_ahead_of_ < next_sequence_) {
         return 0; // none, or the packets came
     }
     return std::max(loop_ahead_since_ns_, last_packet_ns_) + options_.loop_ahead_ns;
 }
 
 void mdp3_channel::lose_packets_if_due(std::uint64_t now_ns) noexcept {
+    // on_time() only: the caller's sequencing catches up right after it (the receiver's service
+    // run), before another packet is delivered.
     std::uint64_t const due = next_deadline();
     if (due == 0 || now_ns < due) {
         return;
@@ -415,7 +417,6 @@ void mdp3_channel::on_snapshot(std::span<std::byte const> packet, std::uint64_t 
                     }
                 }
             });
-            lose_packets_if_due(now_ns);
         }
         return;
     }
@@ -441,7 +442,6 @@ void mdp3_channel::on_snapshot(std::span<std::byte const> packet, std::uint64_t 
     });
     stats_.malformed_packets += walk.malformed ? 1 : 0;
     finish_recovery_if_done(now_ns);
-    lose_packets_if_due(now_ns);
 }
 
 void mdp3_channel::load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns) {

@@ -429,7 +429,9 @@ void pitch_protocol::go_live(unit_state& u, std::uint64_t now_ns) {
     u.requested = false;
     u.buffer->clear();
     u.spin_done = true; // service() closes the session (this may run inside its callback)
-    book_.set_stale(u.unit, false, u.next_sequence, 0);
+    // The unit's next sequence: the book is the exchange's as of the one before (a loaded spin
+    // may reach past the stream: its own next, skip_below).
+    book_.set_stale(u.unit, false, std::max(u.next_sequence, u.skip_below), 0);
     spin_counters_.last_sync_us = now_ns > u.requested_ns ? (now_ns - u.requested_ns) / 1000 : 0;
 }
 
@@ -464,9 +466,13 @@ void pitch_protocol::on_spin_message(unit_state& u, md::cboe::message const& m,
         }
         u.sync = unit_state::phase::loading;
         u.spin_sequence = m.sequence;
-        book_.set_stale(u.unit, true, m.sequence, 0);
-        book_.snapshot_bounds(u.unit, true, m.sequence);
-        book_.clear_unit(u.unit, m.sequence, 0);
+        // The spin's events, snapshot_begin to snapshot_end, carry its next sequence: the book
+        // they show is the exchange's as of the one before (as a GLIMPSE snapshot's carry the
+        // End of Snapshot's next). Never below what the unit sent before: the image reaches
+        // the buffer, and a gap's instrument_stale carried the buffer's first sequence at most.
+        book_.set_stale(u.unit, true, std::uint64_t{m.sequence} + 1, 0);
+        book_.snapshot_bounds(u.unit, true, std::uint64_t{m.sequence} + 1);
+        book_.clear_unit(u.unit, std::uint64_t{m.sequence} + 1, 0);
         break;
     case mt::spin_finished: {
         if (u.sync != unit_state::phase::loading) {
@@ -500,6 +506,9 @@ void pitch_protocol::on_spin_message(unit_state& u, md::cboe::message const& m,
             spin_counters_.covered_messages +=
                 std::min(s + 1, buffered.next_sequence()) - buffered.first_sequence();
         }
+        // The spin is whole here, before the replay: the replayed messages carry their own
+        // sequences, from s + 1 on, so the sequence never goes back.
+        book_.snapshot_bounds(u.unit, false, s + 1);
         for (std::uint64_t seq = s + 1; seq < next; ++seq) {
             if (std::optional<std::span<std::byte const>> const bytes = buffered.find(seq)) {
                 if (std::optional<md::cboe::message> const message = md::cboe::decode(*bytes)) {
@@ -509,14 +518,13 @@ void pitch_protocol::on_spin_message(unit_state& u, md::cboe::message const& m,
             }
         }
         u.skip_below = std::max(s + 1, next);
-        book_.snapshot_bounds(u.unit, false, s);
         ++spin_counters_.completed;
         go_live(u, now_ns);
         break;
     }
     default:
         if (u.sync == unit_state::phase::loading) {
-            book_.apply(u.unit, u.spin_sequence, m, 0, md::event_flag::from_snapshot);
+            book_.apply(u.unit, u.spin_sequence + 1, m, 0, md::event_flag::from_snapshot);
             bool const add = m.type == mt::add_order_long || m.type == mt::add_order_short ||
                              m.type == mt::add_order_expanded;
             spin_counters_.orders_loaded += add ? 1 : 0;

@@ -91,8 +91,11 @@ struct mdp3_channel_options {
     std::size_t max_orders = std::size_t{1} << 20;
     /// How long the snapshot loop may be past the last packet applied, with no packet arriving,
     /// before the packets up to the loop's are declared lost: longer than the receiver's A/B
-    /// hold (20 ms), so that a gap the hold still waits for is never declared first.
-    std::uint64_t loop_ahead_ns = 100'000'000;
+    /// hold (20 ms), so that a gap the hold still waits for is never declared first, and as
+    /// long as a hold waits for input already queued (1 s): a receiver descheduled for 100 ms
+    /// (a hypervisor's steal, seen on the test machines) must not declare packets lost that
+    /// sit in its sockets.
+    std::uint64_t loop_ahead_ns = 1'000'000'000;
 };
 
 /// The channel's own counters; the incremental packets' sequencing (duplicates, gaps, ignored
