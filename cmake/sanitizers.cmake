@@ -15,3 +15,13 @@ function(signet_enable_sanitizers target)
                                              -fno-sanitize-recover=all)
     target_link_options(${target} PRIVATE -fsanitize=${sanitizers})
 endfunction()
+
+# signet_test_optimization(target): under AddressSanitizer + UBSan, a test's own translation units
+# are built at -O0 (the libraries and programs they test keep the preset's -O1): UBSan's checks
+# about double the compile time of -O1 code, and most test code runs once. ThreadSanitizer's
+# stress tests keep -O1: their hot loops are the test code.
+function(signet_test_optimization target)
+    if("address" IN_LIST SIGNET_SANITIZE)
+        target_compile_options(${target} PRIVATE -O0)
+    endif()
+endfunction()

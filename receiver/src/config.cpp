@@ -228,6 +228,38 @@ void read_nats(config_reader const& publish, nats_config& n) {
     n.replicas = publish.get_size("nats_replicas", n.replicas, 1, 5);
     n.conflate = publish.get_bool("nats_conflate", n.conflate);
     n.queue = publish.get_size("nats_queue", n.queue, 64, std::size_t{1} << 24);
+    string("standby", n.standby);
+    if (publish.has("standby")) {
+        bool const valid =
+            !n.standby.empty() && n.standby.size() <= 64 &&
+            std::all_of(n.standby.begin(), n.standby.end(), [](char ch) {
+                return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '-' || ch == '_';
+            });
+        if (!valid) {
+            publish.fail("standby", "expected a group name of letters, digits, '-' and '_' (at "
+                                    "most 64), got '" +
+                                        n.standby + "'");
+        }
+        if (n.url.empty()) {
+            publish.fail("standby", "a standby group publishes through NATS: set nats = "
+                                    "\"nats://host:port\"");
+        }
+        if (!n.stream) {
+            publish.fail("standby", "a standby group needs nats_stream = true (a member taking "
+                                    "over reads the group's last position from the stream)");
+        }
+    }
+    string("standby_name", n.standby_name);
+    n.standby_lease_ms = publish.get_size("standby_lease_ms", n.standby_lease_ms, 200, 60000);
+    n.standby_history =
+        publish.get_size("standby_history", n.standby_history, 1024, std::size_t{1} << 26);
+    n.standby_instruments =
+        publish.get_size("standby_instruments", n.standby_instruments, 1, std::size_t{1} << 20);
+    bool const standby_keys = publish.has("standby_name") || publish.has("standby_lease_ms") ||
+                              publish.has("standby_history") || publish.has("standby_instruments");
+    if (standby_keys && n.standby.empty()) {
+        publish.fail("standby", "the standby_* options need the group: standby = \"GROUP\"");
+    }
     bool const any = !n.user.empty() || !n.token.empty() || !n.creds.empty() || n.tls ||
                      !n.tls_ca.empty() || !n.tls_cert.empty();
     if (any && n.url.empty()) {
@@ -316,11 +348,29 @@ receiver_config parse(toml::table const& root, std::string const& file) {
         }
     }
     if (auto const publish = section("publish")) {
-        publish->reject_unknown_keys(
-            "[publish]", {"shm", "shm_instruments", "shm_events", "nats", "nats_user",
-                          "nats_password", "nats_token", "nats_creds", "nats_tls", "nats_tls_ca",
-                          "nats_tls_cert", "nats_tls_key", "nats_format", "nats_subjects",
-                          "nats_stream", "nats_replicas", "nats_conflate", "nats_queue"});
+        publish->reject_unknown_keys("[publish]", {"shm",
+                                                   "shm_instruments",
+                                                   "shm_events",
+                                                   "nats",
+                                                   "nats_user",
+                                                   "nats_password",
+                                                   "nats_token",
+                                                   "nats_creds",
+                                                   "nats_tls",
+                                                   "nats_tls_ca",
+                                                   "nats_tls_cert",
+                                                   "nats_tls_key",
+                                                   "nats_format",
+                                                   "nats_subjects",
+                                                   "nats_stream",
+                                                   "nats_replicas",
+                                                   "nats_conflate",
+                                                   "nats_queue",
+                                                   "standby",
+                                                   "standby_name",
+                                                   "standby_lease_ms",
+                                                   "standby_history",
+                                                   "standby_instruments"});
         read_nats(*publish, c.nats);
         if (publish->has("shm")) {
             c.shm = publish->get_string("shm");

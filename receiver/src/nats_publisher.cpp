@@ -7,12 +7,15 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
 #include <signet/net/log.hpp>
 #include <signet/receiver/event_json.hpp>
 
 #include "config_reader.hpp"
+#include <fmt/format.h>
 #include <nats/nats.h>
 
 namespace signet::receiver {
@@ -87,6 +90,9 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
         stream_names_.push_back(stream);
     }
     stream_sent_ = std::make_unique<std::atomic<std::uint64_t>[]>(feeds_.size());
+    last_sequence_.assign(feeds_.size(), 0);
+    previous_sequence_.assign(feeds_.size(), 0);
+    next_index_.assign(feeds_.size(), 0);
     subject_.reserve(256);
     payload_.reserve(1024);
     check(natsOptions_Create(&options_), "cannot make the connection's options");
@@ -128,6 +134,12 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
     check(natsOptions_SetReconnectWait(options_, 250), "SetReconnectWait");
     check(natsOptions_SetReconnectJitter(options_, 100, 1000), "SetReconnectJitter");
     check(natsOptions_SetWriteDeadline(options_, 2000), "SetWriteDeadline");
+    if (!config_.standby.empty()) {
+        // A member of a standby group buffers nothing into an outage: what it could not send
+        // goes out after a resume from the group's last position, never flushed after another
+        // member took over (nats_standby.hpp, design 2). 0 would mean libnats's default.
+        check(natsOptions_SetReconnectBufSize(options_, 1), "SetReconnectBufSize");
+    }
     check(natsOptions_SetRetryOnFailedConnect(options_, true, &nats_publisher::on_connected, this),
           "SetRetryOnFailedConnect");
     check(natsOptions_SetDisconnectedCB(options_, &nats_publisher::on_disconnected, this),
@@ -156,6 +168,36 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
             connection_, stream_names_, stream_sent_.get(),
             [this] { return disconnects_.load(std::memory_order_relaxed); });
     }
+    if (!config_.standby.empty()) {
+        nats_standby::options o;
+        o.group = config_.standby;
+        o.member = config_.standby_name;
+        if (o.member.empty()) {
+            std::array<char, 256> host{};
+            gethostname(host.data(), host.size() - 1);
+            o.member = std::string(host.data()) + ":" + std::to_string(getpid());
+        }
+        o.lease = std::chrono::milliseconds(config_.standby_lease_ms);
+        o.replicas = config_.replicas;
+        o.feeds = feeds_;
+        for (std::size_t i = 0; i < feeds_.size(); ++i) {
+            std::string key;
+            append_token(key, feeds_[i]);
+            o.keys.push_back(key);
+        }
+        o.streams = stream_names_;
+        gate_ = std::make_unique<standby_gate>(feeds_.size(), config_.standby_history,
+                                               config_.standby_instruments, *this);
+        try {
+            standby_ = std::make_unique<nats_standby>(std::move(o), connection_, *gate_, [this] {
+                return connected_.load(std::memory_order_relaxed);
+            });
+        } catch (...) {
+            watch_.reset();
+            shut();
+            throw;
+        }
+    }
 }
 
 void nats_publisher::shut() noexcept {
@@ -169,6 +211,10 @@ void nats_publisher::shut() noexcept {
 }
 
 nats_publisher::~nats_publisher() {
+    if (standby_) {
+        standby_->release(); // a hand-over: after the last publish (flush() ran), then its key
+        standby_.reset();
+    }
     watch_.reset(); // its requests use the connection
     shut();
     jsCtx_Destroy(js_);
@@ -189,6 +235,9 @@ void nats_publisher::on_connected(natsConnection* nc, void* self) noexcept {
 void nats_publisher::on_disconnected(natsConnection* nc, void* self) noexcept {
     (void)nc;
     auto* p = static_cast<nats_publisher*>(self);
+    if (p->gate_) {
+        p->gate_->suspend(); // a member of a group stops publishing at once
+    }
     if (p->connected_.exchange(false, std::memory_order_relaxed) &&
         !p->closing_.load(std::memory_order_relaxed)) {
         p->disconnects_.fetch_add(1, std::memory_order_relaxed);
@@ -222,11 +271,15 @@ void nats_publisher::make_streams() noexcept {
                                         base + "definition"};
         char const* list[] = {subjects[0].c_str(), subjects[1].c_str(), subjects[2].c_str(),
                               subjects[3].c_str()};
+        // A standby group's stream keeps every subject: its last message is the group's last
+        // published position (nats_standby.hpp, design 5).
+        std::string const every = prefixes_[i] + ">";
+        char const* every_list[] = {every.c_str()};
         jsStreamConfig c;
         jsStreamConfig_Init(&c);
         c.Name = name.c_str();
-        c.Subjects = list;
-        c.SubjectsLen = 4;
+        c.Subjects = config_.standby.empty() ? list : every_list;
+        c.SubjectsLen = config_.standby.empty() ? 4 : 1;
         c.MaxMsgsPerSubject = 1; // the last value of each subject
         c.Replicas = static_cast<int64_t>(config_.replicas);
         jsStreamInfo* info = nullptr;
@@ -274,37 +327,67 @@ void nats_publisher::publish(event_view const& v) noexcept {
     while (feed + 1 < feeds_.size() && feeds_[feed] != v.feed) {
         ++feed;
     }
+    nats_position p;
+    p.sequence = v.event.sequence;
+    if (next_index_[feed] != 0 && v.event.sequence == last_sequence_[feed]) {
+        p.index = next_index_[feed]++;
+    } else {
+        previous_sequence_[feed] = next_index_[feed] != 0 ? last_sequence_[feed] : 0;
+        last_sequence_[feed] = v.event.sequence;
+        next_index_[feed] = 1;
+        p.index = 0;
+    }
+    p.previous = previous_sequence_[feed];
+    if (gate_) { // a standby group: the gate decides (and sends while this member leads)
+        gate_->record(feed, v.event, v.symbol, p, std::chrono::steady_clock::now());
+        return;
+    }
+    (void)send(feed, v.event, v.symbol, p);
+}
+
+bool nats_publisher::send(std::size_t feed, md::event const& e, std::string_view symbol,
+                          nats_position const& p) noexcept {
+    std::string_view const kind = subject_kind(e.kind);
     subject_ = prefixes_[feed];
-    if (v.event.instrument == md::all_instruments) {
+    if (e.instrument == md::all_instruments) {
         subject_ += "_all";
-    } else if (v.symbol.empty()) { // not defined (yet): its id
+    } else if (symbol.empty()) { // not defined (yet): its id
         std::array<char, 12> id{'_'};
-        auto const end = std::to_chars(id.data() + 1, id.data() + id.size(), v.event.instrument);
+        auto const end = std::to_chars(id.data() + 1, id.data() + id.size(), e.instrument);
         subject_.append(id.data(), end.ptr);
     } else {
-        append_token(subject_, v.symbol);
+        append_token(subject_, symbol);
     }
     subject_ += '.';
     subject_ += kind;
     payload_.clear();
     if (config_.json) {
-        append_event_json(payload_, v);
+        append_event_json(payload_, {e, feeds_[feed], symbol});
+        if (!payload_.empty() && payload_.back() == '}') { // the position's fields
+            payload_.pop_back();
+            std::array<char, 96> extra{};
+            auto const n = fmt::format_to_n(
+                extra.data(), extra.size(), ",\"index\":{},\"previous\":{}{}}}", p.index,
+                p.previous, (p.flags & nats_position::resync) != 0 ? ",\"resync\":true" : "");
+            payload_.append(extra.data(), n.out);
+        }
     } else {
-        std::array<char, nats_layout::size> message;
-        nats_layout::write(v.event, message);
+        std::array<char, nats_position::header + sizeof(md::event)> message;
+        nats_position::write(e, p, message);
         payload_.append(message.data(), message.size());
     }
     natsStatus const s = natsConnection_Publish(connection_, subject_.c_str(), payload_.data(),
                                                 static_cast<int>(payload_.size()));
     if (s == NATS_OK) {
         published_.fetch_add(1, std::memory_order_relaxed);
-        if (js_ != nullptr && kind != "book") { // one of its stream's subjects
+        if (js_ != nullptr && (gate_ || kind != "book")) { // one of its stream's subjects
             std::atomic<std::uint64_t>& sent = stream_sent_[feed];
-            // relaxed, one writer: a count the stream watch reads on its own.
+            // relaxed, one writer at a time (publish()'s thread, or the gate's mutex): a count
+            // the stream watch reads on its own.
             sent.store(sent.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         }
         failing_ = false;
-        return;
+        return true;
     }
     failed_.fetch_add(1, std::memory_order_relaxed);
     if (!failing_) { // once per outage
@@ -314,12 +397,20 @@ void nats_publisher::publish(event_view const& v) noexcept {
                            "loses until it works again",
                            config_.url, natsStatus_GetText(s));
     }
+    return false;
 }
 
 void nats_publisher::flush() noexcept {
     if (connected_.load(std::memory_order_relaxed)) {
         natsConnection_FlushTimeout(connection_, 2000);
     }
+}
+
+std::optional<standby_stats> nats_publisher::standby() const {
+    if (!standby_) {
+        return std::nullopt;
+    }
+    return standby_->stats();
 }
 
 nats_stats nats_publisher::stats() const {

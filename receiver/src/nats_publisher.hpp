@@ -23,6 +23,13 @@
 // stored with release by the (re)connect callback and exchanged with acquire by publish()
 // (after a relaxed load that finds it set: no read-modify-write per event), which then makes
 // the streams.
+//
+// Positions: publish() gives each event its nats_position (standby.hpp: sequence, index among
+// the published events of its sequence, the previous sequence), written into every message.
+// With [publish] standby (nats_standby.hpp) publish() only records the event into the
+// standby gate, which sends it (send(), under the gate's mutex, on this thread or the lease
+// thread) while this member leads the feed; the feed's stream then keeps every subject
+// (signet.<feed>.>), so its last message is the group's last published position.
 
 #include <atomic>
 #include <chrono>
@@ -30,6 +37,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +47,7 @@
 #include <signet/receiver/publish.hpp>
 #include <signet/receiver/subscription.hpp>
 
+#include "nats_standby.hpp"
 #include "nats_stream_watch.hpp"
 
 struct __natsOptions;
@@ -52,7 +61,7 @@ namespace signet::receiver {
 /// The event kinds of a list of subject kinds.
 [[nodiscard]] md::event_mask kinds_of_subjects(std::vector<std::string> const& subjects) noexcept;
 
-class nats_publisher {
+class nats_publisher final : public standby_sender {
 public:
     /// Starts connecting (in the background if the server is not there). Throws
     /// std::runtime_error for options libnats refuses (a missing TLS or credentials file).
@@ -65,6 +74,12 @@ public:
     /// Waits (bounded) until what was published reached the server.
     void flush() noexcept;
     [[nodiscard]] nats_stats stats() const;
+    /// With [publish] standby: this member's view of its group (any thread).
+    [[nodiscard]] std::optional<standby_stats> standby() const;
+    /// The standby gate's sender: publishes one event at its position (publish()'s thread or,
+    /// under the gate's mutex, the lease thread's).
+    bool send(std::size_t feed, md::event const& e, std::string_view symbol,
+              nats_position const& p) noexcept override;
     /// The feeds' subjects start with these ("signet.<feed>.").
     [[nodiscard]] std::string const& prefix(std::size_t feed) const { return prefixes_[feed]; }
 
@@ -106,6 +121,13 @@ private:
     std::unique_ptr<std::atomic<std::uint64_t>[]> stream_sent_;
     std::vector<std::string> stream_names_;
     std::unique_ptr<nats_stream_watch> watch_; // with nats_stream; goes before the connection
+    // Per feed, publish()'s own: the last sequence published, the next index within it and
+    // the previous sequence (nats_position).
+    std::vector<std::uint64_t> last_sequence_;
+    std::vector<std::uint64_t> previous_sequence_;
+    std::vector<std::uint32_t> next_index_;
+    std::unique_ptr<standby_gate> gate_;    // [publish] standby
+    std::unique_ptr<nats_standby> standby_; // its lease thread; goes before the connection
 };
 
 } // namespace signet::receiver

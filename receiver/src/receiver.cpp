@@ -154,10 +154,13 @@ void receiver::publish_nats() {
                                   .queue_capacity = config_.nats.queue,
                                   .conflate_bbo = config_.nats.conflate},
                                  [nats = nats_.get()](event_view const& v) { nats->publish(v); });
-    SPDLOG_LOGGER_INFO(net::logger(), "receiver: publishing to NATS at {} (subjects {}*, {})",
-                       config_.nats.url, nats_->prefix(0),
-                       config_.nats.stream ? "a JetStream last-value stream per feed"
-                                           : "no JetStream stream");
+    SPDLOG_LOGGER_INFO(
+        net::logger(), "receiver: publishing to NATS at {} (subjects {}*, {}{})", config_.nats.url,
+        nats_->prefix(0),
+        config_.nats.stream ? "a JetStream last-value stream per feed" : "no JetStream stream",
+        config_.nats.standby.empty()
+            ? ""
+            : ", standby group " + config_.nats.standby + ": publishing while it leads a feed");
 }
 
 std::optional<nats_stats> receiver::nats() const {
@@ -167,6 +170,10 @@ std::optional<nats_stats> receiver::nats() const {
     nats_stats s = nats_->stats();
     s.dropped = subscriber(nats_subscriber_).dropped;
     return s;
+}
+
+std::optional<standby_stats> receiver::standby() const {
+    return nats_ ? nats_->standby() : std::nullopt;
 }
 
 receiver::~receiver() {

@@ -67,6 +67,9 @@ void reporter::report() {
             if (auto const n = receiver_.nats()) {
                 SPDLOG_LOGGER_INFO(net::logger(), "{}", nats_line(*n));
             }
+            if (auto const sb = receiver_.standby()) {
+                SPDLOG_LOGGER_INFO(net::logger(), "{}", standby_line(*sb));
+            }
         }
         last_ = now;
         next_ += interval_;

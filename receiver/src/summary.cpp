@@ -226,7 +226,12 @@ std::span<summary_field const> summary_fields() noexcept {
              "published, failed (refused by the connection: its reconnect buffer full), dropped "
              "(its queue full), disconnects, reconnects, streams (JetStream streams made), "
              "stream_errors, stream_unstored (messages a JetStream stream did not store: its store "
-             "full, or no leader)",
+             "full, or no leader); with [publish] standby also standby: group, member, and per "
+             "feed feed, role (leader, follower, suspended), holder (the lease's), takeovers, "
+             "resyncs (takeovers that published the current state: the history did not reach "
+             "back), resync_messages, last_takeover_ms (lease found free -> publishing again), "
+             "resumed_after_sequence and resumed_after_index (the group's last position at the "
+             "last takeover), history (events kept), lease_errors",
              false}};
         for (auto const& f : feed_fields()) {
             list.push_back(f.doc);
@@ -287,6 +292,24 @@ std::string summary_json(receiver const& r) {
                                 {"stream_errors", n->stream_errors},
                                 {"stream_unstored", n->stream_unstored}};
     }
+    if (auto const sb = r.standby()) {
+        json feeds = json::array();
+        for (standby_feed_stats const& f : sb->feeds) {
+            feeds.push_back({{"feed", f.feed},
+                             {"role", f.role},
+                             {"holder", f.holder},
+                             {"takeovers", f.takeovers},
+                             {"resyncs", f.resyncs},
+                             {"resync_messages", f.resync_messages},
+                             {"last_takeover_ms", f.last_takeover_ms},
+                             {"resumed_after_sequence", f.resumed_after_sequence},
+                             {"resumed_after_index", f.resumed_after_index},
+                             {"history", f.history},
+                             {"lease_errors", f.lease_errors}});
+        }
+        j["publish"]["standby"] = {
+            {"group", sb->group}, {"member", sb->member}, {"feeds", std::move(feeds)}};
+    }
     // ASCII output: wire bytes went in as wire_text; a stray invalid byte becomes U+FFFD
     // instead of an exception.
     return j.dump(-1, ' ', true, json::error_handler_t::replace);
@@ -298,6 +321,18 @@ std::string nats_line(nats_stats const& n) {
                        "by the streams",
                        n.url, n.state, n.published, n.failed, n.dropped, n.disconnects,
                        n.reconnects, n.streams, n.stream_errors, n.stream_unstored);
+}
+
+std::string standby_line(standby_stats const& s) {
+    std::string out = fmt::format("publish standby {} ({}):", s.group, s.member);
+    for (standby_feed_stats const& f : s.feeds) {
+        out += fmt::format(" feed {} {} (holder {}; {} takeovers, {} resyncs, last {:.1f} ms "
+                           "after sequence {} index {}; {} lease errors)",
+                           f.feed, f.role, f.holder.empty() ? "none" : f.holder, f.takeovers,
+                           f.resyncs, f.last_takeover_ms, f.resumed_after_sequence,
+                           f.resumed_after_index, f.lease_errors);
+    }
+    return out;
 }
 
 std::string summary_text(receiver const& r, std::size_t books) {
@@ -324,6 +359,9 @@ std::string summary_text(receiver const& r, std::size_t books) {
     }
     if (auto const n = r.nats()) {
         out += "  " + nats_line(*n) + "\n";
+    }
+    if (auto const sb = r.standby()) {
+        out += "  " + standby_line(*sb) + "\n";
     }
     auto const latency = total_latency(r);
     out += fmt::format("  latency (kernel rx -> parsed): p50 {} ns, p99 {} ns, p99.9 {} ns, max "

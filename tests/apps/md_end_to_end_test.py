@@ -431,14 +431,6 @@ TRUTH_EVENT_KINDS = (BOOK_EVENT_KINDS + ",instrument_stale,instrument_recovered,
 # unit's recovery the unit's next sequence; MDP 3.0's that of the last packet applied.
 RECOVERED_BEHIND = {"moldudp64": 1, "pitch": 1, "mdp3": 0}
 
-# Known defect, being fixed (issue 37's list): an MDP 3.0 packet lost on both lines does not
-# mark the instruments it may have touched stale; each stays "not stale" with a wrong book until
-# its next entry breaks its RptSeq. While False, consumer_truth_check() prints those failures
-# of the feeds it is told (known_defect_feeds) as expected instead of failing; flip it to True
-# once the fix is in, and the check is strict for them too.
-MDP3_STALE_ON_LOST_PACKET_FIXED = True
-
-
 class Truth:
     """md_feed --truth-out: the books after each sequence, per unit (0: the feed's one stream),
     stepped forward on request (and rebuilt from the start for a step back)."""
@@ -492,7 +484,7 @@ def first_difference(got, want):
     return "no difference"
 
 
-def consumer_truth_check(events_path, truths, max_failures=8, known_defect_feeds=()):
+def consumer_truth_check(events_path, truths, max_failures=8):
     """Applies md_receiver --events lines (TRUTH_EVENT_KINDS) in order, per feed, as a consumer
     would, against md_feed's truth per feed name (`truths`: name -> Truth). Checks: (1) once
     the events of a sequence are all applied (the next event moves it on) every instrument
@@ -501,12 +493,8 @@ def consumer_truth_check(events_path, truths, max_failures=8, known_defect_feeds
     had a book of comes after an instrument_stale of it; (3) the sequence never goes back within a feed (PITCH: a unit);
     (4) at each instrument_recovered the recovered books are the exchange's (RECOVERED_BEHIND).
     Raises naming the feed, symbol, sequence and first difference of the first failure of
-    each (feed, symbol, check), up to max_failures; returns counts of what it checked. Check
-    (1) of known_defect_feeds is expected to fail while MDP3_STALE_ON_LOST_PACKET_FIXED is
-    False: its failures are printed, not raised."""
+    each (feed, symbol, check), up to max_failures; returns counts of what it checked."""
     failures, reported, counts = [], set(), {"events": 0, "checks": 0, "recoveries": 0}
-    expected = []
-    known = set() if MDP3_STALE_ON_LOST_PACKET_FIXED else set(known_defect_feeds)
     feeds = {}  # name -> consumer state
 
     def fail(text, key):
@@ -537,10 +525,7 @@ def consumer_truth_check(events_path, truths, max_failures=8, known_defect_feeds
             if got != want:
                 text = (f"{name} {symbol} at sequence {sequence} ({why}): not stale, and not "
                         f"the exchange's book: {first_difference(got, want)}")
-                if name in known:
-                    expected.append(text)
-                else:
-                    fail(text, (name, symbol, why))
+                fail(text, (name, symbol, why))
 
     def settle(name, unit, sequence):
         """The events of `unit` up to `sequence` are all in: checks what they changed."""
@@ -633,13 +618,6 @@ def consumer_truth_check(events_path, truths, max_failures=8, known_defect_feeds
     for name, s in feeds.items():  # the last sequence of each unit
         for unit, done in list(s["applied"].items()):
             settle(name, unit, done + 1)
-    if expected:
-        print(f"consumer-truth check: {len(expected)} expected failures (MDP 3.0 stale on a "
-              f"lost packet, MDP3_STALE_ON_LOST_PACKET_FIXED = False); the first: "
-              f"{expected[0]}", flush=True)
-    elif known:
-        print("consumer-truth check: no expected failure left: flip "
-              "MDP3_STALE_ON_LOST_PACKET_FIXED", flush=True)
     if failures:
         raise AssertionError("consumer-truth check failed:\n  " + "\n  ".join(failures))
     assert counts["checks"] > 0, counts
@@ -1284,7 +1262,51 @@ def case_mdp3_events_rebuild_the_books(args, workdir, backend):
     expect_equal("subscriber drops", summary["subscribers"][0]["dropped"], 0)
     # And the exchange's books at every sequence, stale marked where they are not.
     consumer_truth_check(events_path, {name: Truth(os.path.join(workdir, f"{name}.truth.jsonl"))
-                                       for name, _ in variants}, known_defect_feeds=("lose_both",))
+                                       for name, _ in variants})
+
+
+def case_mdp3_consumer_truth_on_one_line_loss_and_late_join(args, workdir, backend):
+    """CME MDP 3.0, the consumer-truth check: two channels losing every 37th incremental packet,
+    one on line A and one on line B (the other line fills every gap: nothing is stale), and a
+    third joined mid-stream by a second receiver (its books first loaded from the snapshot
+    loop). A consumer of each receiver's events has the exchange's books (md_feed --truth-out)
+    after every MsgSeqNum, but where it was told stale."""
+    variants = [("lose_a", ("--drop-every", "37", "--drop-line", "a")),
+                ("lose_b", ("--drop-every", "37", "--drop-line", "b")), ("late", ())]
+    ports = {name: [free_port() for _ in range(4)] for name, _ in variants}
+    truth = {name: os.path.join(workdir, f"{name}.truth.jsonl") for name, _ in variants}
+    events, events_path = events_args(workdir, kinds=TRUTH_EVENT_KINDS)
+    receiver = Receiver(args.receiver, mdp3_feeds_config(
+        {name: ports[name] for name in ("lose_a", "lose_b")}), workdir, backend,
+        extra_args=events)
+    feeds = {}
+    for name, faults in variants:
+        a, b, snap, defs = ports[name]
+        feeds[name] = start_feed(args.feed, "--protocol", "mdp3", "--to", f"{NET.host}:{a}",
+                                 "--to-b", f"{NET.host}:{b}", "--snapshot-to", f"{NET.host}:{snap}",
+                                 "--definitions-to", f"{NET.host}:{defs}", "--count", "6000",
+                                 "--rate", "4000", "--seed", "9", "--tail", "1.5", "--truth-out",
+                                 truth[name], *faults)
+    receiver.wait_total_packets(1000, feed=feeds["late"])
+    os.makedirs(os.path.join(workdir, "late"))
+    late_events, late_path = events_args(os.path.join(workdir, "late"), kinds=TRUTH_EVENT_KINDS)
+    late = Receiver(args.receiver, mdp3_feeds_config({"late": ports["late"]}),
+                    os.path.join(workdir, "late"), backend, extra_args=late_events)
+    reports = {name: finish_feed(process) for name, process in feeds.items()}
+    summary, _ = receiver.stop()
+    late_summary, _ = late.stop()
+    by_name = {f["name"]: f for f in summary["feeds"] + late_summary["feeds"]}
+    for name in ("lose_a", "lose_b"):
+        assert reports[name]["dropped_one_line_packets"] > 0, reports[name]
+        assert by_name[name]["duplicates"] > 0, name
+    joined = by_name["late"]
+    assert joined["late_start"] > 0, joined
+    assert joined["mdp3"]["channel"]["snapshots_applied"] >= 1, joined["mdp3"]["channel"]
+    assert not joined["mdp3"]["channel"]["recovering"], joined["mdp3"]["channel"]
+    for s in (summary, late_summary):
+        expect_equal("subscriber drops", s["subscribers"][0]["dropped"], 0)
+    consumer_truth_check(events_path, {name: Truth(truth[name]) for name in ("lose_a", "lose_b")})
+    consumer_truth_check(late_path, {"late": Truth(truth["late"])})
 
 
 def pitch_feeds_config(ports, grp=None):
@@ -2528,6 +2550,7 @@ def main():
     runs.append((case_killed_receiver_restarts_into_the_full_books, "auto"))
     runs.append((case_pitch_recovery_servers_that_refuse_or_stall_are_counted, "auto"))
     runs.append((case_pitch_consumer_truth_through_grp, "auto"))
+    runs.append((case_mdp3_consumer_truth_on_one_line_loss_and_late_join, "auto"))
     runs.append((case_lost_gap_without_rerequests_loads_a_new_snapshot, "auto"))
     runs.append((case_faults_on_both_lines_beside_busy_cpus_are_exact, "auto"))
     runs.append((case_snapshot_server_down_or_refusing_is_counted, "auto"))

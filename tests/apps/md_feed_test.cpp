@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -35,6 +36,7 @@
 
 #include <gtest/gtest.h>
 
+#include <signet/md/nasdaq/itch50.hpp>
 #include <signet/md/nasdaq/moldudp64.hpp>
 
 #include "publisher/publisher_test_support.hpp"
@@ -431,6 +433,97 @@ TEST(MdFeed, ASmokeRunReportsOnTheLastLineAndInTheReportFile) {
     line.pop_back(); // the newline
     EXPECT_EQ(nlohmann::json::parse(line), report);
     EXPECT_NE(feed.err().find("md_feed: sent "), std::string::npos) << feed.err();
+}
+
+TEST(MdFeed, TruthOutHoldsTheBooksOfWhatWasSent) {
+    // --truth-out (docs/md_feed.md): a head line naming the protocol and the symbols, then one
+    // line per sequence that changed a book, sequences increasing, with each changed level as
+    // it is after it. Applied in order, its levels are the books of what went out, as an ITCH
+    // book built from the datagrams the sink received has them, level by level.
+    temp_dir dir;
+    udp_sink sink;
+    feed_process feed({"--to", sink.to(), "--count", "2000", "--rate", "0", "--symbols", "4",
+                       "--truth-out", (dir / "truth.jsonl").string()},
+                      dir, "feed");
+    ASSERT_EQ(feed.wait(), 0) << feed.err();
+    nlohmann::json const report = feed.report();
+    ASSERT_FALSE(report.is_discarded()) << feed.out();
+    std::size_t const datagrams = report["packets"].get<std::size_t>() + 3; // + end of session
+    std::vector<received> const got = sink.wait_for(datagrams);
+    ASSERT_EQ(got.size(), datagrams);
+
+    using levels =
+        std::map<std::pair<char, std::uint32_t>, std::pair<std::uint64_t, std::uint32_t>>;
+    std::map<std::string, levels> truth;
+    std::ifstream in(dir / "truth.jsonl");
+    std::string line;
+    ASSERT_TRUE(std::getline(in, line));
+    nlohmann::json const head = nlohmann::json::parse(line);
+    EXPECT_EQ(head["truth"], "moldudp64");
+    ASSERT_EQ(head["symbols"].size(), 4U) << line;
+    for (auto const& [symbol, unit] : head["symbols"].items()) {
+        EXPECT_EQ(unit, 0) << symbol;
+        truth[symbol];
+    }
+    std::uint64_t last = 0;
+    std::size_t lines = 0;
+    while (std::getline(in, line)) {
+        nlohmann::json const j = nlohmann::json::parse(line);
+        std::uint64_t const seq = j["seq"].get<std::uint64_t>();
+        EXPECT_GT(seq, last) << line;
+        last = seq;
+        ++lines;
+        EXPECT_EQ(j["unit"], 0);
+        for (nlohmann::json const& l : j["levels"]) { // [symbol, side, price, size, orders]
+            auto const symbol = l[0].get<std::string>();
+            ASSERT_TRUE(truth.contains(symbol)) << line;
+            auto const key =
+                std::make_pair(l[1].get<std::string>().at(0), l[2].get<std::uint32_t>());
+            if (l[3].get<std::uint64_t>() == 0) {
+                truth[symbol].erase(key);
+            } else {
+                truth[symbol][key] = {l[3].get<std::uint64_t>(), l[4].get<std::uint32_t>()};
+            }
+        }
+    }
+    EXPECT_GT(lines, 100U);
+    EXPECT_LE(last, report["messages"].get<std::uint64_t>());
+
+    // The second source: the ITCH book of the messages received, in sequence.
+    std::vector<received> sorted = got;
+    std::sort(sorted.begin(), sorted.end(), [](received const& a, received const& b) {
+        return signet::md::nasdaq::moldudp64_sequence(a.data) <
+               signet::md::nasdaq::moldudp64_sequence(b.data);
+    });
+    signet::md::nasdaq::itch50_parser parser;
+    std::uint64_t next = 1;
+    for (received const& d : sorted) {
+        std::optional<signet::md::nasdaq::moldudp64_header> const h =
+            signet::md::nasdaq::moldudp64_data_header(d.data);
+        if (!h) {
+            continue; // heartbeat, end of session
+        }
+        ASSERT_EQ(h->sequence, next) << "a datagram missing";
+        next += h->count;
+        signet::md::nasdaq::for_each_moldudp64_message(
+            d.data, *h, [&](std::uint64_t, std::span<std::byte const> m) { parser.on_message(m); });
+    }
+    std::size_t stocks = 0;
+    parser.book().for_each_stock([&](signet::md::nasdaq::stock_view const& s) {
+        std::string symbol(s.symbol);
+        symbol.erase(symbol.find_last_not_of(' ') + 1);
+        levels want;
+        for (auto const& [side, book] : {std::make_pair('B', parser.book().bids(s.locate)),
+                                         std::make_pair('S', parser.book().asks(s.locate))}) {
+            for (signet::md::nasdaq::itch_price_level const l : book) {
+                want[{side, l.price}] = {l.shares, l.orders};
+            }
+        }
+        EXPECT_EQ(truth[symbol], want) << symbol;
+        EXPECT_FALSE(want.empty()) << symbol;
+        ++stocks;
+    });
+    EXPECT_EQ(stocks, 4U);
 }
 
 TEST(MdFeed, SendsToAnIpv6AddressWithoutASource) {

@@ -114,6 +114,13 @@ struct nats_config {
     std::size_t replicas = 1;    ///< nats_replicas: the stream's replicas (a cluster's servers)
     bool conflate = false;       ///< nats_conflate: a full queue keeps each symbol's latest bbo
     std::size_t queue = 1 << 18; ///< nats_queue: events queued per feed
+    /// standby: the hot-standby group this receiver is a member of ("" : none; per feed one
+    /// member of the group publishes; docs/publishing.md "Standby groups").
+    std::string standby{};
+    std::string standby_name{};              ///< standby_name: this member ("" : hostname:pid)
+    std::size_t standby_lease_ms = 2000;     ///< standby_lease_ms: the lease's TTL
+    std::size_t standby_history = 1 << 18;   ///< standby_history: events kept per feed
+    std::size_t standby_instruments = 16384; ///< standby_instruments: state slots per feed
 };
 
 struct receiver_config {

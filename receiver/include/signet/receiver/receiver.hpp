@@ -36,6 +36,7 @@
 #include <signet/receiver/config.hpp>
 #include <signet/receiver/feed_parser.hpp>
 #include <signet/receiver/publish.hpp>
+#include <signet/receiver/standby.hpp>
 #include <signet/receiver/subscription.hpp>
 
 namespace signet::receiver {
@@ -103,6 +104,8 @@ public:
     [[nodiscard]] subscriber_stats subscriber(std::size_t i) const;
     /// The NATS bridge's state and counters ([publish] nats; any thread); none without one.
     [[nodiscard]] std::optional<nats_stats> nats() const;
+    /// The standby group's state as this member sees it ([publish] standby; any thread).
+    [[nodiscard]] std::optional<standby_stats> standby() const;
 
     [[nodiscard]] receiver_config const& config() const noexcept { return config_; }
     [[nodiscard]] std::size_t feed_count() const noexcept { return feeds_.size(); }

@@ -1,0 +1,255 @@
+#pragma once
+
+// nats_standby: hot standby through NATS ([publish] standby = "GROUP"; docs/publishing.md,
+// "Standby groups"). Receivers of one group each receive the same feeds and keep their own
+// books; per feed one of them leads (publishes to NATS and its JetStream stream), the others
+// follow silently and take over, with no event lost and none doubled, when the leader dies,
+// is cut off, or hands over at a clean stop.
+//
+// Design
+// 1. The lease. One JetStream key-value bucket per group, "signet_standby_<group>" (memory
+//    storage, history 1, the bucket's TTL = standby_lease_ms, nats_replicas replicas), one key
+//    per feed whose value names the holder. A member takes a free key with kvStore_Create (it
+//    fails when the key exists), a released one ("released <sequence> <index>", written by a
+//    leader that stops cleanly) with kvStore_Update on its revision (compare-and-set), and
+//    keeps it with kvStore_Update on the revision it last wrote, every lease/4. No home-made
+//    consensus: the server's CAS on the revision decides, the bucket's TTL frees the key of a
+//    leader that stopped renewing. All of it runs on the lease thread (this class's own),
+//    never on the parser's or the publishing path.
+// 2. Never two leaders. A leader publishes only before its deadline: the start of its last
+//    successful renew (taken before the request left) plus lease/2. The key cannot expire
+//    before the server stored that write plus the lease, so a leader that cannot renew (no
+//    connection, a stalled server, a paused process) has stopped for at least lease/2 before
+//    another can hold the key: that margin covers its messages still in flight and the clock
+//    check before each send. A lost connection stops publishing at once (the disconnect
+//    callback), and a send that fails stops it too (libnats's reconnect buffer is made tiny in
+//    a group, so nothing published into an outage is flushed after a takeover).
+// 3. Positions. Every published event carries its feed sequence, its index among the
+//    published events of that sequence and the previous published sequence (nats_position,
+//    standby.hpp): deterministic from the feed, so both members compute the same positions.
+// 4. History. Every member records each event it would publish (the NATS subscriber's
+//    events, on the publishing thread) into a preallocated ring per feed (standby_history
+//    entries of 80 bytes), and each instrument's symbol, definition, trading status,
+//    stale/recovered state and bbo into a preallocated table (standby_instruments ids).
+// 5. Takeover. A member that took the key reads the last position the group published: the
+//    last message of the feed's JetStream stream, which in a group captures every subject of
+//    the feed (signet.<feed>.>, one message per subject), so its last message is the last
+//    event any leader published that reached the servers — exact, where the lease's value,
+//    written every lease/4, would be coarse; a hand-over's released value is taken too (the
+//    greater). It then publishes from its history every event after that position and
+//    follows on live. If the position is ahead of its history (it is behind the old leader) it
+//    skips its events up to it; if its history does not reach back to it (or the stream holds
+//    a message without a position) it publishes each instrument's current state flagged as a
+//    resynchronization (nats_position::resync), counted, then goes on live.
+// 6. Hand-over. At a clean stop (SIGTERM) the leader publishes what its queue holds, flushes,
+//    and writes "released <last position>" on its key: a follower takes over at its next poll
+//    (every min(100 ms, lease/10)) instead of a lease later.
+//
+// Threading: standby_gate::record() on the NATS subscriber's thread (one at a time);
+// take_over(), renewed(), demote() on the lease thread; suspend() from libnats's disconnect
+// callback; stats from any thread. The gate's ring, table and cursors are guarded by one mutex
+// (uncontended on the publishing path: the lease thread takes it only to change role and to
+// catch up; no allocation, no syscall, no log per event). The parser's path never reaches this
+// class: the publisher is a queued subscriber.
+// Memory orders: deadline_ns (per feed) is stored by the lease thread and loaded by the
+// publishing thread, relaxed: a self-contained value, no data is published through it (the
+// mutex orders the rest); suspended is a relaxed flag for the same reason (set by the
+// disconnect callback or a failed send, cleared only under the mutex by take_over()); the
+// statistics are relaxed counters read on their own.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <signet/md/events.hpp>
+#include <signet/receiver/standby.hpp>
+
+struct __natsConnection;
+
+namespace signet::receiver {
+
+/// Where the gate sends (the NATS publisher; a fake in tests). Called under the gate's mutex.
+class standby_sender {
+public:
+    virtual ~standby_sender() = default;
+    /// Publishes one event; false when the connection refused it.
+    virtual bool send(std::size_t feed, md::event const& e, std::string_view symbol,
+                      nats_position const& p) noexcept = 0;
+};
+
+/// The last position a group published, as a member taking over reads it.
+struct group_position {
+    enum class state : std::uint8_t {
+        none,    ///< the group never published (an empty stream)
+        at,      ///< `position` is the last published
+        unknown, ///< a message without a position: continue only through a resynchronization
+    };
+    state what = state::none;
+    nats_position position{};
+};
+
+/// The history, the instrument table and the publishing cursor of each feed, and the rule
+/// deciding what goes out. No NATS in here: tests drive it with a fake sender and their clock.
+class standby_gate {
+public:
+    using clock = std::chrono::steady_clock;
+    /// `history`: entries per feed (rounded up to a power of two); `instruments`: table slots.
+    standby_gate(std::size_t feeds, std::size_t history, std::size_t instruments,
+                 standby_sender& sender);
+    standby_gate(standby_gate const&) = delete;
+    standby_gate& operator=(standby_gate const&) = delete;
+
+    /// Publishing thread: records the event and, when this member leads the feed before its
+    /// deadline, publishes what is due (normally this event).
+    void record(std::size_t feed, md::event const& e, std::string_view symbol,
+                nats_position const& p, clock::time_point now) noexcept;
+    /// Lease thread: this member holds the feed's lease until `deadline`; `last` is what the
+    /// group published. Publishes the missing events (or a resynchronization) and leads.
+    /// Returns the events (or state messages) it published.
+    std::uint64_t take_over(std::size_t feed, group_position const& last, clock::time_point now,
+                            clock::time_point deadline, bool counted);
+    /// Lease thread: a renew succeeded; publishing may go on until `deadline`.
+    void renewed(std::size_t feed, clock::time_point deadline) noexcept;
+    /// Lease thread: the lease is lost (another holds it) or this member stops: publish nothing.
+    void demote(std::size_t feed);
+    /// Any thread (libnats's disconnect callback): stop publishing every feed until a
+    /// take_over() resumes it.
+    void suspend() noexcept;
+    [[nodiscard]] bool suspended(std::size_t feed) const noexcept;
+    [[nodiscard]] bool leading(std::size_t feed) const noexcept;
+    /// The last position this member published of the feed (under the mutex).
+    [[nodiscard]] std::optional<nats_position> last_published(std::size_t feed);
+    /// Any thread: counters (standby_feed_stats' takeovers, resyncs, resync_messages, history).
+    void fill(std::size_t feed, standby_feed_stats& s) const noexcept;
+
+private:
+    struct entry {
+        md::event event;
+        std::uint64_t previous;
+        std::uint32_t index;
+        std::uint32_t symbol_known; // 1: the event had a symbol when recorded
+    };
+    static_assert(sizeof(entry) == 80, "the history's entry: the event and its position");
+    struct instrument {
+        std::array<char, 31> symbol{};
+        std::uint8_t symbol_size = 0;
+        std::uint8_t have = 0; // bits: 1 definition, 2 status, 4 stale/recovered, 8 bbo
+        md::event definition{};
+        md::event status{};
+        md::event stale{};
+        md::event bbo{};
+    };
+    struct feed_state {
+        std::vector<entry> ring;       // guarded by mutex_
+        std::vector<instrument> table; // guarded by mutex_
+        md::event feed_stale{};        // the last stale/recovered for all instruments
+        bool have_feed_stale = false;
+        std::uint64_t written = 0; // entries recorded (guarded by mutex_)
+        std::uint64_t next = 0;    // the next entry to publish when leading (guarded)
+        std::optional<nats_position> skip_through; // publish nothing at or before it
+        std::optional<nats_position> published;    // the last position sent
+        bool leader = false;                       // guarded by mutex_
+        std::atomic<std::int64_t> deadline_ns{0};  // clock ns; relaxed (see the file's top)
+        std::atomic<bool> suspended{false};        // relaxed flag (see the file's top)
+        std::atomic<bool> leader_seen{false};      // for stats(): relaxed
+        std::atomic<std::uint64_t> takeovers{0};
+        std::atomic<std::uint64_t> resyncs{0};
+        std::atomic<std::uint64_t> resync_messages{0};
+        std::atomic<std::uint64_t> history{0};
+    };
+
+    [[nodiscard]] nats_position position(entry const& e) const noexcept {
+        return {.sequence = e.event.sequence, .index = e.index, .previous = e.previous, .flags = 0};
+    }
+    void remember(feed_state& f, md::event const& e, std::string_view symbol) noexcept;
+    [[nodiscard]] std::string_view symbol_of(feed_state const& f, entry const& e) const noexcept;
+    void drain(std::size_t feed, feed_state& f, clock::time_point now) noexcept;
+    std::uint64_t resync(std::size_t feed, feed_state& f) noexcept;
+
+    std::size_t mask_;
+    standby_sender& sender_;
+    std::vector<std::unique_ptr<feed_state>> feeds_;
+    std::mutex mutex_;
+};
+
+/// The lease thread of one member of a group, over the publisher's connection.
+class nats_standby {
+public:
+    struct options {
+        std::string group;
+        std::string member;
+        std::chrono::milliseconds lease{2000};
+        std::size_t replicas = 1;
+        std::vector<std::string> feeds;   // names, for the log and the stats
+        std::vector<std::string> keys;    // the feeds' keys in the bucket
+        std::vector<std::string> streams; // the feeds' JetStream streams
+    };
+    /// Starts the lease thread. `connected()`: the publisher's connection is up.
+    nats_standby(options o, __natsConnection* connection, standby_gate& gate,
+                 std::function<bool()> connected);
+    nats_standby(nats_standby const&) = delete;
+    nats_standby& operator=(nats_standby const&) = delete;
+    /// Stops the lease thread (call release() first for a hand-over).
+    ~nats_standby();
+
+    /// Controlling thread, after the last publish and a flush: stops the lease thread and
+    /// writes "released <last position>" on every key this member holds.
+    void release() noexcept;
+    [[nodiscard]] standby_stats stats() const;
+
+    /// The lease's timing.
+    [[nodiscard]] std::chrono::milliseconds renew_every() const noexcept { return o_.lease / 4; }
+    [[nodiscard]] std::chrono::milliseconds publish_for() const noexcept { return o_.lease / 2; }
+    [[nodiscard]] std::chrono::milliseconds poll_every() const noexcept {
+        return std::min(std::chrono::milliseconds(100), o_.lease / 10);
+    }
+
+private:
+    struct lease {
+        bool holding = false;
+        bool resume_due = false; // holding, but the catch-up is still to be done
+        std::uint64_t revision = 0;
+        standby_gate::clock::time_point next_renew{};
+        standby_gate::clock::time_point deadline{};
+        standby_gate::clock::time_point free_since{}; // when it was first seen free
+        std::optional<nats_position> released;        // a hand-over's position
+        std::string holder;                           // as last read (the thread's own)
+    };
+    void run();
+    void stop_thread();
+    void tick(std::size_t feed);
+    void poll(std::size_t feed, standby_gate::clock::time_point now);
+    void renew(std::size_t feed, standby_gate::clock::time_point now);
+    void resume(std::size_t feed, bool counted);
+    [[nodiscard]] bool read_last(std::size_t feed, group_position& out);
+    void set_holder(std::size_t feed, std::string const& holder);
+
+    options o_;
+    __natsConnection* connection_;
+    standby_gate& gate_;
+    std::function<bool()> connected_;
+    struct __jsCtx* js_ = nullptr;
+    struct __kvStore* kv_ = nullptr;
+    std::vector<lease> leases_;      // the lease thread's own (release() after it stopped)
+    mutable std::mutex stats_mutex_; // guards the strings and times below (stats())
+    std::vector<std::string> holders_;
+    std::vector<double> last_takeover_ms_;
+    std::vector<nats_position> resumed_after_;
+    std::vector<std::string> roles_;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> lease_errors_; // relaxed statistics
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stop_ = false; // guarded by mutex_
+    std::thread thread_;
+};
+
+} // namespace signet::receiver
