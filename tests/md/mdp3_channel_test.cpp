@@ -629,6 +629,14 @@ struct recovery_checker final : signet::md::event_sink {
     std::size_t recovered = 0;
     std::size_t rebuilt = 0;
 
+    /// Checks the events of `c` against `e` from now on (and every live book when `live`).
+    void attach(m3::mdp3_channel& c, exchange_books const& e, bool live = false) {
+        channel = &c;
+        exchange = &e;
+        live_checked = live;
+        c.set_event_sink(this);
+    }
+
     // A side's levels by price (the consumer knows each level's depth only as it was sent).
     [[nodiscard]] levels side_of(std::uint32_t instrument, char side) const {
         levels out;
@@ -717,10 +725,7 @@ TEST(Mdp3ChannelEvents, AnInstrumentTheLoopShowedBeforeItsDefinitionWaitsForItsS
     exchange_books const exchange = books_after_each(packets);
     m3::mdp3_channel c;
     recovery_checker checker;
-    checker.channel = &c;
-    checker.exchange = &exchange;
-    checker.live_checked = true; // no packet is lost
-    c.set_event_sink(&checker);
+    checker.attach(c, exchange, true);      // no packet is lost
     for (std::size_t k = 0; k < 100; ++k) { // the definitions come late
         c.on_incremental(packets[k], 0);
     }
@@ -786,9 +791,7 @@ TEST(Mdp3ChannelEvents, ASnapshotShowingAnInstrumentBehindMakesItStaleBeforeItsR
     std::int32_t const touched = security_of(packets[lost]);
     m3::mdp3_channel c;
     recovery_checker checker;
-    checker.channel = &c;
-    checker.exchange = &exchange;
-    c.set_event_sink(&checker);
+    checker.attach(c, exchange);
     c.on_definition(definitions(), 0);
     for (std::size_t k = 0; k < next; ++k) {
         if (k != lost) {
@@ -815,9 +818,7 @@ TEST(Mdp3ChannelEvents, ARebuildsEventsCarryTheLastAppliedSequenceNeverAnOlderOn
     exchange_books const exchange = books_after_each(packets);
     m3::mdp3_channel c;
     recovery_checker checker;
-    checker.channel = &c;
-    checker.exchange = &exchange;
-    c.set_event_sink(&checker);
+    checker.attach(c, exchange);
     c.on_definition(definitions(), 0);
     for (std::size_t k = 0; k < 200; ++k) {
         if (k != 100) {
@@ -842,10 +843,7 @@ TEST(Mdp3ChannelEvents, ASnapshotAheadOfTheAppliedPacketsWaitsForTheNextLoop) {
     exchange_books const exchange = books_after_each(packets);
     m3::mdp3_channel late;
     recovery_checker checker;
-    checker.channel = &late;
-    checker.exchange = &exchange;
-    checker.live_checked = true;
-    late.set_event_sink(&checker);
+    checker.attach(late, exchange, true);
     late.on_definition(definitions(), 0);
     for (std::size_t k = 100; k < 150; ++k) {
         late.on_incremental(packets[k], 0);
@@ -907,10 +905,7 @@ TEST(Mdp3ChannelEvents, AfterALostPacketNoInstrumentIsUnmarkedAndWrongUntilItsRe
     ASSERT_LT(second_lost, 290U);
     m3::mdp3_channel c;
     recovery_checker checker;
-    checker.channel = &c;
-    checker.exchange = &exchange;
-    checker.live_checked = true;
-    c.set_event_sink(&checker);
+    checker.attach(c, exchange, true);
     c.on_definition(definitions(), 0);
     for (std::size_t k = 0; k < 200; ++k) {
         if (k != first_lost) {
@@ -953,10 +948,7 @@ TEST(Mdp3ChannelEvents, TheLastPacketLostOnBothLinesIsShownByTheLoopAndRecovered
     std::uint64_t const wait = options.loop_ahead_ns;
     m3::mdp3_channel c(options);
     recovery_checker checker;
-    checker.channel = &c;
-    checker.exchange = &exchange;
-    checker.live_checked = true;
-    c.set_event_sink(&checker);
+    checker.attach(c, exchange, true);
     c.on_definition(definitions(), 0);
     std::uint64_t now = 1'000'000'000;
     c.on_time(now); // before the first packet: nothing is awaited

@@ -508,6 +508,23 @@ void expect_every_arrival_order_alike(std::vector<t::bytes> const& datagrams, ou
     EXPECT_EQ(arrive(datagrams, datagrams.size(), 0), want) << "one burst, one run";
 }
 
+/// What the nine packets of the Nasdaq sample captures (14757701 ... 14764496, then three far
+/// ones) deliver in any arrival order: the six near ones in sequence, the far ones refused.
+outcome nasdaq_sample_outcome() {
+    return {.delivered = {{14757701, 1},
+                          {14757721, 1},
+                          {14757722, 1},
+                          {14757745, 1},
+                          {14757919, 1},
+                          {14764496, 1}},
+            .messages = 6,
+            .gaps = 4,
+            .missing = 14764496 - 14757702 - 4,
+            .late_start = 14757700,
+            .implausible = 3,
+            .resyncs = 0};
+}
+
 // The sequence pattern of the nine packets of Nasdaq's TotalView-ITCH sample captures: a late
 // join at 14757701, five more packets with gaps between, then three far ahead (more than
 // max_sequence_jump, 100,000). A far packet used to pass the hold at once: in a burst it took
@@ -523,19 +540,7 @@ TEST(FeedParser, AFarPacketNeverOvertakesTheHoldWhateverTheArrivalOrder) {
         datagrams.push_back(
             t::mold_packet("000010059B", sequence, {t::add(1, ref++, 'B', 100, 10'0000)}));
     }
-    outcome const want{.delivered = {{14757701, 1},
-                                     {14757721, 1},
-                                     {14757722, 1},
-                                     {14757745, 1},
-                                     {14757919, 1},
-                                     {14764496, 1}},
-                       .messages = 6,
-                       .gaps = 4,
-                       .missing = 14764496 - 14757702 - 4,
-                       .late_start = 14757700,
-                       .implausible = 3,
-                       .resyncs = 0};
-    expect_every_arrival_order_alike(datagrams, want);
+    expect_every_arrival_order_alike(datagrams, nasdaq_sample_outcome());
 }
 
 // The same with the captures themselves (their UDP payloads, sorted by sequence), when the
@@ -564,19 +569,7 @@ TEST(FeedParser, TheNasdaqSampleCapturesAreDeliveredAlikeWhateverTheArrivalOrder
     for (auto& [sequence, payload] : by_sequence) {
         datagrams.push_back(std::move(payload));
     }
-    outcome const want{.delivered = {{14757701, 1},
-                                     {14757721, 1},
-                                     {14757722, 1},
-                                     {14757745, 1},
-                                     {14757919, 1},
-                                     {14764496, 1}},
-                       .messages = 6,
-                       .gaps = 4,
-                       .missing = 14764496 - 14757702 - 4,
-                       .late_start = 14757700,
-                       .implausible = 3,
-                       .resyncs = 0};
-    expect_every_arrival_order_alike(datagrams, want);
+    expect_every_arrival_order_alike(datagrams, nasdaq_sample_outcome());
 }
 
 } // namespace
