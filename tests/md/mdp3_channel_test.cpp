@@ -836,9 +836,9 @@ TEST(Mdp3ChannelEvents, ARebuildsEventsCarryTheLastAppliedSequenceNeverAnOlderOn
     expect_same_books(c, *reference(packets, packets.size()));
 }
 
-TEST(Mdp3ChannelEvents, ASnapshotAheadOfTheAppliedPacketsWaitsForTheNextLoop) {
-    // A snapshot as of packet 170 while 150 is the last applied would recover a book the
-    // MsgSeqNum has not reached: it is skipped, the next loop recovers.
+TEST(Mdp3ChannelEvents, ASnapshotAheadOfTheAppliedPacketsIsKeptUntilItsPacketIsApplied) {
+    // A late joiner: a snapshot as of packet 170 while 150 is the last applied would show a
+    // book the MsgSeqNum has not reached. It is kept, and applied once packet 170 is.
     std::vector<bytes> const packets = stream(9, 300);
     exchange_books const exchange = books_after_each(packets);
     m3::mdp3_channel late;
@@ -852,16 +852,223 @@ TEST(Mdp3ChannelEvents, ASnapshotAheadOfTheAppliedPacketsWaitsForTheNextLoop) {
     EXPECT_EQ(late.stats().snapshots_ahead, ids.size());
     EXPECT_EQ(checker.recovered, 0U);
     EXPECT_TRUE(late.recovering());
-    for (std::size_t k = 150; k < 200; ++k) {
+    for (std::size_t k = 150; k < 169; ++k) { // MsgSeqNum 151 to 169
         late.on_incremental(packets[k], 0);
     }
-    late.on_snapshot(snapshot_loop(*reference(packets, 170), 170, 2), 0);
+    EXPECT_EQ(checker.recovered, 0U);
+    late.on_incremental(packets[169], 0); // 170
     EXPECT_FALSE(late.recovering());
     EXPECT_EQ(checker.recovered, ids.size());
-    for (std::size_t k = 200; k < packets.size(); ++k) {
+    EXPECT_EQ(checker.last_sequence, 170U);
+    EXPECT_EQ(late.stats().snapshots_applied, ids.size());
+    for (std::size_t k = 170; k < packets.size(); ++k) {
         late.on_incremental(packets[k], 0);
     }
     expect_same_books(late, *reference(packets, packets.size()));
+}
+
+TEST(Mdp3ChannelEvents, ALoopAheadOfTheIncrementalsRecoversALossAtItsPacketNotAtTheTail) {
+    // Under load the receiver takes the snapshot socket's packet before the incremental
+    // packets still queued: after a lost packet every loop is ahead of the packets applied.
+    // The first loop's snapshots (as of 170) are kept, the next loop's (as of 185, ahead too)
+    // are not (the older applies first), and each instrument recovers at packet 170: books
+    // right at every event (live_checked), the sequence never back.
+    std::vector<bytes> const packets = stream(14, 300);
+    exchange_books const exchange = books_after_each(packets);
+    m3::mdp3_channel c;
+    recovery_checker checker;
+    checker.attach(c, exchange, true);
+    c.on_definition(definitions(), 0);
+    for (std::size_t k = 0; k < 150; ++k) {
+        if (k != 100) { // MsgSeqNum 101, lost on both lines
+            c.on_incremental(packets[k], 0);
+        }
+    }
+    ASSERT_TRUE(c.recovering());
+    ASSERT_EQ(checker.recovered, 0U);
+    c.on_snapshot(snapshot_loop(*reference(packets, 170), 170), 0);
+    for (std::size_t k = 150; k < 160; ++k) {
+        c.on_incremental(packets[k], 0);
+    }
+    c.on_snapshot(snapshot_loop(*reference(packets, 185), 185, 2), 0);
+    EXPECT_EQ(c.stats().snapshots_ahead, 2 * ids.size());
+    for (std::size_t k = 160; k < 169; ++k) { // up to 169
+        c.on_incremental(packets[k], 0);
+    }
+    EXPECT_EQ(checker.recovered, 0U);
+    EXPECT_TRUE(c.recovering());
+    c.on_incremental(packets[169], 0); // 170: the kept snapshots apply
+    EXPECT_EQ(checker.recovered, ids.size());
+    EXPECT_EQ(checker.rebuilt, ids.size());
+    EXPECT_EQ(checker.last_sequence, 170U);
+    EXPECT_FALSE(c.recovering());
+    EXPECT_EQ(c.stats().snapshots_applied, ids.size());
+    for (std::size_t k = 170; k < packets.size(); ++k) {
+        c.on_incremental(packets[k], 0);
+    }
+    EXPECT_EQ(c.stats().book_entries, 100U + 130U); // 1 to 100 live, again from 171 on
+    expect_same_books(c, *reference(packets, packets.size()));
+}
+
+TEST(Mdp3ChannelEvents, AKeptSnapshotAppliesWhenTheLoopShowsItsPacketLostOrIsDroppedTooOld) {
+    // Packet 101 is lost; the loop (as of 200) is kept. Packet 200, the stream's last, is lost
+    // on both lines: once loop_ahead_ns passed, packets up to 200 count as applied and the
+    // kept snapshots apply then, as of 200. Mid-stream: the packet a kept snapshot is of (180)
+    // is lost on both lines; the next packet (181) shows the gap, and the snapshot, which has
+    // 180 in it, applies with 181 replayed over it. Packets 180 and 181 lost: 182 shows the
+    // gap, the kept snapshot is too old for the packets held since (dropped), the next loop
+    // recovers.
+    std::vector<bytes> const packets = stream(15, 200);
+    exchange_books const exchange = books_after_each(packets);
+    m3::mdp3_channel_options const options{};
+    std::uint64_t const wait = options.loop_ahead_ns;
+    std::uint64_t const now = 1'000'000'000;
+    {
+        m3::mdp3_channel c(options);
+        recovery_checker checker;
+        checker.attach(c, exchange, true);
+        c.on_definition(definitions(), 0);
+        for (std::size_t k = 0; k < 150; ++k) {
+            if (k != 100) {
+                c.on_incremental(packets[k], now);
+            }
+        }
+        c.on_snapshot(snapshot_loop(*reference(packets, 200), 200), now);
+        EXPECT_EQ(c.next_deadline(), now + wait);
+        for (std::size_t k = 150; k < 199; ++k) { // up to 199
+            c.on_incremental(packets[k], now + 1);
+        }
+        EXPECT_EQ(checker.recovered, 0U);
+        c.on_time(now + 1 + wait - 1);
+        EXPECT_EQ(checker.recovered, 0U);
+        c.on_time(now + 1 + wait);
+        EXPECT_EQ(c.stats().loop_revealed_gaps, 1U);
+        EXPECT_EQ(c.next_sequence(), 201U);
+        EXPECT_EQ(checker.recovered, ids.size());
+        EXPECT_EQ(checker.last_sequence, 200U);
+        EXPECT_EQ(c.stats().snapshots_applied, ids.size());
+        EXPECT_EQ(c.next_deadline(), 0U);
+        // Recovery's end waits for a whole loop since the tail's gap: the next one.
+        c.on_snapshot(snapshot_loop(*reference(packets, 200), 200, 2), now + wait + 2);
+        EXPECT_FALSE(c.recovering());
+        expect_same_books(c, *reference(packets, 200));
+    }
+    {
+        m3::mdp3_channel c(options);
+        recovery_checker checker;
+        checker.attach(c, exchange, true);
+        c.on_definition(definitions(), 0);
+        for (std::size_t k = 0; k < 150; ++k) {
+            if (k != 100) {
+                c.on_incremental(packets[k], now);
+            }
+        }
+        c.on_snapshot(snapshot_loop(*reference(packets, 180), 180), now);
+        for (std::size_t k = 150; k < 179; ++k) { // up to 179
+            c.on_incremental(packets[k], now);
+        }
+        std::uint64_t const replayed = c.stats().replayed_entries;
+        c.on_incremental(packets[180], now); // 181: 180 is lost on both lines
+        EXPECT_EQ(c.sequencing().gaps, 2U);
+        EXPECT_EQ(checker.recovered, ids.size());
+        EXPECT_EQ(checker.last_sequence, 181U);
+        EXPECT_EQ(c.stats().replayed_entries, replayed + 1);
+        EXPECT_TRUE(c.recovering()); // a whole loop since the gap
+        for (std::size_t k = 181; k < 190; ++k) {
+            c.on_incremental(packets[k], now);
+        }
+        c.on_snapshot(snapshot_loop(*reference(packets, 185), 185, 2), now);
+        EXPECT_FALSE(c.recovering());
+        for (std::size_t k = 190; k < packets.size(); ++k) {
+            c.on_incremental(packets[k], now);
+        }
+        expect_same_books(c, *reference(packets, packets.size()));
+    }
+    {
+        m3::mdp3_channel c(options);
+        recovery_checker checker;
+        checker.attach(c, exchange, true);
+        c.on_definition(definitions(), 0);
+        for (std::size_t k = 0; k < 150; ++k) {
+            if (k != 100) {
+                c.on_incremental(packets[k], now);
+            }
+        }
+        c.on_snapshot(snapshot_loop(*reference(packets, 180), 180), now);
+        for (std::size_t k = 150; k < 190; ++k) {
+            if (k != 179 && k != 180) { // 180 and 181, lost on both lines
+                c.on_incremental(packets[k], now);
+            }
+        }
+        EXPECT_EQ(checker.recovered, 0U);
+        EXPECT_EQ(c.stats().snapshots_too_old, ids.size());
+        EXPECT_TRUE(c.recovering());
+        c.on_snapshot(snapshot_loop(*reference(packets, 185), 185, 2), now);
+        EXPECT_FALSE(c.recovering());
+        EXPECT_EQ(checker.recovered, ids.size());
+        EXPECT_EQ(checker.last_sequence, 190U);
+        for (std::size_t k = 190; k < packets.size(); ++k) {
+            c.on_incremental(packets[k], now);
+        }
+        expect_same_books(c, *reference(packets, packets.size()));
+    }
+}
+
+// An incremental packet adding order `id` of instrument 101 (47), and 53 chunks of orders.
+bytes order_add_packet(std::uint32_t sequence, std::uint64_t id) {
+    bytes const entry = sbe{}
+                            .u64(id)
+                            .u64(id) // priority
+                            .i64(static_cast<std::int64_t>(1000 + id) * 250'000'000)
+                            .i32(5)
+                            .i32(101)
+                            .u8(0) // new
+                            .u8(static_cast<std::uint8_t>(m3::entry_type::bid))
+                            .b;
+    return packet(sequence,
+                  {message(47, 13, 11, incremental_book_root(), {group(40, {entry}, false)})});
+}
+
+bytes order_snapshot(std::uint32_t last, std::uint32_t chunk, std::uint32_t chunks,
+                     std::vector<std::uint64_t> const& orders) {
+    std::vector<bytes> entries;
+    for (std::uint64_t const id : orders) {
+        entries.push_back(sbe{}
+                              .u64(id)
+                              .u64(id)
+                              .i64(static_cast<std::int64_t>(1000 + id) * 250'000'000)
+                              .i32(5)
+                              .u8(static_cast<std::uint8_t>(m3::entry_type::bid))
+                              .b);
+    }
+    sbe p;
+    p.u32(chunk).u64(0);
+    p.raw(message(53, 13, 28, sbe{}.u32(last).u32(1).i32(101).u32(chunks).u32(chunk).b,
+                  {group(29, entries)}));
+    return p.b;
+}
+
+TEST(Mdp3Channel, AnOrderSnapshotAheadOfTheAppliedPacketsIsKeptUntilItsPacketIsApplied) {
+    // A late joiner's first packet is 2; the loop's by-order snapshot of 101 (two chunks) is as
+    // of 3: kept, assembled, and committed once packet 3 is applied; a later loop's (as of 4,
+    // ahead too) is ignored meanwhile. Packet 4's order is live on top.
+    m3::mdp3_channel c;
+    c.on_definition(definitions({101}), 0);
+    c.on_incremental(order_add_packet(2, 2), 0);
+    ASSERT_TRUE(c.recovering());
+    c.on_snapshot(order_snapshot(3, 1, 2, {1, 2}), 0);
+    c.on_snapshot(order_snapshot(3, 2, 2, {3}), 0);
+    c.on_snapshot(order_snapshot(4, 1, 1, {1, 2, 3, 4}), 0);
+    EXPECT_EQ(c.stats().snapshots_ahead, 1U); // the later one is not even assembled
+    EXPECT_TRUE(c.find(101)->orders_stale);
+    c.on_incremental(order_add_packet(3, 3), 0);
+    EXPECT_FALSE(c.find(101)->orders_stale);
+    EXPECT_EQ(c.stats().order_snapshots_applied, 1U);
+    EXPECT_EQ(c.find(101)->orders.size(), 3U);
+    c.on_incremental(order_add_packet(4, 4), 0);
+    EXPECT_EQ(c.find(101)->orders.size(), 4U);
+    EXPECT_NE(c.find(101)->orders.find(4), nullptr);
+    EXPECT_EQ(c.stats().order_entries, 1U); // 4 (2 and 3 came before the book was good)
 }
 
 TEST(Mdp3Channel, APacketWithAMalformedMessageClaimsNoSequence) {

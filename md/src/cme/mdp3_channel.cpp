@@ -52,6 +52,8 @@ void mdp3_channel::on_definition(std::span<std::byte const> packet, std::uint64_
             (void)index_.insert(d->security_id, instruments_.size());
         }
         instruments_.push_back(std::move(i));
+        kept_.emplace_back(); // its kept-snapshot slot: grown with the definitions only
+        kept_bytes_.resize(instruments_.size() * options_.kept_snapshot_bytes);
         if (sink_ != nullptr) {
             emit_definition(instruments_.back(), now_ns);
         }
@@ -103,6 +105,10 @@ void mdp3_channel::on_sequenced(std::span<std::byte const> packet, std::uint64_t
     receive_ns_ = receive_ns;
     stats_.incremental_messages += apply_packet(packet, now_ns, nullptr).messages;
     receive_ns_ = 0;
+    if (sequence >= kept_first_) [[unlikely]] { // a kept snapshot's packet: it applies now
+        apply_kept_snapshots(now_ns);
+        finish_recovery_if_done(now_ns);
+    }
 }
 
 void mdp3_channel::on_discontinuity(std::uint64_t now_ns) {
@@ -396,6 +402,15 @@ void mdp3_channel::lose_packets_if_due(std::uint64_t now_ns) noexcept {
     if (tracker_.stats().units != 0) { // on_incremental() sequences: the gap is its to count
         (void)tracker_.track(sequence_unit{.first = last + 1, .count = 0});
     }
+    // The packets declared lost count as applied: a snapshot kept for one of them applies
+    // now (as of `last`) or is too old; one further ahead waits, and shows packets sent.
+    if (kept_first_ <= last) {
+        apply_kept_snapshots(now_ns);
+    }
+    if (kept_first_ != none_kept) {
+        note_loop_position(kept_first_, now_ns);
+    }
+    finish_recovery_if_done(now_ns);
 }
 
 void mdp3_channel::on_snapshot(std::span<std::byte const> packet, std::uint64_t now_ns) {
@@ -438,13 +453,14 @@ void mdp3_channel::on_snapshot(std::span<std::byte const> packet, std::uint64_t 
             ++stats_.malformed_messages;
             return;
         }
-        load_snapshot(*s, now_ns);
+        load_snapshot(m, *s, now_ns);
     });
     stats_.malformed_packets += walk.malformed ? 1 : 0;
     finish_recovery_if_done(now_ns);
 }
 
-void mdp3_channel::load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns) {
+void mdp3_channel::load_snapshot(message const& m, snapshot_full_refresh const& s,
+                                 std::uint64_t now_ns) {
     note_loop_position(s.last_msg_seq_num_processed, now_ns);
     loop_size_ = s.tot_num_reports;
     mdp3_instrument* const i = lookup(s.security_id);
@@ -460,42 +476,117 @@ void mdp3_channel::load_snapshot(snapshot_full_refresh const& s, std::uint64_t n
         i->seen_in_recovery = recovery_id_;
         ++seen_in_loop_;
     }
-    if (!i->stale && s.rpt_seq <= i->rpt_seq) {
+    // The snapshot is valid as of incremental packet L. Until packet L is applied it is ahead
+    // of the books: loading it would show a book the MsgSeqNum has not reached, and an RptSeq
+    // ahead of the instrument's is no evidence of loss. Kept until packet L is applied.
+    bool const confirms = !i->stale && s.rpt_seq <= i->rpt_seq;
+    if (!confirms && std::uint64_t{s.last_msg_seq_num_processed} >= next_sequence_) {
+        keep_snapshot(*i, m, s);
+        return;
+    }
+    rebuild(*i, s, now_ns);
+}
+
+void mdp3_channel::rebuild(mdp3_instrument& i, snapshot_full_refresh const& s,
+                           std::uint64_t now_ns) {
+    if (!i.stale && s.rpt_seq <= i.rpt_seq) {
         ++stats_.snapshots_confirmed;
         return;
     }
-    // The snapshot is valid as of incremental packet L. Until packet L is applied it is ahead
-    // of the books: loading it would show a book the MsgSeqNum has not reached, and an RptSeq
-    // ahead of the instrument's is no evidence of loss. Skipped: the next loop.
     std::uint64_t const from = std::uint64_t{s.last_msg_seq_num_processed} + 1;
-    if (from > next_sequence_) {
-        ++stats_.snapshots_ahead;
-        return;
-    }
-    if (!i->stale) { // as of L it had more than it has since: it lost entries (a MsgSeqNum gap)
+    if (!i.stale) { // as of L it had more than it has since: it lost entries (a MsgSeqNum gap)
         ++stats_.rpt_seq_gaps;
-        make_stale(*i, now_ns);
+        make_stale(i, now_ns);
     }
     // The held packets must cover L + 1 on.
     if (from < next_sequence_ && (held_.empty() || from < held_.first_sequence())) {
         ++stats_.snapshots_too_old;
         return;
     }
-    if (!i->book.assign_snapshot(s.entries)) {
+    if (!i.book.assign_snapshot(s.entries)) {
         ++stats_.inconsistent_updates; // a snapshot that does not fit the depth: wait
         return;
     }
-    i->rpt_seq = s.rpt_seq;
-    i->statistics.assign(s);
-    i->stale = false;
+    i.rpt_seq = s.rpt_seq;
+    i.statistics.assign(s);
+    i.stale = false;
     ++stats_.snapshots_applied;
     if (sink_ != nullptr) {
-        emit_loaded_book(*i, now_ns);
+        emit_loaded_book(i, now_ns);
     }
-    replay_held(*i, from, now_ns, replay::mbp);
+    replay_held(i, from, now_ns, replay::mbp);
     if (sink_ != nullptr) {
-        emit(event_kind::instrument_recovered, *i, now_ns);
+        emit(event_kind::instrument_recovered, i, now_ns);
     }
+}
+
+void mdp3_channel::keep_snapshot(mdp3_instrument& i, message const& m,
+                                 snapshot_full_refresh const& s) {
+    ++stats_.snapshots_ahead;
+    std::uint64_t const as_of = s.last_msg_seq_num_processed;
+    auto const k = static_cast<std::size_t>(&i - instruments_.data());
+    kept_snapshot& slot = kept_[k];
+    std::size_t const size = m.root.size() + m.groups.size();
+    if (slot.as_of <= as_of || size > options_.kept_snapshot_bytes ||
+        as_of - next_sequence_ >= options_.max_sequence_jump) {
+        return; // an older one applies first; too large, or not believed: the next loop
+    }
+    std::byte* const to = kept_bytes_.data() + k * options_.kept_snapshot_bytes;
+    std::copy(m.groups.begin(), m.groups.end(), std::copy(m.root.begin(), m.root.end(), to));
+    slot = {.as_of = as_of,
+            .block_length = m.block_length,
+            .version = m.version,
+            .size = static_cast<std::uint32_t>(size)};
+    kept_first_ = std::min(kept_first_, as_of);
+}
+
+void mdp3_channel::apply_kept_snapshots(std::uint64_t now_ns) {
+    // In definition order; each as if it had come right after the packet just applied (or
+    // the packets declared lost): the events carry event_sequence_, past its L.
+    std::uint64_t first = none_kept;
+    for (std::size_t k = 0; k < kept_.size(); ++k) {
+        mdp3_instrument& i = instruments_[k];
+        kept_snapshot& slot = kept_[k];
+        if (slot.as_of < next_sequence_) {
+            std::span<std::byte const> const bytes(
+                kept_bytes_.data() + k * options_.kept_snapshot_bytes, slot.size);
+            message const m{.block_length = slot.block_length,
+                            .template_id = template_id::snapshot_full_refresh,
+                            .schema_id = schema_id,
+                            .version = slot.version,
+                            .root = bytes.first(slot.block_length),
+                            .groups = bytes.subspan(slot.block_length)};
+            slot.as_of = none_kept;
+            if (auto const s = decode_snapshot_full_refresh(m)) {
+                rebuild(i, *s, now_ns);
+            }
+        } else {
+            first = std::min(first, slot.as_of);
+        }
+        if (i.orders_kept) {
+            if (i.chunk_sequence < next_sequence_) {
+                i.orders_kept = false;
+                commit_order_snapshot(i, now_ns);
+            } else {
+                first = std::min(first, std::uint64_t{i.chunk_sequence});
+            }
+        }
+    }
+    kept_first_ = first;
+}
+
+void mdp3_channel::drop_kept_snapshots() noexcept {
+    if (kept_first_ == none_kept) {
+        return;
+    }
+    for (std::size_t k = 0; k < kept_.size(); ++k) {
+        kept_[k].as_of = none_kept;
+        if (instruments_[k].orders_kept) {
+            instruments_[k].orders_kept = false;
+            instruments_[k].orders.begin_load(); // frees the waiting load's orders
+        }
+    }
+    kept_first_ = none_kept;
 }
 
 void mdp3_channel::replay_held(mdp3_instrument& i, std::uint64_t from, std::uint64_t now_ns,
@@ -523,8 +614,8 @@ void mdp3_channel::load_order_snapshot(snapshot_order_book const& s, std::uint64
         i->orders_seen_in_recovery = recovery_id_; // its last chunk: the loop showed it
         ++order_seen_in_loop_;
     }
-    if (!i->orders_stale) {
-        return; // no RptSeq to compare: a book that is not stale is kept
+    if (!i->orders_stale || i->orders_kept) {
+        return; // no RptSeq to compare: a book that is not stale is kept; or a load waits
     }
     if (s.current_chunk == 1) {
         i->orders.begin_load();
@@ -548,23 +639,35 @@ void mdp3_channel::load_order_snapshot(snapshot_order_book const& s, std::uint64
         return;
     }
     i->next_chunk = 0;
-    std::uint64_t const from = std::uint64_t{s.last_msg_seq_num_processed} + 1;
-    if (from > next_sequence_) {
-        ++stats_.snapshots_ahead; // as load_snapshot(): ahead of the books, the next loop
+    if (std::uint64_t{i->chunk_sequence} >= next_sequence_) {
+        ++stats_.snapshots_ahead; // as load_snapshot(): kept, assembled, until its packet
+        if (i->chunk_sequence - next_sequence_ < options_.max_sequence_jump) {
+            i->orders_kept = true;
+            kept_first_ = std::min(kept_first_, std::uint64_t{i->chunk_sequence});
+        }
+        return;
+    }
+    commit_order_snapshot(*i, now_ns);
+}
+
+void mdp3_channel::commit_order_snapshot(mdp3_instrument& i, std::uint64_t now_ns) {
+    std::uint64_t const from = std::uint64_t{i.chunk_sequence} + 1;
+    if (!i.orders_stale) {
+        i.orders.begin_load(); // cleared meanwhile (a whole loop without it): kept as it is
         return;
     }
     if (from < next_sequence_ && (held_.empty() || from < held_.first_sequence())) {
         ++stats_.snapshots_too_old;
         return;
     }
-    i->orders.commit_load();
-    i->orders_stale = false;
-    i->orders_as_of = s.last_msg_seq_num_processed;
+    i.orders.commit_load();
+    i.orders_stale = false;
+    i.orders_as_of = i.chunk_sequence;
     ++stats_.order_snapshots_applied;
     if (sink_ != nullptr) {
-        emit_loaded_book(*i, now_ns);
+        emit_loaded_book(i, now_ns);
     }
-    replay_held(*i, from, now_ns, replay::mbo);
+    replay_held(i, from, now_ns, replay::mbo);
 }
 
 void mdp3_channel::finish_recovery_if_done(std::uint64_t now_ns) noexcept {
@@ -600,6 +703,7 @@ void mdp3_channel::finish_recovery_if_done(std::uint64_t now_ns) noexcept {
     }
     recovering_ = false;
     held_.clear();
+    drop_kept_snapshots(); // of instruments not stale: they could only confirm
     ++stats_.recoveries_completed;
     stats_.last_recovery_ns = now_ns > recovery_started_ns_ ? now_ns - recovery_started_ns_ : 0;
     stats_.recovery_ns += stats_.last_recovery_ns;
@@ -642,6 +746,7 @@ void mdp3_channel::reset_channel() noexcept {
         i.next_chunk = 0;
         i.orders_as_of = 0;
     }
+    drop_kept_snapshots();
     recovering_ = false;
     held_.clear();
 }

@@ -39,8 +39,8 @@ constexpr summary_field fields[] = {
      "on both lines, no later packet to show them; in the feed's gaps and missing too), "
      "inconsistent_updates, recoveries "
      "(begun, completed, total and last ms), snapshots applied, confirmed, too old and ahead (of a "
-     "packet not applied yet: "
-     "the next loop's is loaded), "
+     "packet not applied yet: kept and applied once it is, or skipped when larger than its "
+     "slot or another of the instrument is kept), "
      "replayed_entries, held_evicted, snapshot_silences, channel_resets, definitions, "
      "recovering"},
     {"mdp3.snapshot_group",

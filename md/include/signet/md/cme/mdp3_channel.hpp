@@ -33,9 +33,24 @@
 ///                 yet defined included) has been seen since it began and no instrument is
 ///                 stale; the held packets are then dropped. A snapshot older than the held
 ///                 packets (LastMsgSeqNumProcessed before the first held one) cannot be
-///                 completed by them, and one of a packet not applied yet would put a book
-///                 ahead of the MsgSeqNum: either is skipped (counted) and the next loop is
-///                 awaited.
+///                 completed by them: it is skipped (counted) and the next loop awaited.
+///   kept snapshot One of a packet L not applied yet (the snapshot socket ran ahead of the
+///                 incremental ones) would put a book ahead of the MsgSeqNum: it is kept
+///                 (counted snapshots_ahead) and applied once packet L is, right after the
+///                 packet that reached it, exactly as if it had come then (its rebuild and
+///                 replay carry that packet's MsgSeqNum, >= L: never back). Storage: one slot
+///                 of kept_snapshot_bytes per instrument, allocated when the instrument is
+///                 defined (definitions are setup-time events), none per packet; a snapshot
+///                 larger than its slot, or with an unbelievable L, is skipped and the next
+///                 loop awaited. One kept per instrument: a later loop's copy is dropped while
+///                 an older one is kept (the older L is reached first, so it recovers the
+///                 instrument sooner; should it fail, too old after a gap, the next loop's
+///                 comes). A by-order snapshot (53) whose chunks are all in is kept the same
+///                 way, assembled (its load waits uncommitted; the instrument's chunks of
+///                 later loops are ignored meanwhile). Packets up to L declared lost (loop
+///                 position) count as applied: a kept snapshot of L is applied then, one of an
+///                 older packet is too old (counted, dropped). Recovery's end, or a
+///                 ChannelReset4, drops what is kept.
 ///   ChannelReset4 empties every book, resets every RptSeq and ends any recovery.
 ///
 /// Events (set_event_sink; md/events.hpp), instrument id = the instrument's index in the
@@ -57,8 +72,10 @@
 /// loop and declares packets the loop showed lost (next_deadline(): when). Threading: none (the
 /// channel's parser contract). Costs: per entry a lookup of the instrument (detail::fixed_hash_map:
 /// open addressing, one probe as a rule) and a book update; nothing allocates in steady state
-/// (instruments are created by definitions; the held-packet store is allocated once; a by-order
-/// book's tables double when they fill, within max_orders: mdp3_order_book.hpp).
+/// (instruments are created by definitions, with their kept-snapshot slots; the held-packet
+/// store is allocated once; a by-order book's tables double when they fill, within
+/// max_orders: mdp3_order_book.hpp). Per packet applied, one comparison with the first kept
+/// snapshot's L.
 
 #include <cstddef>
 #include <cstdint>
@@ -96,6 +113,10 @@ struct mdp3_channel_options {
     /// (a hypervisor's steal, seen on the test machines) must not declare packets lost that
     /// sit in its sockets.
     std::uint64_t loop_ahead_ns = 1'000'000'000;
+    /// Bytes of a SnapshotFullRefresh52 (root and groups) kept per instrument while it is ahead
+    /// of the packets applied (allocated with the instrument's definition); a larger one is
+    /// skipped (the next loop). 2048: 90 entries; 0 keeps none.
+    std::size_t kept_snapshot_bytes = 2048;
 };
 
 /// The channel's own counters; the incremental packets' sequencing (duplicates, gaps, ignored
@@ -122,7 +143,9 @@ struct mdp3_channel_stats {
     std::uint64_t snapshots_applied = 0;   ///< instruments loaded from snapshots
     std::uint64_t snapshots_confirmed = 0; ///< snapshots that found the book up to date
     std::uint64_t snapshots_too_old = 0;
-    std::uint64_t snapshots_ahead = 0; ///< of a packet not applied yet: the next loop
+    /// Of a packet not applied yet: kept and applied once it is (then counted applied,
+    /// confirmed or too old), or skipped (larger than its slot; an older one kept).
+    std::uint64_t snapshots_ahead = 0;
     std::uint64_t replayed_entries = 0;
     std::uint64_t held_evicted = 0;
     std::uint64_t snapshot_silences = 0;
@@ -175,6 +198,8 @@ struct mdp3_instrument {
     std::uint64_t orders_seen_in_recovery = 0;
     std::uint32_t next_chunk = 0;     ///< of the order snapshot being assembled; 0: none
     std::uint32_t chunk_sequence = 0; ///< its LastMsgSeqNumProcessed
+    /// Its chunks are all in, ahead of the packets applied: the load waits for chunk_sequence.
+    bool orders_kept = false;
     /// The incremental packet the MBO book was loaded as of: entries of packets up to it are
     /// in it already (they may still arrive: another socket).
     std::uint64_t orders_as_of = 0;
@@ -247,7 +272,16 @@ private:
     /// old (skip) or after a gap (the instrument goes stale).
     bool next_in_sequence(mdp3_instrument& i, std::uint32_t rpt_seq, std::uint64_t now_ns) noexcept;
     void make_stale(mdp3_instrument& i, std::uint64_t now_ns) noexcept;
-    void load_snapshot(snapshot_full_refresh const& s, std::uint64_t now_ns);
+    void load_snapshot(message const& m, snapshot_full_refresh const& s, std::uint64_t now_ns);
+    /// A snapshot not ahead of the packets applied: confirms, or reloads and replays.
+    void rebuild(mdp3_instrument& i, snapshot_full_refresh const& s, std::uint64_t now_ns);
+    /// A snapshot ahead of the packets applied: into the instrument's slot (or skipped).
+    void keep_snapshot(mdp3_instrument& i, message const& m, snapshot_full_refresh const& s);
+    /// The assembled by-order snapshot of i, not ahead of the packets applied: commits it.
+    void commit_order_snapshot(mdp3_instrument& i, std::uint64_t now_ns);
+    /// The kept snapshots whose packet has been applied (next_sequence_ past it), rebuilt.
+    [[gnu::noinline]] void apply_kept_snapshots(std::uint64_t now_ns);
+    void drop_kept_snapshots() noexcept;
     void start_recovery(std::uint64_t now_ns) noexcept;
     /// The loop counts from here: every instrument must be shown again (after a loss).
     void restart_loop(std::uint64_t now_ns) noexcept;
@@ -319,7 +353,19 @@ private:
     std::uint32_t seen_in_loop_ = 0;
     std::uint32_t loop_size_ = 0;
     std::vector<std::int32_t> seen_undefined_; // in the loop, without a definition
-    bool carries_orders_ = false;              // MBO seen on this channel (47 or 53)
+    // Snapshots ahead of the packets applied, per instrument (index as instruments_): a 52's
+    // message in kept_bytes_ (kept_snapshot_bytes each), and the smallest L kept (52 or 53).
+    static constexpr std::uint64_t none_kept = ~std::uint64_t{0};
+    struct kept_snapshot {
+        std::uint64_t as_of = none_kept; // its LastMsgSeqNumProcessed
+        std::uint16_t block_length = 0;
+        std::uint16_t version = 0;
+        std::uint32_t size = 0; // root and groups
+    };
+    std::vector<kept_snapshot> kept_;
+    std::vector<std::byte> kept_bytes_;
+    std::uint64_t kept_first_ = none_kept;
+    bool carries_orders_ = false; // MBO seen on this channel (47 or 53)
     std::uint32_t order_seen_in_loop_ = 0;
     std::uint32_t order_loop_size_ = 0;
     mdp3_channel_stats stats_{};
