@@ -9,9 +9,13 @@
 // issue 695 reports a crash of that path on a consumer info without a name). A push consumer
 // on a fresh inbox, read by a core subscription, needs none of that machinery; its idle
 // heartbeats tell a consumer that went silent (its server gone) from a quiet stream.
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <map>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +24,7 @@
 
 #include <signet/receiver/event_json.hpp>
 #include <signet/receiver/publish.hpp>
+#include <signet/receiver/standby.hpp>
 
 #include <nats/nats.h>
 
@@ -39,6 +44,108 @@ std::pair<std::string_view, std::string_view> feed_and_symbol(std::string_view s
         return {};
     }
     return {tokens[1], tokens[2]};
+}
+
+/// The message's position in its feed (standby.hpp's nats_position) as the JSON object's last
+/// fields: "index", "previous" and, for a resynchronization's state, "resync": true.
+void append_position(std::string& line, std::span<char const> data) {
+    auto const p = signet::receiver::nats_position::read(data);
+    if (!p || line.empty() || line.back() != '}') {
+        return;
+    }
+    line.pop_back();
+    line +=
+        ",\"index\":" + std::to_string(p->index) + ",\"previous\":" + std::to_string(p->previous);
+    if ((p->flags & signet::receiver::nats_position::resync) != 0) {
+        line += ",\"resync\":true";
+    }
+    line += '}';
+}
+
+/// A number field of a JSON message ("sequence", "index", "previous").
+std::optional<std::uint64_t> json_number(std::string_view text, std::string_view key) {
+    std::string const quoted = "\"" + std::string(key) + "\":";
+    std::size_t const at = text.find(quoted);
+    if (at == std::string_view::npos) {
+        return std::nullopt;
+    }
+    std::uint64_t value = 0;
+    char const* begin = text.data() + at + quoted.size();
+    auto const [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
+    if (ec != std::errc() || end == begin) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+/// --chain: one feed's chain of positions as a consumer checks it (docs/publishing.md,
+/// "Standby groups": what a consumer sees).
+struct chain {
+    std::optional<signet::receiver::nats_position> last;
+    std::uint64_t messages = 0;
+    std::uint64_t holes = 0;
+    std::uint64_t doubles = 0;
+    std::uint64_t resyncs = 0;
+    std::uint64_t after_loss = 0;
+
+    void take(std::string_view feed, signet::receiver::nats_position const& p) {
+        using signet::receiver::nats_position;
+        ++messages;
+        if ((p.flags & nats_position::resync) != 0) {
+            ++resyncs;
+            last = p;
+            return;
+        }
+        if ((p.flags & nats_position::after_loss) != 0) {
+            ++after_loss;
+        }
+        bool ok = true;
+        if (last) {
+            ok = p.index > 0 ? p.sequence == last->sequence && p.index == last->index + 1
+                             : p.previous == last->sequence && p.sequence > last->sequence;
+        }
+        if (!ok) {
+            bool const twice = !(*last < p);
+            (twice ? doubles : holes) += 1;
+            if (holes + doubles <= 10) {
+                std::fprintf(stderr,
+                             "md_subscribe: feed %.*s: a %s: sequence %llu index %u (previous "
+                             "%llu) after sequence %llu index %u\n",
+                             static_cast<int>(feed.size()), feed.data(), twice ? "double" : "hole",
+                             static_cast<unsigned long long>(p.sequence), p.index,
+                             static_cast<unsigned long long>(p.previous),
+                             static_cast<unsigned long long>(last->sequence), last->index);
+            }
+        }
+        if (!last || *last < p) {
+            last = p;
+        }
+    }
+};
+
+/// The position of a message in either format (nullopt: it carries none).
+std::optional<signet::receiver::nats_position> position_of(std::span<char const> data) {
+    if (auto const p = signet::receiver::nats_position::read(data)) {
+        return p;
+    }
+    if (data.empty() || data.front() != '{') {
+        return std::nullopt;
+    }
+    std::string_view const text(data.data(), data.size());
+    auto const sequence = json_number(text, "sequence");
+    auto const index = json_number(text, "index");
+    auto const previous = json_number(text, "previous");
+    if (!sequence || !index || !previous) {
+        return std::nullopt;
+    }
+    signet::receiver::nats_position p;
+    p.sequence = *sequence;
+    p.index = static_cast<std::uint32_t>(*index);
+    p.previous = *previous;
+    p.flags = text.find("\"resync\":true") != std::string_view::npos
+                  ? signet::receiver::nats_position::resync
+                  : std::uint16_t{0};
+    return p;
 }
 
 int fail(char const* what, natsStatus s) {
@@ -126,6 +233,11 @@ int main(int argc, char** argv) {
     cli.add_option("--server", server, "the NATS server (a comma-separated list for a cluster)")
         ->capture_default_str();
     cli.add_flag("--json", json, "one JSON object per line (else text)");
+    bool check_chain = false;
+    cli.add_flag("--chain", check_chain,
+                 "check each feed's chain of positions (subscribe to whole feeds, "
+                 "signet.<feed>.>): holes and doubles on stderr as they come, counts at exit; "
+                 "exit 3 if any");
     cli.add_flag("--last", last,
                  "through JetStream: first the last bbo, trade, status and definition of "
                  "every matching subject, then what comes");
@@ -183,6 +295,7 @@ int main(int argc, char** argv) {
                  server.c_str());
     std::uint64_t seen = 0;
     std::string line;
+    std::map<std::string, chain> chains; // --chain: by feed
     auto idle_since = std::chrono::steady_clock::now();
     // --last: when each consumer was last heard from (a message or an idle heartbeat).
     std::vector<std::chrono::steady_clock::time_point> heard(subs.size(), idle_since);
@@ -214,14 +327,19 @@ int main(int argc, char** argv) {
             std::span<char const> const data(natsMsg_GetData(msg),
                                              static_cast<std::size_t>(natsMsg_GetDataLength(msg)));
             line.clear();
+            if (check_chain) {
+                if (auto const p = position_of(data)) {
+                    std::string_view const feed = feed_and_symbol(subject).first;
+                    chains[std::string(feed)].take(feed, *p);
+                }
+            }
             if (auto const e = signet::receiver::nats_layout::read(data)) {
                 auto const [feed, symbol] = feed_and_symbol(subject);
-                if (json) {
-                    signet::receiver::append_event_json(line, {*e, feed, symbol});
-                } else {
+                if (!json) {
                     line = std::string(subject) + " ";
-                    signet::receiver::append_event_json(line, {*e, feed, symbol});
                 }
+                signet::receiver::append_event_json(line, {*e, feed, symbol});
+                append_position(line, data);
             } else if (json) { // nats_format = "json": the message is the object
                 line.assign(data.data(), data.size());
             } else {
@@ -252,5 +370,18 @@ int main(int argc, char** argv) {
     }
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
+    for (auto const& [feed, c] : chains) {
+        std::fprintf(stderr,
+                     "md_subscribe: feed %s: %llu messages, %llu holes, %llu doubles, %llu "
+                     "resynchronization messages, %llu after a loss\n",
+                     feed.c_str(), static_cast<unsigned long long>(c.messages),
+                     static_cast<unsigned long long>(c.holes),
+                     static_cast<unsigned long long>(c.doubles),
+                     static_cast<unsigned long long>(c.resyncs),
+                     static_cast<unsigned long long>(c.after_loss));
+        if (status == 0 && c.holes + c.doubles > 0) {
+            status = 3;
+        }
+    }
     return status;
 }

@@ -214,7 +214,32 @@ public:
                             static_cast<double>(n->stream_unstored));
             }
         }
+        if (standby_) {
+            if (std::optional<standby_stats> const sb = standby_()) {
+                for (standby_feed_stats const& f : sb->feeds) {
+                    metric_labels const labels{{"group", sb->group}, {"feed", f.feed}};
+                    out.gauge("signet_standby_leader", "1 while this member publishes the feed",
+                              labels, f.role == "leader" ? 1.0 : 0.0);
+                    out.counter("signet_standby_takeovers_total",
+                                "Leaderships of the feed this member took", labels,
+                                static_cast<double>(f.takeovers));
+                    out.counter("signet_standby_resyncs_total",
+                                "Takeovers that published the current state instead", labels,
+                                static_cast<double>(f.resyncs));
+                    out.counter("signet_standby_lease_errors_total", "Lease requests that failed",
+                                labels, static_cast<double>(f.lease_errors));
+                    out.gauge("signet_standby_last_takeover_seconds",
+                              "The last takeover: lease found free -> publishing again", labels,
+                              f.last_takeover_ms / 1000.0);
+                }
+            }
+        }
         return out.take();
+    }
+
+    void set_standby(std::function<std::optional<standby_stats>()> source) {
+        std::lock_guard lock(subscribers_mutex_);
+        standby_ = std::move(source);
     }
 
     void set_nats(std::function<std::optional<nats_stats>()> source) {
@@ -230,9 +255,11 @@ public:
 private:
     net::runtime const& rt_;
     std::vector<metrics_feed> feeds_;
-    mutable std::mutex subscribers_mutex_; // guards subscribers_ and nats_ (scrapes, start())
+    // Guards subscribers_, nats_ and standby_ (scrapes, start()).
+    mutable std::mutex subscribers_mutex_;
     std::function<std::vector<subscriber_stats>()> subscribers_;
     std::function<std::optional<nats_stats>()> nats_;
+    std::function<std::optional<standby_stats>()> standby_;
 };
 
 metrics_endpoint::metrics_endpoint(std::string const& listen, net::runtime const& rt,
@@ -251,6 +278,10 @@ metrics_endpoint::~metrics_endpoint() = default;
 
 void metrics_endpoint::set_nats(std::function<std::optional<nats_stats>()> source) {
     collector_->set_nats(std::move(source));
+}
+
+void metrics_endpoint::set_standby(std::function<std::optional<standby_stats>()> source) {
+    collector_->set_standby(std::move(source));
 }
 
 void metrics_endpoint::set_subscribers(std::function<std::vector<subscriber_stats>()> source) {

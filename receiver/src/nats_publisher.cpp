@@ -93,6 +93,7 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
     last_sequence_.assign(feeds_.size(), 0);
     previous_sequence_.assign(feeds_.size(), 0);
     next_index_.assign(feeds_.size(), 0);
+    lost_.assign(feeds_.size(), 0);
     subject_.reserve(256);
     payload_.reserve(1024);
     check(natsOptions_Create(&options_), "cannot make the connection's options");
@@ -186,11 +187,14 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
             o.keys.push_back(key);
         }
         o.streams = stream_names_;
+        for (std::string const& prefix : prefixes_) {
+            o.subjects.push_back(prefix + ">");
+        }
         gate_ = std::make_unique<standby_gate>(feeds_.size(), config_.standby_history,
                                                config_.standby_instruments, *this);
         try {
             standby_ = std::make_unique<nats_standby>(std::move(o), connection_, *gate_, [this] {
-                return connected_.load(std::memory_order_relaxed);
+                return connected_.load(std::memory_order_relaxed); // relaxed: a state
             });
         } catch (...) {
             watch_.reset();
@@ -271,15 +275,11 @@ void nats_publisher::make_streams() noexcept {
                                         base + "definition"};
         char const* list[] = {subjects[0].c_str(), subjects[1].c_str(), subjects[2].c_str(),
                               subjects[3].c_str()};
-        // A standby group's stream keeps every subject: its last message is the group's last
-        // published position (nats_standby.hpp, design 5).
-        std::string const every = prefixes_[i] + ">";
-        char const* every_list[] = {every.c_str()};
         jsStreamConfig c;
         jsStreamConfig_Init(&c);
         c.Name = name.c_str();
-        c.Subjects = config_.standby.empty() ? list : every_list;
-        c.SubjectsLen = config_.standby.empty() ? 4 : 1;
+        c.Subjects = list;
+        c.SubjectsLen = 4;
         c.MaxMsgsPerSubject = 1; // the last value of each subject
         c.Replicas = static_cast<int64_t>(config_.replicas);
         jsStreamInfo* info = nullptr;
@@ -319,13 +319,16 @@ void nats_publisher::publish(event_view const& v) noexcept {
             make_streams();
         }
     }
-    std::string_view const kind = subject_kind(v.event.kind);
-    if (kind.empty()) {
-        return;
-    }
     std::size_t feed = 0;
     while (feed + 1 < feeds_.size() && feeds_[feed] != v.feed) {
         ++feed;
+    }
+    std::string_view const kind = subject_kind(v.event.kind);
+    if (kind.empty()) {
+        if (v.event.kind == md::event_kind::events_lost) {
+            lost_[feed] = 1; // the next event says so (nats_position::after_loss)
+        }
+        return;
     }
     nats_position p;
     p.sequence = v.event.sequence;
@@ -338,6 +341,10 @@ void nats_publisher::publish(event_view const& v) noexcept {
         p.index = 0;
     }
     p.previous = previous_sequence_[feed];
+    if (lost_[feed] != 0) {
+        lost_[feed] = 0;
+        p.flags |= nats_position::after_loss;
+    }
     if (gate_) { // a standby group: the gate decides (and sends while this member leads)
         gate_->record(feed, v.event, v.symbol, p, std::chrono::steady_clock::now());
         return;
@@ -380,7 +387,7 @@ bool nats_publisher::send(std::size_t feed, md::event const& e, std::string_view
                                                 static_cast<int>(payload_.size()));
     if (s == NATS_OK) {
         published_.fetch_add(1, std::memory_order_relaxed);
-        if (js_ != nullptr && (gate_ || kind != "book")) { // one of its stream's subjects
+        if (js_ != nullptr && kind != "book") { // one of its stream's subjects
             std::atomic<std::uint64_t>& sent = stream_sent_[feed];
             // relaxed, one writer at a time (publish()'s thread, or the gate's mutex): a count
             // the stream watch reads on its own.

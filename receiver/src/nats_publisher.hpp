@@ -28,8 +28,7 @@
 // the published events of its sequence, the previous sequence), written into every message.
 // With [publish] standby (nats_standby.hpp) publish() only records the event into the
 // standby gate, which sends it (send(), under the gate's mutex, on this thread or the lease
-// thread) while this member leads the feed; the feed's stream then keeps every subject
-// (signet.<feed>.>), so its last message is the group's last published position.
+// thread) while this member leads the feed.
 
 #include <atomic>
 #include <chrono>
@@ -126,6 +125,7 @@ private:
     std::vector<std::uint64_t> last_sequence_;
     std::vector<std::uint64_t> previous_sequence_;
     std::vector<std::uint32_t> next_index_;
+    std::vector<std::uint8_t> lost_;        // 1: an events_lost came (the next event is after_loss)
     std::unique_ptr<standby_gate> gate_;    // [publish] standby
     std::unique_ptr<nats_standby> standby_; // its lease thread; goes before the connection
 };

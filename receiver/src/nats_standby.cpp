@@ -68,9 +68,10 @@ bool transport_error(natsStatus s) noexcept {
 // standby_gate
 
 standby_gate::standby_gate(std::size_t feeds, std::size_t history, std::size_t instruments,
-                           standby_sender& sender)
+                           standby_sender& sender, clock::time_point (*now)())
     : mask_(std::bit_ceil(std::max<std::size_t>(history, 2)) - 1)
-    , sender_(sender) {
+    , sender_(sender)
+    , now_(now) {
     for (std::size_t i = 0; i < feeds; ++i) {
         auto f = std::make_unique<feed_state>();
         f->ring.resize(mask_ + 1);
@@ -122,7 +123,7 @@ void standby_gate::remember(feed_state& f, md::event const& e, std::string_view 
 }
 
 std::string_view standby_gate::symbol_of(feed_state const& f, entry const& e) const noexcept {
-    if (e.symbol_known == 0 || e.event.instrument >= f.table.size()) {
+    if ((e.flags & 1u) == 0 || e.event.instrument >= f.table.size()) {
         return {};
     }
     instrument const& slot = f.table[e.event.instrument];
@@ -136,28 +137,43 @@ void standby_gate::record(std::size_t feed, md::event const& e, std::string_view
     f.ring[f.written & mask_] = {.event = e,
                                  .previous = p.previous,
                                  .index = p.index,
-                                 .symbol_known = symbol.empty() ? 0u : 1u};
+                                 .flags = (symbol.empty() ? 0u : 1u) |
+                                          ((p.flags & nats_position::after_loss) != 0 ? 2u : 0u)};
     ++f.written;
     // relaxed: a statistic read on its own.
     f.history.store(std::min<std::uint64_t>(f.written, mask_ + 1), std::memory_order_relaxed);
     remember(f, e, symbol);
     if (f.leader) {
-        drain(feed, f, now);
+        drain(feed, f, now, ~std::size_t{0});
     } else {
         f.next = f.written; // a follower's cursor follows its history (a takeover resets it)
     }
 }
 
-void standby_gate::drain(std::size_t feed, feed_state& f, clock::time_point now) noexcept {
-    // relaxed: the deadline and the flag are self-contained values (the file's top).
-    if (f.suspended.load(std::memory_order_relaxed) ||
-        ns_of(now) >= f.deadline_ns.load(std::memory_order_relaxed)) {
-        return; // past the deadline: the events stay in the history for a resume
+bool standby_gate::continues(nats_position const& last, nats_position const& p) noexcept {
+    if ((p.flags & nats_position::after_loss) != 0) {
+        return false;
     }
-    if (f.written - f.next > mask_ + 1) {
-        f.next = f.written - (mask_ + 1); // cannot happen while leading (published as recorded)
+    return p.index > 0 ? p.sequence == last.sequence && p.index == last.index + 1
+                       : p.previous == last.sequence && p.sequence > last.sequence;
+}
+
+void standby_gate::drain(std::size_t feed, feed_state& f, clock::time_point now,
+                         std::size_t budget) noexcept {
+    if (f.written - f.next > mask_ + 1) { // overrun while not publishing: the chain breaks below
+        f.next = f.written - (mask_ + 1);
+        f.published.reset();
+        f.broken = true;
     }
-    while (f.next < f.written) {
+    for (std::size_t n = 0; f.next < f.written && n < budget; ++n) {
+        if ((n & 63) == 63) {
+            now = now_(); // a long catch-up re-reads the clock
+        }
+        // relaxed: the deadline and the flag are self-contained values (the file's top).
+        if (f.suspended.load(std::memory_order_relaxed) ||
+            ns_of(now) >= f.deadline_ns.load(std::memory_order_relaxed)) {
+            return; // past the deadline: the events stay in the history for a resume
+        }
         entry const& e = f.ring[f.next & mask_];
         nats_position const p = position(e);
         if (f.skip_through && !(*f.skip_through < p)) {
@@ -165,6 +181,13 @@ void standby_gate::drain(std::size_t feed, feed_state& f, clock::time_point now)
             continue;
         }
         f.skip_through.reset();
+        if (f.broken || (f.published && !continues(*f.published, p))) {
+            // This member's history does not continue what the group published (it started
+            // late, or its own queue lost events): its current state instead, flagged.
+            f.broken = false;
+            resync(feed, f);
+            return;
+        }
         if (!sender_.send(feed, e.event, symbol_of(f, e), p)) {
             // relaxed flag: the lease thread resumes from the group's last position.
             f.suspended.store(true, std::memory_order_relaxed);
@@ -175,6 +198,19 @@ void standby_gate::drain(std::size_t feed, feed_state& f, clock::time_point now)
     }
 }
 
+std::uint64_t standby_gate::pump(std::size_t feed, std::size_t budget) {
+    feed_state& f = *feeds_[feed];
+    // Busy: the publishing thread holds it and drains anyway (or is held by a stalled server:
+    // the lease thread must not wait behind it, it has renewals to make).
+    std::unique_lock const lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock() || !f.leader) {
+        return 0;
+    }
+    std::uint64_t const before = f.next;
+    drain(feed, f, now_(), budget);
+    return f.next - before;
+}
+
 std::uint64_t standby_gate::resync(std::size_t feed, feed_state& f) noexcept {
     if (f.written == 0) {
         return 0;
@@ -183,7 +219,8 @@ std::uint64_t standby_gate::resync(std::size_t feed, feed_state& f) noexcept {
     p.previous = 0;
     p.flags = nats_position::resync;
     std::uint64_t sent = 0;
-    auto const send = [&](md::event const& e, std::string_view symbol) {
+    auto const send = [&](md::event e, std::string_view symbol) {
+        e.sequence = p.sequence; // the state as of the newest event (standby.hpp)
         if (sender_.send(feed, e, symbol, p)) {
             ++sent;
         }
@@ -221,6 +258,11 @@ std::uint64_t standby_gate::take_over(std::size_t feed, group_position const& la
     std::lock_guard const lock(mutex_);
     std::uint64_t const oldest = f.written > mask_ + 1 ? f.written - (mask_ + 1) : 0;
     f.skip_through.reset();
+    f.broken = false;
+    f.published.reset();
+    if (last.what == group_position::state::at) {
+        f.published = last.position; // what comes next must continue it
+    }
     bool must_resync = false;
     if (last.what == group_position::state::unknown) {
         must_resync = true;
@@ -261,14 +303,14 @@ std::uint64_t standby_gate::take_over(std::size_t feed, group_position const& la
     f.deadline_ns.store(ns_of(deadline), std::memory_order_relaxed);
     f.suspended.store(false, std::memory_order_relaxed);
     if (counted) {
-        f.takeovers.fetch_add(1, std::memory_order_relaxed);
+        f.takeovers.fetch_add(1, std::memory_order_relaxed); // relaxed: a statistic
     }
     std::uint64_t sent = 0;
     if (must_resync) {
         sent = resync(feed, f);
     }
     std::uint64_t const before = f.next;
-    drain(feed, f, now);
+    drain(feed, f, now, catch_up_budget);
     return sent + (f.next - before);
 }
 
@@ -279,10 +321,11 @@ void standby_gate::renewed(std::size_t feed, clock::time_point deadline) noexcep
 
 void standby_gate::demote(std::size_t feed) {
     feed_state& f = *feeds_[feed];
-    f.deadline_ns.store(0, std::memory_order_relaxed); // stops a send in progress's successors
+    // relaxed, a self-contained value: the next drain() sends nothing, before the lock is ours.
+    f.deadline_ns.store(0, std::memory_order_relaxed);
     std::lock_guard const lock(mutex_);
     f.leader = false;
-    f.leader_seen.store(false, std::memory_order_relaxed);
+    f.leader_seen.store(false, std::memory_order_relaxed); // relaxed: a statistic
 }
 
 void standby_gate::suspend() noexcept {
@@ -330,19 +373,78 @@ nats_standby::nats_standby(options o, natsConnection* connection, standby_gate& 
     , lease_errors_(std::make_unique<std::atomic<std::uint64_t>[]>(o_.feeds.size())) {
     jsOptions js_options;
     jsOptions_Init(&js_options);
-    // A request waits at most a renew period: a stalled server holds this thread, and the
-    // deadline stops the publishing meanwhile.
-    js_options.Wait = std::max<std::int64_t>(renew_every().count(), 50);
+    // A request waits at most until a deadline could pass: a stalled server holds this thread,
+    // and the deadline stops the publishing meanwhile (a late answer is still a valid renew:
+    // its deadline counts from before the request).
+    js_options.Wait = std::max<std::int64_t>(publish_for().count(), 50);
     if (natsStatus const s = natsConnection_JetStream(&js_, connection_, &js_options);
         s != NATS_OK) {
         throw std::runtime_error(std::string("[publish] standby: no JetStream context: ") +
                                  natsStatus_GetText(s));
     }
+    for (std::size_t i = 0; i < o_.feeds.size(); ++i) {
+        seen_.push_back(std::make_unique<seen>());
+        natsSubscription* sub = nullptr;
+        if (natsStatus const s =
+                natsConnection_Subscribe(&sub, connection_, o_.subjects[i].c_str(),
+                                         &nats_standby::on_message, seen_.back().get());
+            s != NATS_OK) {
+            stop_subscriptions();
+            jsCtx_Destroy(js_);
+            throw std::runtime_error("[publish] standby: cannot subscribe to " + o_.subjects[i] +
+                                     ": " + natsStatus_GetText(s));
+        }
+        // No client-side limit: a follower that dropped messages would resume too early.
+        natsSubscription_SetPendingLimits(sub, -1, -1);
+        subscriptions_.push_back(sub);
+    }
     thread_ = std::thread([this] { run(); });
+}
+
+void nats_standby::stop_subscriptions() noexcept {
+    for (natsSubscription* sub : subscriptions_) {
+        // Drained: no callback runs into this object after the wait.
+        if (natsSubscription_Drain(sub) == NATS_OK) {
+            natsSubscription_WaitForDrainCompletion(sub, 2000);
+        } else {
+            natsSubscription_Unsubscribe(sub);
+        }
+        natsSubscription_Destroy(sub);
+    }
+    subscriptions_.clear();
+}
+
+void nats_standby::on_message(natsConnection* nc, natsSubscription* sub, natsMsg* msg,
+                              void* closure) noexcept {
+    (void)nc;
+    (void)sub;
+    auto* s = static_cast<seen*>(closure);
+    std::span<char const> const data(natsMsg_GetData(msg),
+                                     static_cast<std::size_t>(natsMsg_GetDataLength(msg)));
+    std::optional<nats_position> p = nats_position::read(data);
+    if (!p && !data.empty() && data.front() == '{') { // nats_format = "json"
+        std::string_view const text(data.data(), data.size());
+        auto const sequence = json_number(text, "sequence");
+        auto const index = json_number(text, "index");
+        if (sequence && index) {
+            p = nats_position{.sequence = *sequence,
+                              .index = static_cast<std::uint32_t>(*index),
+                              .previous = 0,
+                              .flags = 0};
+        }
+    }
+    natsMsg_Destroy(msg);
+    if (p) {
+        std::lock_guard const lock(s->mutex);
+        if (!s->last || *s->last < *p) {
+            s->last = *p;
+        }
+    }
 }
 
 nats_standby::~nats_standby() {
     stop_thread();
+    stop_subscriptions();
     kvStore_Destroy(kv_);
     jsCtx_Destroy(js_);
 }
@@ -420,7 +522,9 @@ void nats_standby::tick(std::size_t feed) {
         l.resume_due = true; // a lost connection or a failed send: continue from the group's
     }
     if (l.resume_due && connected_() && standby_gate::clock::now() < l.deadline) {
-        resume(feed, false);
+        resume(feed);
+    } else if (!l.resume_due) {
+        (void)gate_.pump(feed, standby_gate::catch_up_budget); // a catch-up's rest, if any
     }
 }
 
@@ -476,11 +580,12 @@ void nats_standby::poll(std::size_t feed, standby_gate::clock::time_point now) {
     }
     l.holding = true;
     l.resume_due = true;
+    l.counted = true;
     l.revision = rev;
     l.deadline = t0 + publish_for();
     l.next_renew = t0 + renew_every();
     set_holder(feed, o_.member);
-    resume(feed, true);
+    resume(feed);
 }
 
 void nats_standby::renew(std::size_t feed, standby_gate::clock::time_point now) {
@@ -524,12 +629,15 @@ void nats_standby::renew(std::size_t feed, standby_gate::clock::time_point now) 
 bool nats_standby::read_last(std::size_t feed, group_position& out) {
     jsStreamInfo* info = nullptr;
     natsStatus s = js_GetStreamInfo(&info, js_, o_.streams[feed].c_str(), nullptr, nullptr);
-    if (s != NATS_OK) {
+    std::uint64_t last = 0;
+    std::uint64_t messages = 0;
+    if (s == NATS_OK) {
+        last = info->State.LastSeq;
+        messages = info->State.Msgs;
+    } else if (s != NATS_NOT_FOUND) { // no stream: nothing was published (it comes first)
         jsStreamInfo_Destroy(info);
         return false;
     }
-    std::uint64_t const last = info->State.LastSeq;
-    std::uint64_t const messages = info->State.Msgs;
     jsStreamInfo_Destroy(info);
     out = {};
     if (messages == 0 || last == 0) {
@@ -561,7 +669,14 @@ bool nats_standby::read_last(std::size_t feed, group_position& out) {
         }
         natsMsg_Destroy(msg);
     }
-    if (leases_[feed].released) { // a hand-over's own word: the greater of the two
+    {
+        std::lock_guard const lock(seen_[feed]->mutex); // what the live subjects delivered
+        if (seen_[feed]->last &&
+            (out.what != group_position::state::at || out.position < *seen_[feed]->last)) {
+            out = {.what = group_position::state::at, .position = *seen_[feed]->last};
+        }
+    }
+    if (leases_[feed].released) { // a hand-over's own word: the greatest
         nats_position const r = *leases_[feed].released;
         if (out.what != group_position::state::at || out.position < r) {
             out = {.what = group_position::state::at, .position = r};
@@ -570,8 +685,9 @@ bool nats_standby::read_last(std::size_t feed, group_position& out) {
     return true;
 }
 
-void nats_standby::resume(std::size_t feed, bool counted) {
+void nats_standby::resume(std::size_t feed) {
     lease& l = leases_[feed];
+    bool const counted = l.counted;
     group_position last;
     if (!read_last(feed, last)) {
         lease_errors_[feed].fetch_add(1, std::memory_order_relaxed); // relaxed: statistic
@@ -583,6 +699,7 @@ void nats_standby::resume(std::size_t feed, bool counted) {
     }
     std::uint64_t const sent = gate_.take_over(feed, last, now, l.deadline, counted);
     l.resume_due = false;
+    l.counted = false;
     l.released.reset();
     auto const done = standby_gate::clock::now();
     double const ms =
@@ -631,11 +748,14 @@ void nats_standby::release() noexcept {
             flushed = true;
         }
         std::optional<nats_position> const p = gate_.last_published(i);
-        std::string const value = "released " + std::to_string(p ? p->sequence : 0) + " " +
-                                  std::to_string(p ? p->index : 0);
+        std::string const value =
+            p ? "released " + std::to_string(p->sequence) + " " + std::to_string(p->index)
+              : std::string();
         std::uint64_t rev = 0;
-        natsStatus const s = kvStore_Update(&rev, kv_, o_.keys[i].c_str(), value.data(),
-                                            static_cast<int>(value.size()), l.revision);
+        // Nothing published: the key goes (a delete marker); else its position, by CAS.
+        natsStatus const s = p ? kvStore_Update(&rev, kv_, o_.keys[i].c_str(), value.data(),
+                                                static_cast<int>(value.size()), l.revision)
+                               : kvStore_Delete(kv_, o_.keys[i].c_str());
         l.holding = false;
         SPDLOG_LOGGER_INFO(net::logger(),
                            "publish standby: feed {} hands over (group {}): {} after sequence "

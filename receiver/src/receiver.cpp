@@ -325,6 +325,9 @@ void receiver::start() {
     }
     if (endpoint_ && nats_) {
         endpoint_->set_nats([this] { return nats(); });
+        if (!config_.nats.standby.empty()) {
+            endpoint_->set_standby([this] { return standby(); });
+        }
     }
     if (endpoint_ && !subscribers_.empty()) {
         endpoint_->set_subscribers([this] {

@@ -2239,6 +2239,144 @@ shm_events = 1048576
                          [list(l) for l in want[key]])
 
 
+SHM_SAMPLE_PERIOD_S = 0.001  # the slot sampler's period: it samples, nothing waits on it
+
+
+def load_signet_shm(args):
+    """scripts/signet_shm.py as a module (its Segment reader)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(args.verdict), "signet_shm.py")
+    spec = importlib.util.spec_from_file_location("signet_shm", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def sample_shm_slots(segment, feed, max_samples, max_seconds, idle_s=0.5):
+    """Copies every instrument slot of the segment's first feed, sweep after sweep, while
+    `feed` (md_feed) runs: at most max_samples slots and max_seconds, and no longer than idle_s
+    once the ring stopped moving after it had moved (the stream is over). Returns the samples
+    in the order taken: (live, id, slot), live when the ring moved since the sweep before (the
+    feed was still sending)."""
+    samples, started = [], time.monotonic()
+    written = segment.feed_header(0)["written"]
+    moved_at = None
+    while (feed.poll() is None and len(samples) < max_samples
+           and time.monotonic() - started < max_seconds):
+        sweep = list(segment.instruments(0))
+        now_written, now = segment.feed_header(0)["written"], time.monotonic()
+        live = now_written > written
+        if live:
+            moved_at = now
+        elif moved_at is not None and now - moved_at > idle_s:
+            break
+        written = now_written
+        samples.extend((live, id, slot) for id, slot in sweep)
+        time.sleep(SHM_SAMPLE_PERIOD_S)
+    return samples
+
+
+def slot_truth_check(samples, truth, depth, max_failures=8):
+    """Checks the sampled slots (sample_shm_slots) against md_feed's truth (one unit): (1) a
+    slot's sequence never goes back between samples of its instrument; (2) a slot not flagged
+    stale holds the exchange's book as of its sequence, both sides, best first, as many levels
+    as the exchange has up to `depth` (the slot's). Raises naming the symbol, slot sequence and
+    first differing level of the first failure of each (symbol, check), up to max_failures;
+    returns counts."""
+    failures, reported = [], set()
+    counts = {"samples": len(samples), "live": 0, "stale": 0, "checks": 0, "live_checks": 0,
+              "sequences": 0}
+
+    def fail(text, key):
+        if key not in reported and len(failures) < max_failures:
+            reported.add(key)
+            failures.append(text)
+    last = {}
+    for n, (live, _, slot) in enumerate(samples):
+        symbol, sequence = slot["symbol"], slot["sequence"]
+        counts["live"] += live
+        if sequence < last.get(symbol, (0, 0))[0]:
+            fail(f"{symbol}: slot sequence {sequence} (sample {n}) after {last[symbol][0]} "
+                 f"(sample {last[symbol][1]}): backwards", (symbol, "backwards"))
+        last[symbol] = max(last.get(symbol, (0, 0)), (sequence, n))
+    # The truth steps forward only: the samples in order of sequence.
+    wants, sequences = {}, set()
+    for n in sorted(range(len(samples)), key=lambda i: samples[i][2]["sequence"]):
+        live, _, slot = samples[n]
+        symbol, sequence = slot["symbol"], slot["sequence"]
+        if slot["stale"]:
+            counts["stale"] += 1
+            continue
+        if symbol not in truth.unit_of:
+            fail(f"slot symbol {symbol!r} (sequence {sequence}) is not the exchange's",
+                 (symbol, "unknown"))
+            continue
+        truth.step_to(0, sequence)
+        key = (symbol, sequence)
+        if key not in wants:
+            book = truth.book(symbol)
+            wants[key] = {side: sorted(((p, size, orders) for (s, p), (size, orders)
+                                        in book.items() if s == side),
+                                       reverse=side == "B")[:depth] for side in ("B", "S")}
+        want = wants[key]
+        got = {"B": [(l["price"], l["size"], l["orders"]) for l in slot["bids"]],
+               "S": [(l["price"], l["size"], l["orders"]) for l in slot["asks"]]}
+        counts["checks"] += 1
+        counts["live_checks"] += live
+        sequences.add(key)
+        if got != want:
+            side = "B" if got["B"] != want["B"] else "S"
+            i = next(i for i in range(max(len(got[side]), len(want[side])))
+                     if got[side][i:i + 1] != want[side][i:i + 1])
+            fail(f"{symbol} at slot sequence {sequence} (sample {n}, updates {slot['updates']}):"
+                 f" not the exchange's book as of it: {'bid' if side == 'B' else 'ask'} level "
+                 f"{i}: slot {got[side][i] if i < len(got[side]) else 'none'}, exchange "
+                 f"{want[side][i] if i < len(want[side]) else 'none'} ({len(got[side])} vs "
+                 f"{len(want[side])} levels)", (symbol, "levels"))
+    counts["sequences"] = len(sequences)
+    if failures:
+        raise AssertionError(f"slot-truth check failed ({counts}):\n  " + "\n  ".join(failures))
+    return counts
+
+
+def case_shared_memory_slots_are_the_exchange_books_as_of_their_sequence(args, workdir, backend):
+    """[publish] shm with ITCH over MoldUDP64, a packet in 50 dropped and re-requested (no
+    GLIMPSE: no snapshot events, whose sequence is the live stream's next and comes before its
+    live event, docs/publishing.md). While md_feed sends, this process samples every
+    instrument's slot through the Python reader again and again; once md_feed's --truth-out is
+    complete each sample not flagged stale must hold the exchange's book as of its sequence, to
+    the slot's depth, and no slot's sequence may go back (slot_truth_check). At least 2000
+    checked samples must come from while the feed was still sending."""
+    shm = load_signet_shm(args)
+    name = f"signet-e2e-slots-{os.getpid()}"
+    server, port = free_port(), free_port()
+    keys = (f'rerequest = "{NET.peer}:{server}"\nrerequest_timeout_ms = 20\n'
+            f'[publish]\nshm = "{name}"\nshm_instruments = 16\nshm_events = 4096\n')
+    receiver = Receiver(args.receiver, single_feed_config(port, keys), workdir, backend)
+    truth_path = os.path.join(workdir, "truth.jsonl")
+    started = time.monotonic()
+    try:
+        segment = shm.Segment(name)
+        feed = start_feed(args.feed, "--to", f"{NET.host}:{port}", "--count", "30000",
+                          "--rate", "15000", "--batch", "8", "--symbols", "8", "--seed", "13",
+                          "--drop-every", "50", "--serve-rerequests", str(server), "--linger",
+                          "1", "--truth-out", truth_path)
+        samples = sample_shm_slots(segment, feed, max_samples=40000, max_seconds=8)
+        sampled_s = time.monotonic() - started
+        sent = finish_feed(feed)
+        summary, _ = receiver.stop()
+    finally:
+        if os.path.exists("/dev/shm/" + name):
+            os.unlink("/dev/shm/" + name)
+    recovery = summary["feeds"][0]["moldudp64"]["recovery"]
+    assert sent["dropped_packets"] > 0, sent
+    expect_equal("lost_messages", recovery["lost_messages"], 0)
+    counts = slot_truth_check(samples, Truth(truth_path), shm.DEPTH)
+    print(f"    slots: {counts}, sampled for {sampled_s:.1f} s", flush=True)
+    assert counts["live_checks"] >= 2000, f"too few slots checked while the feed sent: {counts}"
+    assert counts["sequences"] >= 500, f"too few distinct slot states checked: {counts}"
+
+
 def nats_server(workdir, port=None, **options):
     """A real nats-server with JetStream on loopback (scripts/lib/nats_server.py) on this part's
     ports, started by the test and stopped (or killed) by it."""
@@ -2502,6 +2640,226 @@ def case_nats_cluster_keeps_the_last_values_through_a_node_loss(args, workdir, b
     assert seen == {"a", "b"}, seen
 
 
+def standby_pair_config(port, urls, member, lease_ms=2000, extra=""):
+    """A member of the standby group "pair" (docs/publishing.md, "Standby groups") on one feed
+    line, publishing to the cluster `urls`."""
+    return single_feed_config(port, f'[publish]\nnats = "{urls}"\nnats_replicas = 3\n'
+                                    f'standby = "pair"\nstandby_name = "{member}"\n'
+                                    f'standby_lease_ms = {lease_ms}\n{extra}')
+
+
+class TimedLines:
+    """A process's stdout lines with the monotonic time each arrived (a reader thread)."""
+
+    def __init__(self, process):
+        self.process = process
+        self.lines = []  # (arrival, line)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.lines.append((time.monotonic(), line))
+
+    def finish(self, timeout=60):
+        self.process.wait(timeout=timeout)
+        self.thread.join(timeout=10)
+        return self.process.stderr.read()
+
+
+def expect_whole_chain(events, what):
+    """Every message continues the one before it by its position (standby.hpp's nats_position):
+    index + 1 within a sequence, else index 0 whose previous is the last sequence; from the feed's
+    first event (previous 0). Checked at every message a consumer takes: a hole or a double fails
+    here, naming the message. Returns the resynchronizations' messages seen."""
+    last, resyncs = None, 0
+    for n, e in enumerate(events):
+        pos = (e["sequence"], e["index"])
+        if e.get("resync"):
+            resyncs += 1
+            last = pos
+            continue
+        if last is None:
+            ok = e["index"] == 0 and e["previous"] == 0
+        elif e["index"] > 0:
+            ok = pos == (last[0], last[1] + 1)
+        else:
+            ok = e["previous"] == last[0] and e["sequence"] > last[0]
+        assert ok, (f"{what}: message {n} at {pos} (previous {e['previous']}) does not follow "
+                    f"{last}: a {'double' if last is not None and pos <= last else 'hole'}")
+        last = pos
+    return resyncs
+
+
+def standby_pair_run(args, workdir, backend, hand_over, short_history=False):
+    """Two members of one standby group on the same feed (md_feed sends every packet to both:
+    --to and --to-b), a 3-node nats-server cluster, a consumer of the feed's every subject
+    subscribed throughout. Mid-stream the leader is killed (-9) or, with hand_over, stopped by
+    SIGTERM; the follower takes over. With short_history the members keep 1024 events, less
+    than a lease's worth: the takeover is a resynchronization, counted, which the consumer sees
+    flagged (each symbol's state), its chain going on from there; its last bbos are the
+    survivor's. The consumer gets every event exactly once, in order (the
+    chain of positions holds at every message), the very events the survivor made (its own
+    --events), and its books equal the survivor's final books; the takeover time is measured at
+    the consumer. The old leader, started again, follows."""
+    routes = [free_port() for _ in range(3)]
+    servers = [nats_server(workdir, name=f"n{i + 1}",
+                          cluster=(routes[i], [r for j, r in enumerate(routes) if j != i]))
+               for i in range(3)]
+    urls = ",".join(server.url for server in servers)
+    receivers, feed, consumer = [], None, None
+    lease_ms = 2000
+    history = "standby_history = 1024\n" if short_history else ""
+    try:
+        wait_until(lambda: all(s.monitor_page("routez")["num_routes"] == 2 for s in servers)
+                   and servers[0].jsz().get("meta_cluster", {}).get("leader"), 30, "the cluster")
+        ports = {"a": free_port(), "b": free_port()}
+        metrics = {"a": free_port(), "b": free_port()}
+        members = {}
+        for name in ("a", "b"):
+            os.makedirs(os.path.join(workdir, name))
+            members[name] = Receiver(
+                args.receiver, standby_pair_config(
+                    ports[name], urls, name, lease_ms,
+                    history + f'[metrics]\nlisten = "127.0.0.1:{metrics[name]}"\n'),
+                os.path.join(workdir, name), backend,
+                extra_args=events_args(os.path.join(workdir, name), "events",
+                                       ",".join(ALL_PUBLISHED_KINDS))[0])
+            receivers.append(members[name])
+        leader = wait_until(lambda: next((n for n, r in members.items()
+                                          if r.find("publish standby: feed e2e leads")), None),
+                            30, "a leader of the feed")
+        follower = "b" if leader == "a" else "a"
+        wait_until(lambda: members[follower].find(f"publish standby: feed e2e follows {leader}"),
+                   30, "the follower naming the leader")
+        consumer = md_subscribe(args, servers[0].url, "signet.e2e.>", "--json", "--chain",
+                                "--idle-exit", "4")
+        timed = TimedLines(consumer)
+        feed = start_feed(args.feed, "--to", f"{NET.host}:{ports['a']}", "--to-b",
+                          f"{NET.host}:{ports['b']}", "--count", "60000", "--rate", "12000",
+                          "--symbols", "8", "--seed", "40")
+        members[leader].wait_total_packets(1500, feed=feed)
+        wait_until(lambda: len(timed.lines) > 1000, 30, "the consumer's first thousand messages")
+        stopped_at = time.monotonic()
+        if hand_over:
+            took, _ = members[leader].terminate(signal.SIGTERM)
+            assert members[leader].find("publish standby: feed e2e hands over"), \
+                members[leader].lines[-5:]
+        else:
+            members[leader].process.kill()
+            members[leader].process.wait(timeout=30)
+        survivor = members[follower]
+        wait_until(lambda: survivor.find("publish standby: feed e2e leads"), 10,
+                   "the follower's takeover")
+        labels = frozenset({("group", "pair"), ("feed", "e2e")})
+        samples = scrape(metrics[follower])
+        expect_equal("the survivor's metrics", (samples[("signet_standby_leader", labels)],
+                     samples[("signet_standby_takeovers_total", labels)]), (1.0, 1.0))
+        # The old leader comes back mid-stream (a late start): it follows the survivor.
+        old = Receiver(args.receiver,
+                       standby_pair_config(ports[leader], urls, leader, lease_ms, history),
+                       os.path.join(workdir, leader), backend)
+        receivers.append(old)
+        try:
+            wait_until(lambda: old.find(f"publish standby: feed e2e follows {follower}"), 10,
+                       "the restarted member following")
+        except AssertionError as e:
+            raise AssertionError(f"{e}: " + "".join(old.lines[-8:]))
+        finish_feed(feed)
+        old_summary, _ = old.stop()  # first: a follower stopping hands nothing over
+        summary, _ = survivor.stop()
+        err = timed.finish()
+        assert consumer.returncode == 0, err
+    finally:
+        for r in receivers:
+            if r.process.poll() is None:
+                r.process.kill()
+        if feed is not None and feed.poll() is None:
+            feed.kill()
+        for server in servers:
+            server.stop()
+    events = [json.loads(line) for _, line in timed.lines]
+    try:
+        resyncs = expect_whole_chain(events, "the consumer")
+        assert (resyncs > 0) == short_history, f"{resyncs} resynchronization messages"
+        # md_subscribe --chain applies the same rule in C++ (docs/publishing.md).
+        assert (f"md_subscribe: feed e2e: {len(events)} messages, 0 holes, 0 doubles, "
+                f"{resyncs} resynchronization messages, 0 after a loss") in err, err
+    except AssertionError as e:
+        said = "".join(l for r in receivers for l in r.lines if "publish standby: feed" in l)
+        for server in servers:  # a consumer the server cut off, reconnected, has a hole
+            with open(server.log, encoding="utf-8") as log:
+                said += "".join(l for l in log if "Slow Consumer" in l or "Stale" in l)
+        raise AssertionError(f"{e}\nthe members said:\n{said}the consumer said: {err}")
+    # Exactly the survivor's own events, in its order (it made each of them from the feed).
+    with open(os.path.join(workdir, follower, "events.jsonl")) as f:
+        own = [json.loads(line) for line in f]
+    key = lambda e: (e["sequence"], e["kind"], e["instrument"], e.get("side"),
+                     e.get("price"), e.get("id"), e.get("bid_price"), e.get("ask_price"))
+    if short_history:  # the state, flagged, then the survivor's events from its newest on
+        flagged = [n for n, e in enumerate(events) if e.get("resync")]
+        resumed = events[flagged[-1] + 1:]
+        at = next(n for n, e in enumerate(own) if key(e) == key(resumed[0]))
+        expect_equal("the consumer's events after the resync = the survivor's",
+                     [key(e) for e in resumed], [key(e) for e in own[at:]])
+        expect_equal("the consumer's last bbos (with the resync's)", last_bbos(
+            line for _, line in timed.lines), summary_bbos(summary["feeds"][0]))
+        standby = summary["publish"]["standby"]["feeds"][0]
+        expect_equal("the survivor's resyncs", (standby["role"], standby["takeovers"],
+                                                standby["resyncs"]), ("leader", 1, 1))
+        assert standby["resync_messages"] == len(flagged), (standby, len(flagged))
+        print(f"  short history: a resynchronization of {len(flagged)} messages at the takeover")
+        return
+    expect_equal("the consumer's events = the survivor's own", len(events), len(own))
+    for n, (got, want) in enumerate(zip(events, own)):
+        assert key(got) == key(want), f"message {n}: {got} != the survivor's {want}"
+    path = os.path.join(workdir, "consumer.jsonl")
+    with open(path, "w") as f:
+        f.writelines(line for _, line in timed.lines)
+    expect_itch_books_from_events(rebuild_from_events(path), summary["feeds"][0])
+    # The takeover, as the consumer saw it: from the stop to the first message of the new leader
+    # (the longest silence after the stop ends there).
+    after = [t for t, _ in timed.lines if t >= stopped_at]
+    gaps = [(b - a, b) for a, b in zip(after, after[1:])]
+    gap, resumed_at = max(gaps) if gaps else (0, stopped_at)
+    standby = summary["publish"]["standby"]["feeds"][0]
+    resumed = "" if hand_over else f", resumed {(resumed_at - stopped_at) * 1000:.0f} ms after the kill"
+    print(f"  {'hand-over' if hand_over else 'kill -9'}: the consumer's longest silence "
+          f"{gap * 1000:.0f} ms{resumed}; the survivor's takeover "
+          f"{standby['last_takeover_ms']:.1f} ms after finding the lease free, resumed after "
+          f"sequence {standby['resumed_after_sequence']} index {standby['resumed_after_index']}")
+    expect_equal("survivor role " + "".join(survivor.find("publish standby: feed")),
+                 (standby["role"], standby["takeovers"], standby["resyncs"]), ("leader", 1, 0))
+    assert standby["resumed_after_sequence"] > 0, standby
+    if hand_over:  # the leader publishes until it stops, then the follower at its next poll
+        assert gap < 1.0, f"a hand-over left the consumer {gap:.3f} s without a message"
+    else:  # within the lease plus 500 ms
+        bound = lease_ms / 1000 + 0.5
+        assert resumed_at - stopped_at < bound, (resumed_at - stopped_at, bound)
+    old_standby = old_summary["publish"]["standby"]["feeds"][0]
+    expect_equal("the restarted member", (old_standby["role"], old_standby["holder"],
+                                          old_standby["takeovers"]), ("follower", follower, 0))
+    assert old_summary["publish"]["nats"]["published"] == 0, old_summary["publish"]
+
+
+ALL_PUBLISHED_KINDS = ("instrument_definition", "trading_status", "order_add", "order_modify",
+                       "order_delete", "order_execute", "level_update", "bbo", "trade",
+                       "book_clear", "snapshot_begin", "snapshot_end", "instrument_stale",
+                       "instrument_recovered")
+
+
+def case_nats_standby_pair_takes_over_a_killed_leader_exactly(args, workdir, backend):
+    standby_pair_run(args, workdir, backend, hand_over=False)
+
+
+def case_nats_standby_pair_hands_over_on_sigterm(args, workdir, backend):
+    standby_pair_run(args, workdir, backend, hand_over=True)
+
+
+def case_nats_standby_short_history_resynchronizes_visibly(args, workdir, backend):
+    standby_pair_run(args, workdir, backend, hand_over=False, short_history=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--receiver", required=True)
@@ -2570,10 +2928,14 @@ def main():
     runs.append((case_example_receiver, "auto"))
     runs.append((case_bbo_trades_example, "auto"))
     runs.append((case_shared_memory_readers_see_the_books_and_events, "auto"))
+    runs.append((case_shared_memory_slots_are_the_exchange_books_as_of_their_sequence, "auto"))
     runs.append((case_nats_consumers_get_every_event_and_late_ones_the_last_values, "auto"))
     runs.append((case_nats_full_store_and_slow_consumer_leave_the_receiver_unaffected, "auto"))
     runs.append((case_nats_outages_leave_the_receiver_unaffected, "auto"))
     runs.append((case_nats_cluster_keeps_the_last_values_through_a_node_loss, "auto"))
+    runs.append((case_nats_standby_pair_takes_over_a_killed_leader_exactly, "auto"))
+    runs.append((case_nats_standby_pair_hands_over_on_sigterm, "auto"))
+    runs.append((case_nats_standby_short_history_resynchronizes_visibly, "auto"))
     for backend in ("auto", "epoll", "asio"):
         runs.append((case_feed_socket_keys_reach_the_sockets, backend))
     runs = [(case, backend) for case, backend in runs if args.only in case.__name__]

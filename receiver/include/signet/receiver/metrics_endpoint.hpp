@@ -12,7 +12,9 @@
 // families each feed's protocol adds (signet_feed_<protocol part>_*), and per event subscriber
 // (label subscriber) signet_subscriber_{delivered,dropped,conflated,lost_notices}_total; with
 // [publish] nats, signet_nats_{published,failed,dropped,disconnects,reconnects}_total and the
-// gauge signet_nats_connected.
+// gauge signet_nats_connected; with [publish] standby, per feed (labels group, feed) the gauges
+// signet_standby_leader and signet_standby_last_takeover_seconds and
+// signet_standby_{takeovers,resyncs,lease_errors}_total.
 
 #include <cstddef>
 #include <functional>
@@ -24,6 +26,7 @@
 #include <signet/net/runtime.hpp>
 #include <signet/receiver/feed_parser.hpp>
 #include <signet/receiver/publish.hpp>
+#include <signet/receiver/standby.hpp>
 #include <signet/receiver/subscription.hpp>
 
 namespace prometheus {
@@ -49,6 +52,8 @@ public:
     void set_subscribers(std::function<std::vector<subscriber_stats>()> source);
     /// Where the NATS bridge's counters come from (the same rules).
     void set_nats(std::function<std::optional<nats_stats>()> source);
+    /// Where the standby group's state comes from (the same rules).
+    void set_standby(std::function<std::optional<standby_stats>()> source);
     metrics_endpoint(metrics_endpoint const&) = delete;
     metrics_endpoint& operator=(metrics_endpoint const&) = delete;
 

@@ -27,6 +27,7 @@ namespace signet::receiver {
 ///   - index > 0: the message must be (last.sequence, last.index + 1);
 ///   - index == 0: `previous` must be last.sequence (and sequence > previous);
 ///   - anything else is a hole (ahead) or a double (at or behind `last`): it never should be;
+///   - `after_loss` set: the publisher's queue lost events before it (a hole, said so);
 ///   - `resync` set: a member took over without the history to continue; this message is one
 ///     instrument's current state (definition, status, bbo) as of (sequence, index); take it
 ///     and the next unflagged message starts a new chain (its `previous` is this sequence).
@@ -36,6 +37,9 @@ namespace signet::receiver {
 struct nats_position {
     static constexpr std::size_t header = 24;  ///< the binary header's size with it
     static constexpr std::uint16_t resync = 1; ///< flags: a resynchronization's state
+    /// flags: the publisher's own queue lost events just before this one (counted as the
+    /// nats subscriber's drops): a hole, shown as one.
+    static constexpr std::uint16_t after_loss = 2;
     std::uint64_t sequence = 0;
     std::uint32_t index = 0;
     std::uint64_t previous = 0;

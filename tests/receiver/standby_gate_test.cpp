@@ -1,0 +1,250 @@
+// The standby gate (receiver/src/nats_standby.hpp) without NATS: a fake sender and an injected
+// clock. What a member publishes as follower, at a takeover (right after the group's last
+// position, ahead of its own history, or a resynchronization when its history does not
+// continue it), at its deadline, after a failed send and after a loss.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "nats_standby.hpp"
+
+namespace {
+
+using signet::receiver::group_position;
+using signet::receiver::nats_position;
+using signet::receiver::standby_gate;
+namespace md = signet::md;
+
+std::chrono::steady_clock::time_point fake_now{};
+std::chrono::steady_clock::time_point now_of_test() {
+    return fake_now;
+}
+
+struct sent_message {
+    md::event_kind kind;
+    std::uint64_t sequence;
+    std::string symbol;
+    nats_position position;
+};
+
+class fake_sender final : public signet::receiver::standby_sender {
+public:
+    bool send(std::size_t feed, md::event const& e, std::string_view symbol,
+              nats_position const& p) noexcept override {
+        (void)feed;
+        if (refuse) {
+            return false;
+        }
+        sent.push_back({e.kind, e.sequence, std::string(symbol), p});
+        return true;
+    }
+    std::vector<sent_message> sent;
+    bool refuse = false;
+};
+
+/// A feed whose sequence s (from 1) makes two events: a definition of instrument s % 4 at
+/// index 0 and its bbo at index 1 (previous: s - 1).
+class StandbyGate : public ::testing::Test {
+protected:
+    StandbyGate()
+        : gate(1, 16, 8, sender, &now_of_test) {
+        fake_now = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+    }
+    void record_sequence(std::uint64_t s, std::uint16_t flags = 0) {
+        for (std::uint32_t index = 0; index < 2; ++index) {
+            md::event e{};
+            e.kind = index == 0 ? md::event_kind::instrument_definition : md::event_kind::bbo;
+            e.instrument = static_cast<std::uint32_t>(s % 4);
+            e.sequence = s;
+            nats_position const p{.sequence = s,
+                                  .index = index,
+                                  .previous = s - 1,
+                                  .flags = index == 0 ? flags : std::uint16_t{0}};
+            gate.record(0, e, "SYM" + std::to_string(s % 4), p, fake_now);
+        }
+    }
+    static group_position at(std::uint64_t s, std::uint32_t index) {
+        return {.what = group_position::state::at,
+                .position = {.sequence = s, .index = index, .previous = 0, .flags = 0}};
+    }
+    std::uint64_t take_over(group_position const& last) {
+        return gate.take_over(0, last, fake_now, fake_now + std::chrono::milliseconds(500), true);
+    }
+    /// The positions sent, as (sequence, index).
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> positions() const {
+        std::vector<std::pair<std::uint64_t, std::uint32_t>> out;
+        for (sent_message const& m : sender.sent) {
+            out.emplace_back(m.position.sequence, m.position.index);
+        }
+        return out;
+    }
+    using positions_t = std::vector<std::pair<std::uint64_t, std::uint32_t>>;
+
+    fake_sender sender;
+    standby_gate gate;
+};
+
+TEST_F(StandbyGate, FollowerPublishesNothing) {
+    for (std::uint64_t s = 1; s <= 5; ++s) {
+        record_sequence(s);
+    }
+    EXPECT_TRUE(sender.sent.empty());
+    EXPECT_FALSE(gate.leading(0));
+}
+
+TEST_F(StandbyGate, TakeoverResumesRightAfterTheGroupsLastPosition) {
+    for (std::uint64_t s = 1; s <= 5; ++s) {
+        record_sequence(s);
+    }
+    EXPECT_EQ(take_over(at(3, 1)), 4u);
+    EXPECT_EQ(positions(), (positions_t{{4, 0}, {4, 1}, {5, 0}, {5, 1}}));
+    EXPECT_EQ(sender.sent[0].symbol, "SYM0"); // its subject's symbol, from the history
+    record_sequence(6);                       // then live
+    EXPECT_EQ(sender.sent.size(), 6u);
+    signet::receiver::standby_feed_stats s;
+    gate.fill(0, s);
+    EXPECT_EQ(s.takeovers, 1u);
+    EXPECT_EQ(s.resyncs, 0u);
+}
+
+TEST_F(StandbyGate, TakeoverWithinASequenceResumesAtItsNextIndex) {
+    for (std::uint64_t s = 1; s <= 3; ++s) {
+        record_sequence(s);
+    }
+    take_over(at(2, 0));
+    EXPECT_EQ(positions(), (positions_t{{2, 1}, {3, 0}, {3, 1}}));
+}
+
+TEST_F(StandbyGate, AMemberBehindTheOldLeaderSkipsWhatItPublished) {
+    record_sequence(1);
+    EXPECT_EQ(take_over(at(3, 0)), 0u); // the old leader got further than this member
+    record_sequence(2);
+    record_sequence(3);
+    record_sequence(4);
+    EXPECT_EQ(positions(), (positions_t{{3, 1}, {4, 0}, {4, 1}}));
+}
+
+TEST_F(StandbyGate, AGroupThatNeverPublishedGetsTheWholeHistory) {
+    record_sequence(1);
+    record_sequence(2);
+    take_over({});
+    EXPECT_EQ(positions(), (positions_t{{1, 0}, {1, 1}, {2, 0}, {2, 1}}));
+}
+
+TEST_F(StandbyGate, AHistoryThatDoesNotReachBackResynchronizes) {
+    for (std::uint64_t s = 1; s <= 20; ++s) { // 40 events, 16 kept
+        record_sequence(s);
+    }
+    std::uint64_t const sent = take_over(at(3, 1));
+    // Each instrument's definition and bbo, flagged, as of the newest event; then live.
+    ASSERT_EQ(sent, 8u);
+    for (sent_message const& m : sender.sent) {
+        EXPECT_NE(m.position.flags & nats_position::resync, 0);
+        EXPECT_EQ(m.position.sequence, 20u);
+        EXPECT_EQ(m.position.index, 1u);
+        EXPECT_EQ(m.sequence, 20u); // the event says so too: the state as of sequence 20
+    }
+    record_sequence(21);
+    ASSERT_EQ(sender.sent.size(), 10u);
+    EXPECT_EQ(sender.sent[8].position.flags, 0);
+    EXPECT_EQ(sender.sent[8].position.previous, 20u); // the chain goes on from the resync
+    signet::receiver::standby_feed_stats s;
+    gate.fill(0, s);
+    EXPECT_EQ(s.resyncs, 1u);
+    EXPECT_EQ(s.resync_messages, 8u);
+}
+
+TEST_F(StandbyGate, AHistoryThatDivergesResynchronizes) {
+    record_sequence(1);
+    record_sequence(2);
+    // This member made nothing of sequence 3 (say it started late): its 4 follows 2.
+    md::event e{};
+    e.kind = md::event_kind::bbo;
+    e.instrument = 1;
+    e.sequence = 4;
+    gate.record(0, e, "SYM1", {.sequence = 4, .index = 0, .previous = 2, .flags = 0}, fake_now);
+    take_over(at(3, 0)); // the group published 3
+    ASSERT_FALSE(sender.sent.empty());
+    for (sent_message const& m : sender.sent) {
+        EXPECT_NE(m.position.flags & nats_position::resync, 0);
+    }
+}
+
+TEST_F(StandbyGate, TheDeadlineStopsPublishingUntilARenew) {
+    record_sequence(1);
+    take_over({});
+    ASSERT_EQ(sender.sent.size(), 2u);
+    fake_now += std::chrono::milliseconds(600); // past the deadline (500 ms)
+    record_sequence(2);
+    EXPECT_EQ(sender.sent.size(), 2u);
+    gate.renewed(0, fake_now + std::chrono::milliseconds(500));
+    record_sequence(3); // the backlog goes out first, in order
+    EXPECT_EQ(positions(), (positions_t{{1, 0}, {1, 1}, {2, 0}, {2, 1}, {3, 0}, {3, 1}}));
+}
+
+TEST_F(StandbyGate, AFailedSendSuspendsUntilAResumeFromTheGroupsPosition) {
+    record_sequence(1);
+    take_over({});
+    sender.refuse = true;
+    record_sequence(2);
+    EXPECT_TRUE(gate.suspended(0));
+    sender.refuse = false;
+    record_sequence(3);
+    EXPECT_EQ(sender.sent.size(), 2u); // suspended: nothing
+    EXPECT_EQ(gate.take_over(0, at(1, 1), fake_now, fake_now + std::chrono::seconds(1), false), 4u);
+    EXPECT_FALSE(gate.suspended(0));
+    EXPECT_EQ(positions(), (positions_t{{1, 0}, {1, 1}, {2, 0}, {2, 1}, {3, 0}, {3, 1}}));
+}
+
+TEST_F(StandbyGate, ALossOnTheLeadersQueueResynchronizes) {
+    record_sequence(1);
+    take_over({});
+    record_sequence(3, nats_position::after_loss); // its queue lost sequence 2
+    ASSERT_GT(sender.sent.size(), 2u);
+    EXPECT_NE(sender.sent[2].position.flags & nats_position::resync, 0);
+}
+
+TEST_F(StandbyGate, DemotedMemberPublishesNothing) {
+    record_sequence(1);
+    take_over({});
+    gate.demote(0);
+    record_sequence(2);
+    EXPECT_EQ(sender.sent.size(), 2u);
+    EXPECT_FALSE(gate.leading(0));
+}
+
+TEST(NatsPosition, BinaryHeaderRoundTrips) {
+    md::event e{};
+    e.kind = md::event_kind::trade;
+    e.sequence = 77;
+    std::array<char, nats_position::header + sizeof(md::event)> message{};
+    nats_position const p{.sequence = 77, .index = 3, .previous = 75, .flags = 1};
+    nats_position::write(e, p, message);
+    auto const back = nats_position::read(message);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->sequence, 77u);
+    EXPECT_EQ(back->index, 3u);
+    EXPECT_EQ(back->previous, 75u);
+    EXPECT_EQ(back->flags, 1);
+    // A version 1 reader that honours the header size still reads the event.
+    auto const event = signet::receiver::nats_layout::read(message);
+    ASSERT_TRUE(event);
+    EXPECT_EQ(event->sequence, 77u);
+    // The old 8-byte header carries no position.
+    std::array<char, signet::receiver::nats_layout::size> old{};
+    signet::receiver::nats_layout::write(e, old);
+    EXPECT_FALSE(nats_position::read(old));
+}
+
+TEST(NatsPosition, ChainRule) {
+    nats_position const last{.sequence = 5, .index = 1, .previous = 4, .flags = 0};
+    EXPECT_TRUE(standby_gate::continues(last, {.sequence = 5, .index = 2, .previous = 4}));
+    EXPECT_TRUE(standby_gate::continues(last, {.sequence = 9, .index = 0, .previous = 5}));
+    EXPECT_FALSE(standby_gate::continues(last, {.sequence = 9, .index = 0, .previous = 6}));
+    EXPECT_FALSE(standby_gate::continues(last, {.sequence = 5, .index = 3, .previous = 4}));
+    EXPECT_FALSE(standby_gate::continues(last, {.sequence = 5, .index = 1, .previous = 4}));
+}
+
+} // namespace
