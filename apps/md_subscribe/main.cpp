@@ -9,7 +9,6 @@
 // issue 695 reports a crash of that path on a consumer info without a name). A push consumer
 // on a fresh inbox, read by a core subscription, needs none of that machinery; its idle
 // heartbeats tell a consumer that went silent (its server gone) from a quiet stream.
-#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -60,22 +59,6 @@ void append_position(std::string& line, std::span<char const> data) {
         line += ",\"resync\":true";
     }
     line += '}';
-}
-
-/// A number field of a JSON message ("sequence", "index", "previous").
-std::optional<std::uint64_t> json_number(std::string_view text, std::string_view key) {
-    std::string const quoted = "\"" + std::string(key) + "\":";
-    std::size_t const at = text.find(quoted);
-    if (at == std::string_view::npos) {
-        return std::nullopt;
-    }
-    std::uint64_t value = 0;
-    char const* begin = text.data() + at + quoted.size();
-    auto const [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
-    if (ec != std::errc() || end == begin) {
-        return std::nullopt;
-    }
-    return value;
 }
 
 /// --chain: one feed's chain of positions as a consumer checks it (docs/publishing.md,
@@ -132,6 +115,7 @@ std::optional<signet::receiver::nats_position> position_of(std::span<char const>
         return std::nullopt;
     }
     std::string_view const text(data.data(), data.size());
+    using signet::receiver::json_number;
     auto const sequence = json_number(text, "sequence");
     auto const index = json_number(text, "index");
     auto const previous = json_number(text, "previous");

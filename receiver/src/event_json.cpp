@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <charconv>
 #include <iterator>
 #include <string_view>
 
@@ -103,6 +104,21 @@ void append_event_json(std::string& out, event_view const& view) {
         break;
     }
     out += '}';
+}
+
+std::optional<std::uint64_t> json_number(std::string_view text, std::string_view key) {
+    std::string const quoted = "\"" + std::string(key) + "\":";
+    std::size_t const at = text.find(quoted);
+    if (at == std::string_view::npos) {
+        return std::nullopt;
+    }
+    std::uint64_t value = 0;
+    char const* begin = text.data() + at + quoted.size();
+    auto const [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
+    if (ec != std::errc() || end == begin) {
+        return std::nullopt;
+    }
+    return value;
 }
 
 } // namespace signet::receiver

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <signet/net/log.hpp>
+#include <signet/receiver/event_json.hpp>
 
 #include <nats/nats.h>
 
@@ -19,22 +20,6 @@ namespace {
 
 std::int64_t ns_of(standby_gate::clock::time_point t) noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-}
-
-/// The first unsigned number after `"key":` in a JSON object (nullopt: none).
-std::optional<std::uint64_t> json_number(std::string_view text, std::string_view key) {
-    std::string const quoted = "\"" + std::string(key) + "\":";
-    std::size_t const at = text.find(quoted);
-    if (at == std::string_view::npos) {
-        return std::nullopt;
-    }
-    std::uint64_t value = 0;
-    char const* begin = text.data() + at + quoted.size();
-    auto const [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
-    if (ec != std::errc() || end == begin) {
-        return std::nullopt;
-    }
-    return value;
 }
 
 /// "released <sequence> <index>": a hand-over's position.

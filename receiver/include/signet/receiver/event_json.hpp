@@ -8,7 +8,10 @@
 //
 // Threading: none (a function of its arguments). Costs: formatting into `out` (appends).
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <signet/receiver/subscription.hpp>
 
@@ -16,5 +19,9 @@ namespace signet::receiver {
 
 /// Appends the event's JSON object (no newline) to `out`.
 void append_event_json(std::string& out, event_view const& view);
+
+/// The unsigned number after `"key":` in such a line (or any flat JSON object), e.g. its
+/// "sequence", or the "index" and "previous" a NATS message adds; nullopt: none there.
+[[nodiscard]] std::optional<std::uint64_t> json_number(std::string_view text, std::string_view key);
 
 } // namespace signet::receiver
