@@ -280,38 +280,10 @@ TEST(SequenceArbiter, BothLinesPastAGapWaitForWaitingInputWhenTheWireReorders) {
     h.arrive(2, 0, 5);
     EXPECT_EQ(h.session.gaps, 0U);
     EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 1, 2, 3, 3}));
-    // A gap on both lines with nothing waiting: called once the lines moved on past the hold
-    // (hold_ns 1000): the sender may have paused between 5 and the 4 it reordered behind it.
+    // A gap on both lines with nothing waiting: released at once (rule 2).
     h.arrive(5, 0, 6);
     h.arrive(5, 1, 7);
-    EXPECT_EQ(h.session.gaps, 0U);
-    h.arrive(6, 0, 800);
-    EXPECT_EQ(h.session.gaps, 0U) << "the lines have not moved on past the hold yet";
-    h.arrive(6, 1, 1'100);
     EXPECT_EQ(h.session.gaps, 1U);
-    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 1, 2, 3, 3, 5, 5, 6, 6}));
-}
-
-TEST(SequenceArbiter, APauseBetweenAPacketAndTheOneReorderedBehindItIsNoLossOnBothLines) {
-    // The wire reorders before the lines split (4 after 5 on both), and the sender pauses
-    // between them on a loaded machine: both lines are past 4 and nothing waits in any socket,
-    // before any reorder was seen. Not a loss: 4 comes; a timer alone waits for the bound.
-    harness h(2);
-    fake_probe probe;
-    h.arbiter.set_input_probe(&probe, 10'000);
-    for (std::uint64_t s = 1; s <= 3; ++s) {
-        h.arrive(s, 0, s * 10);
-        h.arrive(s, 1, s * 10 + 1);
-    }
-    h.arrive(5, 0, 40);
-    h.arrive(5, 1, 41);
-    h.arbiter.tick(
-        5'000, [&](auto d) { h.session.deliver(d); }, [&] { return h.session.next; });
-    EXPECT_EQ(h.session.gaps, 0U) << "a timer alone, inside hold_ns + max_defer_ns";
-    h.arrive(4, 0, 6'000);
-    h.arrive(4, 1, 6'001);
-    EXPECT_EQ(h.session.gaps, 0U);
-    EXPECT_EQ(h.session.delivered, (std::vector<std::uint64_t>{1, 1, 2, 2, 3, 3, 4, 5, 5, 4}));
 }
 
 /// Keeps every gap it is asked for (true) and records the asks.

@@ -25,13 +25,11 @@
 // the missing packet, as the wire reorders — for at most hold_ns + max_defer_ns from the held
 // packet's arrival: a receiver behind its input on a loaded machine does not turn scheduling
 // delay into loss. (A real gap under a steady stream waits that long, or until the hold is
-// full: rule 4.) With a probe and no recovery, rules 2 and 3 also need the lines to have moved
-// on: a packet that arrived more than hold_ns after the held one (by the arrivals' stamps). A
-// timer (tick) alone does not call the gap lost before hold_ns + max_defer_ns: a sender
-// descheduled between a packet and the one it reordered behind it (a loaded machine) leaves
-// nothing in any socket, and the wall clock would turn that pause into loss — on both lines
-// alike when the wire reorders before the lines split, before rule 2 has seen a reorder (so a
-// loss on both lines is called after the hold, not at once). Rule 4 still bounds the wait.
+// full: rule 4.) With a probe and no recovery, rule 3 also needs the lines to have moved on: a
+// packet that arrived more than hold_ns after the held one (by the arrivals' stamps). A timer
+// (tick) alone does not call the gap lost before hold_ns + max_defer_ns: a sender descheduled
+// between a packet and the one it reordered behind it (a loaded machine) leaves nothing in any
+// socket, and the wall clock would turn that pause into loss. Rule 4 still bounds the wait.
 // A `far` packet (its sequence too far from the session's to be believed, or to order or
 // recover by) is delivered at once when nothing is held, else it waits behind everything held
 // and goes as soon as the packets before it went: it never overtakes packets waiting for a gap
@@ -151,7 +149,7 @@ public:
                                        [&](std::uint64_t seen) { return seen >= h.sequence; });
         // Rule 2 waits for its reorder allowance, rule 3 for the hold; a timer alone expires
         // it only at its bound while the lines have not moved on (see lines_paused).
-        if (paused_rule_applies() && !moved_on(h)) {
+        if (!both_past && paused_rule_applies() && !moved_on(h)) {
             return h.arrived + hold_ns_ + max_defer_ns_ + 1;
         }
         return h.arrived +
@@ -268,7 +266,7 @@ private:
             if (!(due || everything) && input_may_fill(h, now)) {
                 return; // behind its input, not lost: held a little longer
             }
-            if (!(due || everything) && lines_paused(h, now)) {
+            if (!(due || everything || lost_everywhere) && lines_paused(h, now)) {
                 return; // the lines paused: the missing packet may not have been sent yet
             }
             if (everything && !due && recovery_ != nullptr) {
