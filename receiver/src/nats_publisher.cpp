@@ -160,14 +160,17 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
         refuse("cannot connect to " + config_.url, s);
     }
     if (config_.stream) {
-        if (natsStatus const js = natsConnection_JetStream(&js_, connection_, nullptr);
-            js != NATS_OK) {
+        try {
+            watch_ = std::make_unique<nats_stream_watch>(
+                connection_, stream_names_, prefixes_, static_cast<int>(config_.replicas),
+                stream_sent_.get(), [this] { return disconnects_.load(std::memory_order_relaxed); },
+                streams_due_);
+            // release: pairs with the acquire load of the (re)connect callback.
+            wake_watch_.store(watch_.get(), std::memory_order_release);
+        } catch (...) {
             shut();
-            refuse("JetStream context", js);
+            throw;
         }
-        watch_ = std::make_unique<nats_stream_watch>(
-            connection_, stream_names_, stream_sent_.get(),
-            [this] { return disconnects_.load(std::memory_order_relaxed); });
     }
     if (!config_.standby.empty()) {
         nats_standby::options o;
@@ -197,8 +200,8 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
                 return connected_.load(std::memory_order_relaxed); // relaxed: a state
             });
         } catch (...) {
+            shut(); // before the watch goes: no callback wakes it after
             watch_.reset();
-            shut();
             throw;
         }
     }
@@ -219,9 +222,8 @@ nats_publisher::~nats_publisher() {
         standby_->release(); // a hand-over: after the last publish (flush() ran), then its key
         standby_.reset();
     }
-    watch_.reset(); // its requests use the connection
-    shut();
-    jsCtx_Destroy(js_);
+    shut();         // no callback after it (none wakes the watch)
+    watch_.reset(); // its requests fail at once on the closed connection
     natsConnection_Destroy(connection_); // closes: what is still buffered is given up
     natsOptions_Destroy(options_);
 }
@@ -231,8 +233,12 @@ void nats_publisher::on_connected(natsConnection* nc, void* self) noexcept {
     auto* p = static_cast<nats_publisher*>(self);
     p->connected_.store(true, std::memory_order_relaxed);
     p->ever_connected_.store(true, std::memory_order_relaxed);
-    // release: pairs with the acquire exchange in publish(), which makes the streams.
+    // release: pairs with the acquire exchange of the stream watch, which makes the streams.
     p->streams_due_.store(true, std::memory_order_release);
+    // acquire: pairs with the release store after the watch was made.
+    if (nats_stream_watch* const watch = p->wake_watch_.load(std::memory_order_acquire)) {
+        watch->wake();
+    }
     SPDLOG_LOGGER_INFO(net::logger(), "publish nats: connected to {}", p->config_.url);
 }
 
@@ -266,59 +272,7 @@ void nats_publisher::on_closed(natsConnection* nc, void* self) noexcept {
     p->closed_cv_.notify_one();
 }
 
-void nats_publisher::make_streams() noexcept {
-    streams_missing_ = false;
-    for (std::size_t i = 0; i < feeds_.size(); ++i) {
-        std::string const& name = stream_names_[i];
-        std::string const base = prefixes_[i] + "*.";
-        std::string const subjects[] = {base + "bbo", base + "trade", base + "status",
-                                        base + "definition"};
-        char const* list[] = {subjects[0].c_str(), subjects[1].c_str(), subjects[2].c_str(),
-                              subjects[3].c_str()};
-        jsStreamConfig c;
-        jsStreamConfig_Init(&c);
-        c.Name = name.c_str();
-        c.Subjects = list;
-        c.SubjectsLen = 4;
-        c.MaxMsgsPerSubject = 1; // the last value of each subject
-        c.Replicas = static_cast<int64_t>(config_.replicas);
-        jsStreamInfo* info = nullptr;
-        jsErrCode error = static_cast<jsErrCode>(0);
-        natsStatus s = js_AddStream(&info, js_, &c, nullptr, &error);
-        if (s != NATS_OK && error == JSStreamNameExistErr) {
-            s = js_UpdateStream(&info, js_, &c, nullptr, &error);
-        }
-        jsStreamInfo_Destroy(info);
-        if (s == NATS_OK) {
-            streams_.fetch_add(1, std::memory_order_relaxed);
-            continue;
-        }
-        streams_missing_ = true;
-        if (stream_errors_.fetch_add(1, std::memory_order_relaxed) == 0) {
-            SPDLOG_LOGGER_WARN(net::logger(),
-                               "publish nats: cannot make the JetStream stream {} ({}, error {}): "
-                               "trying again every second (is JetStream on?)",
-                               name, natsStatus_GetText(s), static_cast<int>(error));
-        }
-    }
-}
-
 void nats_publisher::publish(event_view const& v) noexcept {
-    // relaxed load first: a plain read per event, the read-modify-write only after a
-    // (re)connect. acquire exchange: pairs with the release store of that (re)connect.
-    if (js_ != nullptr && streams_due_.load(std::memory_order_relaxed) &&
-        streams_due_.exchange(false, std::memory_order_acquire)) {
-        make_streams();
-    }
-    if (streams_missing_ && connected_.load(std::memory_order_relaxed)) {
-        // A stream the server refused (a cluster still electing its JetStream leader): again
-        // once a second, while there is one.
-        auto const now = std::chrono::steady_clock::now();
-        if (now >= next_stream_try_) {
-            next_stream_try_ = now + std::chrono::seconds(1);
-            make_streams();
-        }
-    }
     std::size_t feed = 0;
     while (feed + 1 < feeds_.size() && feeds_[feed] != v.feed) {
         ++feed;
@@ -387,7 +341,7 @@ bool nats_publisher::send(std::size_t feed, md::event const& e, std::string_view
                                                 static_cast<int>(payload_.size()));
     if (s == NATS_OK) {
         published_.fetch_add(1, std::memory_order_relaxed);
-        if (js_ != nullptr && kind != "book") { // one of its stream's subjects
+        if (watch_ && kind != "book") { // one of its stream's subjects
             std::atomic<std::uint64_t>& sent = stream_sent_[feed];
             // relaxed, one writer at a time (publish()'s thread, or the gate's mutex): a count
             // the stream watch reads on its own.
@@ -432,8 +386,8 @@ nats_stats nats_publisher::stats() const {
     s.disconnects = disconnects_.load(std::memory_order_relaxed);
     s.stream_unstored = watch_ ? watch_->unstored() : 0;
     s.reconnects = reconnects_.load(std::memory_order_relaxed);
-    s.streams = streams_.load(std::memory_order_relaxed);
-    s.stream_errors = stream_errors_.load(std::memory_order_relaxed);
+    s.streams = watch_ ? watch_->made() : 0;
+    s.stream_errors = watch_ ? watch_->errors() : 0;
     return s;
 }
 

@@ -20,9 +20,11 @@
 // closed one, its last, which the destructor waits for (a mutex and a condition variable, off
 // every hot path) before the object goes.
 // Memory orders: every counter is relaxed (a statistic read on its own); streams_due_ is
-// stored with release by the (re)connect callback and exchanged with acquire by publish()
-// (after a relaxed load that finds it set: no read-modify-write per event), which then makes
-// the streams.
+// stored with release by the (re)connect callback and exchanged with acquire by the stream
+// watch, which then makes the streams (on its own thread: publish() never waits for JetStream);
+// wake_watch_ is stored with release once the watch is made and loaded with acquire by the
+// callback, which wakes the watch (the destructor closes the connection, so no callback runs,
+// before the watch goes).
 //
 // Positions: publish() gives each event its nats_position (standby.hpp: sequence, index among
 // the published events of its sequence, the previous sequence), written into every message.
@@ -51,7 +53,6 @@
 
 struct __natsOptions;
 struct __natsConnection;
-struct __jsCtx;
 
 namespace signet::receiver {
 
@@ -87,7 +88,6 @@ private:
     static void on_disconnected(__natsConnection* nc, void* self) noexcept;
     static void on_reconnected(__natsConnection* nc, void* self) noexcept;
     static void on_closed(__natsConnection* nc, void* self) noexcept;
-    void make_streams() noexcept;
     /// Closes the connection and waits for libnats's last callback.
     void shut() noexcept;
 
@@ -96,12 +96,9 @@ private:
     std::vector<std::string> prefixes_;
     __natsOptions* options_ = nullptr;
     __natsConnection* connection_ = nullptr;
-    __jsCtx* js_ = nullptr;
     std::string subject_;          // publish()'s own (reserved)
     std::string payload_;          // publish()'s own (reserved)
     bool failing_ = false;         // publish()'s own: this outage was logged
-    bool streams_missing_ = false; // publish()'s own: a stream failed; retried each second
-    std::chrono::steady_clock::time_point next_stream_try_{};
     std::atomic<bool> streams_due_{false};
     std::atomic<bool> closing_{false}; // the destructor runs: a lost connection is ours
     // The closed callback is libnats's last call into this object: the destructor waits for it.
@@ -114,12 +111,11 @@ private:
     std::atomic<std::uint64_t> failed_{0};
     std::atomic<std::uint64_t> disconnects_{0};
     std::atomic<std::uint64_t> reconnects_{0};
-    std::atomic<std::uint64_t> streams_{0};
-    std::atomic<std::uint64_t> stream_errors_{0};
     // Per feed: messages handed over for its stream's subjects (publish()'s, one writer).
     std::unique_ptr<std::atomic<std::uint64_t>[]> stream_sent_;
     std::vector<std::string> stream_names_;
     std::unique_ptr<nats_stream_watch> watch_; // with nats_stream; goes before the connection
+    std::atomic<nats_stream_watch*> wake_watch_{nullptr}; // watch_, for the connect callback
     // Per feed, publish()'s own: the last sequence published, the next index within it and
     // the previous sequence (nats_position).
     std::vector<std::uint64_t> last_sequence_;

@@ -1,12 +1,22 @@
 #pragma once
 
-// nats_stream_watch: tells whether the JetStream last-value streams keep what the NATS bridge
-// sends them (docs/publishing.md). Core NATS publishing is not acknowledged: a stream whose
-// store is full (the server's or account's JetStream limit), or that is electing a leader,
-// silently keeps nothing of what arrives. Once a second this watch asks each feed's stream for
-// its last sequence (a JetStream request on its own thread, never the publisher's) and compares
-// how far it moved with how many messages the bridge handed over for that stream's subjects
-// up to the previous check (a second earlier: time to be stored). The shortfall is the
+// nats_stream_watch: makes the JetStream last-value streams and tells whether they keep what
+// the NATS bridge sends them (docs/publishing.md). Both are JetStream requests, which wait for
+// an answer (a second at most here), so both run on the watch's own thread, never the
+// publisher's: a cluster electing its JetStream leader, or a stalled server, holds this thread
+// and never the publishing of the core subjects.
+//
+// Making: each feed's stream (its bbo, trade, status and definition subjects, one message per
+// subject) is made or updated at construction when the connection is up (before the feeds
+// start: the first values are stored), then again on the watch's thread after every
+// (re)connect (streams_due, stored by the connection's callback) and once a second while one
+// is missing (a cluster still electing: logged once, counted as stream_errors).
+//
+// Watching: core NATS publishing is not acknowledged: a stream whose store is full (the
+// server's or account's JetStream limit), or that is electing a leader, silently keeps nothing
+// of what arrives. Once a second this watch asks each feed's stream for its last sequence and
+// compares how far it moved with how many messages the bridge handed over for that stream's
+// subjects up to the previous check (a second earlier: time to be stored). The shortfall is the
 // messages the stream did not store: counted (nats_stats::stream_unstored) and logged once per
 // stream.
 //
@@ -17,9 +27,13 @@
 // what was lost. Losses while the connection itself is down are the bridge's failed count.
 //
 // Threading: construction and destruction on the controlling thread (the destructor stops and
-// joins the watch's thread, before the connection goes); unstored() from any thread.
+// joins the watch's thread, before the connection goes); unstored(), made() and errors() from
+// any thread.
 // Memory orders: `sent` counters are relaxed statistics (the bridge's thread writes them); the
-// total is relaxed (read on its own); stop_ is guarded by mutex_ with the condition variable.
+// totals are relaxed (each read on its own); streams_due is stored with release by the
+// connection's callback and exchanged with acquire here (its status is read after it), the
+// callback then wakes the thread (wake()); stop_ and woken_ are guarded by mutex_ with the
+// condition variable.
 
 #include <atomic>
 #include <condition_variable>
@@ -31,15 +45,20 @@
 #include <vector>
 
 struct __natsConnection;
+struct __jsCtx;
 
 namespace signet::receiver {
 
 class nats_stream_watch {
 public:
-    /// `streams[i]`: feed i's stream; `sent[i]`: messages the bridge handed over for its
-    /// subjects; `epoch()`: changes whenever the connection was lost.
+    /// `streams[i]`: feed i's stream, of the subjects `prefixes[i]` + "*." + bbo, trade, status
+    /// and definition, `replicas` times; `sent[i]`: messages the bridge handed over for its
+    /// subjects; `epoch()`: changes whenever the connection was lost; `streams_due`: set by
+    /// each (re)connect. Makes the streams before it returns if `streams_due` is set.
     nats_stream_watch(__natsConnection* connection, std::vector<std::string> streams,
-                      std::atomic<std::uint64_t> const* sent, std::function<std::uint64_t()> epoch);
+                      std::vector<std::string> prefixes, int replicas,
+                      std::atomic<std::uint64_t> const* sent, std::function<std::uint64_t()> epoch,
+                      std::atomic<bool>& streams_due);
     nats_stream_watch(nats_stream_watch const&) = delete;
     nats_stream_watch& operator=(nats_stream_watch const&) = delete;
     ~nats_stream_watch();
@@ -47,6 +66,16 @@ public:
     /// Messages the streams did not store, so far (all feeds).
     [[nodiscard]] std::uint64_t unstored() const noexcept {
         return unstored_.load(std::memory_order_relaxed); // relaxed: a statistic
+    }
+    /// Makes the streams now, if due (a (re)connect callback's call, after it set streams_due).
+    void wake() noexcept;
+    /// Streams made or updated, so far.
+    [[nodiscard]] std::uint64_t made() const noexcept {
+        return made_.load(std::memory_order_relaxed); // relaxed: a statistic
+    }
+    /// Attempts to make a stream that failed, so far.
+    [[nodiscard]] std::uint64_t errors() const noexcept {
+        return errors_.load(std::memory_order_relaxed); // relaxed: a statistic
     }
 
 private:
@@ -62,17 +91,27 @@ private:
     };
 
     void run();
+    /// Makes (or updates) every stream; false when one failed (the next second tries again).
+    bool make();
     void observe(std::size_t i, std::uint64_t sent, std::uint64_t epoch, std::uint64_t sequence);
 
     __natsConnection* connection_;
+    __jsCtx* js_ = nullptr;
     std::vector<std::string> streams_;
+    std::vector<std::string> prefixes_;
+    int replicas_;
+    std::atomic<bool>& streams_due_;
+    bool missing_ = false; // the watch thread's own (the constructor's before it starts)
     std::atomic<std::uint64_t> const* sent_;
     std::function<std::uint64_t()> epoch_;
     std::vector<stream_state> states_; // the watch thread's own
     std::atomic<std::uint64_t> unstored_{0};
+    std::atomic<std::uint64_t> made_{0};
+    std::atomic<std::uint64_t> errors_{0};
     std::mutex mutex_;
     std::condition_variable wake_;
-    bool stop_ = false; // guarded by mutex_
+    bool stop_ = false;  // guarded by mutex_
+    bool woken_ = false; // guarded by mutex_
     std::thread thread_;
 };
 

@@ -2513,6 +2513,10 @@ def case_nats_outages_leave_the_receiver_unaffected(args, workdir, backend):
         receiver.wait_total_packets(500, feed=feed)
         server = nats_server(workdir, nats_port)
         wait_until(lambda: receiver.find("publish nats: connected"), 30, "the connection")
+        # The stream is made off the publishing path, just after the connection.
+        wait_until(lambda: any(s["name"] == "signet_e2e"
+                               for acc in server.jsz().get("account_details", [])
+                               for s in acc.get("stream_detail", [])), 30, "the feed's stream")
         last = md_subscribe(args, server.url, "signet.e2e.*.bbo", "--last", "--json")
         assert json.loads(last.stdout.readline())["feed"] == "e2e"  # it follows the stream
         server.kill()
@@ -2693,6 +2697,28 @@ def expect_whole_chain(events, what):
     return resyncs
 
 
+def standby_diagnosis(receivers, servers, consumer=None):
+    """What a failed standby case shows: the members' standby and NATS lines and last lines, the
+    servers' slow-consumer and stale-connection lines and what `consumer`, if given, said (it is
+    stopped for that)."""
+    said = "the members said:\n"
+    for r in receivers:
+        said += "".join(l for l in r.lines if "publish standby" in l or "nats" in l.lower())
+        said += "".join(r.lines[-2:])
+    for server in servers:  # a consumer the server cut off, reconnected, has a hole
+        with open(server.log, encoding="utf-8") as log:
+            said += "".join(l for l in log if "Slow Consumer" in l or "Stale" in l)
+    if consumer is not None:
+        if consumer.poll() is None:
+            consumer.terminate()
+        try:
+            consumer.wait(timeout=10)
+            said += f"the consumer (exit {consumer.returncode}) said: " + consumer.stderr.read()
+        except subprocess.TimeoutExpired:
+            said += "the consumer did not stop\n"
+    return said
+
+
 def standby_pair_run(args, workdir, backend, hand_over, short_history=False):
     """Two members of one standby group on the same feed (md_feed sends every packet to both:
     --to and --to-b), a 3-node nats-server cluster, a consumer of the feed's every subject
@@ -2741,7 +2767,12 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False):
                           f"{NET.host}:{ports['b']}", "--count", "60000", "--rate", "12000",
                           "--symbols", "8", "--seed", "40")
         members[leader].wait_total_packets(1500, feed=feed)
-        wait_until(lambda: len(timed.lines) > 1000, 30, "the consumer's first thousand messages")
+        try:
+            wait_until(lambda: len(timed.lines) > 1000, 30,
+                       "the consumer's first thousand messages")
+        except AssertionError as e:
+            raise AssertionError(f"{e} ({len(timed.lines)} came)\n" +
+                                 standby_diagnosis(receivers, servers, consumer))
         stopped_at = time.monotonic()
         if hand_over:
             took, _ = members[leader].terminate(signal.SIGTERM)
@@ -2788,11 +2819,7 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False):
         assert (f"md_subscribe: feed e2e: {len(events)} messages, 0 holes, 0 doubles, "
                 f"{resyncs} resynchronization messages, 0 after a loss") in err, err
     except AssertionError as e:
-        said = "".join(l for r in receivers for l in r.lines if "publish standby: feed" in l)
-        for server in servers:  # a consumer the server cut off, reconnected, has a hole
-            with open(server.log, encoding="utf-8") as log:
-                said += "".join(l for l in log if "Slow Consumer" in l or "Stale" in l)
-        raise AssertionError(f"{e}\nthe members said:\n{said}the consumer said: {err}")
+        raise AssertionError(f"{e}\n{standby_diagnosis(receivers, servers)}the consumer said: {err}")
     # Exactly the survivor's own events, in its order (it made each of them from the feed).
     with open(os.path.join(workdir, follower, "events.jsonl")) as f:
         own = [json.loads(line) for line in f]
