@@ -222,8 +222,8 @@ nats_publisher::~nats_publisher() {
         standby_->release(); // a hand-over: after the last publish (flush() ran), then its key
         standby_.reset();
     }
-    shut();         // no callback after it (none wakes the watch)
-    watch_.reset(); // its requests fail at once on the closed connection
+    shut();                              // no callback after it (none wakes the watch)
+    watch_.reset();                      // its requests fail at once on the closed connection
     natsConnection_Destroy(connection_); // closes: what is still buffered is given up
     natsOptions_Destroy(options_);
 }

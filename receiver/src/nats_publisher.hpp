@@ -96,9 +96,9 @@ private:
     std::vector<std::string> prefixes_;
     __natsOptions* options_ = nullptr;
     __natsConnection* connection_ = nullptr;
-    std::string subject_;          // publish()'s own (reserved)
-    std::string payload_;          // publish()'s own (reserved)
-    bool failing_ = false;         // publish()'s own: this outage was logged
+    std::string subject_;  // publish()'s own (reserved)
+    std::string payload_;  // publish()'s own (reserved)
+    bool failing_ = false; // publish()'s own: this outage was logged
     std::atomic<bool> streams_due_{false};
     std::atomic<bool> closing_{false}; // the destructor runs: a lost connection is ours
     // The closed callback is libnats's last call into this object: the destructor waits for it.

@@ -75,7 +75,9 @@ namespace {
 
 /// False if `m` is of a template decoded here and does not decode (a root or an entry shorter
 /// than the fields read, a group that does not fit); other templates and schemas are skipped.
-bool decodes(message const& m) noexcept {
+/// Flattened: the decoders inline, and what they would decode, unused, is never read (the
+/// checks alone remain; validate_packet() runs on every packet before it claims).
+[[gnu::flatten]] bool decodes(message const& m) noexcept {
     if (m.schema_id != schema_id) {
         return true;
     }
