@@ -45,11 +45,16 @@ nats_stream_watch::~nats_stream_watch() {
         stop_ = true;
     }
     wake_.notify_one();
-    thread_.join(); // a request in progress ends within its 1 s wait
+    thread_.join(); // a request in progress ends within its wait (5 s at most)
     jsCtx_Destroy(js_);
 }
 
 bool nats_stream_watch::make() {
+    // A replicated stream is made once its replicas elected a leader: on a loaded cluster that
+    // took more than the watch's 1 s (every try timed out); libnats's default wait, here only.
+    jsOptions options;
+    jsOptions_Init(&options);
+    options.Wait = 5000;
     bool all = true;
     for (std::size_t i = 0; i < streams_.size(); ++i) {
         std::string const base = prefixes_[i] + "*.";
@@ -66,9 +71,9 @@ bool nats_stream_watch::make() {
         c.Replicas = replicas_;
         jsStreamInfo* info = nullptr;
         jsErrCode error = static_cast<jsErrCode>(0);
-        natsStatus s = js_AddStream(&info, js_, &c, nullptr, &error);
+        natsStatus s = js_AddStream(&info, js_, &c, &options, &error);
         if (s != NATS_OK && error == JSStreamNameExistErr) {
-            s = js_UpdateStream(&info, js_, &c, nullptr, &error);
+            s = js_UpdateStream(&info, js_, &c, &options, &error);
         }
         jsStreamInfo_Destroy(info);
         if (s == NATS_OK) {

@@ -2,9 +2,9 @@
 
 // nats_stream_watch: makes the JetStream last-value streams and tells whether they keep what
 // the NATS bridge sends them (docs/publishing.md). Both are JetStream requests, which wait for
-// an answer (a second at most here), so both run on the watch's own thread, never the
-// publisher's: a cluster electing its JetStream leader, or a stalled server, holds this thread
-// and never the publishing of the core subjects.
+// an answer (5 s at most to make a stream, 1 s to watch it), so both run on the watch's own
+// thread, never the publisher's: a cluster electing its JetStream leader, or a stalled server,
+// holds this thread and never the publishing of the core subjects.
 //
 // Making: each feed's stream (its bbo, trade, status and definition subjects, one message per
 // subject) is made or updated at construction when the connection is up (before the feeds

@@ -2889,6 +2889,103 @@ def case_nats_standby_short_history_resynchronizes_visibly(args, workdir, backen
     standby_pair_run(args, workdir, backend, hand_over=False, short_history=True)
 
 
+def case_nats_standby_group_of_three_survives_two_kills(args, workdir, backend):
+    """Three members of one group on the same feed and a 3-node cluster: a is started first
+    and leads, b and c follow it. Mid-stream the leader is killed (-9), one of b and c takes
+    over and the other follows the new leader; then the new leader is killed too and the last
+    member takes over. A consumer of the whole feed subscribed throughout gets every event
+    exactly once, in order (the chain holds at every message, no resynchronization), the very
+    events the last member made, and ends with its books."""
+    routes = [free_port() for _ in range(3)]
+    servers = [nats_server(workdir, name=f"n{i + 1}",
+                          cluster=(routes[i], [r for j, r in enumerate(routes) if j != i]))
+               for i in range(3)]
+    urls = ",".join(server.url for server in servers)
+    members, feed, feed_c, consumer = {}, None, None, None
+    try:
+        wait_until(lambda: all(s.monitor_page("routez")["num_routes"] == 2 for s in servers)
+                   and servers[0].jsz().get("meta_cluster", {}).get("leader"), 30, "the cluster")
+        ports = {name: free_port() for name in "abc"}
+        for name in "abc":
+            os.makedirs(os.path.join(workdir, name))
+            members[name] = Receiver(
+                args.receiver, standby_pair_config(ports[name], urls, name, 2000),
+                os.path.join(workdir, name), backend,
+                extra_args=events_args(os.path.join(workdir, name), "events",
+                                       ",".join(ALL_PUBLISHED_KINDS))[0])
+            if name == "a":  # the first started takes the lease
+                wait_until(lambda: members["a"].find("publish standby: feed e2e leads"), 30,
+                           "a leading")
+        for name in "bc":
+            wait_until(lambda: members[name].find("publish standby: feed e2e follows a"), 30,
+                       f"{name} following a")
+        consumer = md_subscribe(args, servers[0].url, "signet.e2e.>", "--json", "--chain",
+                                "--idle-exit", "4")
+        timed = TimedLines(consumer)
+        # md_feed sends each packet to two destinations: a and b get lines A and B of one
+        # md_feed, c the same stream from a second md_feed of the same seed (same packets).
+        feed = start_feed(args.feed, "--to", f"{NET.host}:{ports['a']}", "--to-b",
+                          f"{NET.host}:{ports['b']}", "--count", "60000", "--rate", "10000",
+                          "--symbols", "8", "--seed", "41")
+        feed_c = start_feed(args.feed, "--to", f"{NET.host}:{ports['c']}", "--count", "60000",
+                            "--rate", "10000", "--symbols", "8", "--seed", "41")
+        leader, alive = "a", ["a", "b", "c"]
+        for round_ in (1, 2):
+            seen = len(timed.lines)
+            try:
+                wait_until(lambda: len(timed.lines) > seen + 1000, 30,
+                           f"a thousand more messages before kill {round_}")
+            except AssertionError as e:
+                raise AssertionError(f"{e}\n" + standby_diagnosis(list(members.values()),
+                                                                    servers, consumer))
+            members[leader].process.kill()
+            members[leader].process.wait(timeout=30)
+            alive.remove(leader)
+            leader = wait_until(lambda: next((n for n in alive if members[n].find(
+                "publish standby: feed e2e leads")), None), 10, f"a takeover after kill {round_}")
+            for other in alive:
+                if other != leader:
+                    wait_until(lambda: members[other].find(
+                        f"publish standby: feed e2e follows {leader}"), 10,
+                        f"{other} following {leader}")
+        finish_feed(feed)
+        finish_feed(feed_c)
+        summary, _ = members[leader].stop()
+        err = timed.finish()
+        assert consumer.returncode == 0, err
+    finally:
+        for r in members.values():
+            if r.process.poll() is None:
+                r.process.kill()
+        for f in (feed, feed_c):
+            if f is not None and f.poll() is None:
+                f.kill()
+        for server in servers:
+            server.stop()
+    events = [json.loads(line) for _, line in timed.lines]
+    try:
+        expect_equal("resynchronization messages", expect_whole_chain(events, "the consumer"), 0)
+        assert f"md_subscribe: feed e2e: {len(events)} messages, 0 holes, 0 doubles" in err, err
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n{standby_diagnosis(list(members.values()), servers)}")
+    with open(os.path.join(workdir, leader, "events.jsonl")) as f:
+        own = [json.loads(line) for line in f]
+    key = lambda e: (e["sequence"], e["kind"], e["instrument"], e.get("side"),
+                     e.get("price"), e.get("id"), e.get("bid_price"), e.get("ask_price"))
+    expect_equal("the consumer's events = the last member's own", len(events), len(own))
+    for n, (got, want) in enumerate(zip(events, own)):
+        assert key(got) == key(want), f"message {n}: {got} != the last member's {want}"
+    path = os.path.join(workdir, "consumer.jsonl")
+    with open(path, "w") as f:
+        f.writelines(line for _, line in timed.lines)
+    expect_itch_books_from_events(rebuild_from_events(path), summary["feeds"][0])
+    standby = summary["publish"]["standby"]["feeds"][0]
+    expect_equal("the last member", (standby["role"], standby["takeovers"], standby["resyncs"]),
+                 ("leader", 1, 0))
+    print(f"  two kills: the last member ({leader}) resumed after sequence "
+          f"{standby['resumed_after_sequence']} index {standby['resumed_after_index']}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--receiver", required=True)
@@ -2965,6 +3062,7 @@ def main():
     runs.append((case_nats_standby_pair_takes_over_a_killed_leader_exactly, "auto"))
     runs.append((case_nats_standby_pair_hands_over_on_sigterm, "auto"))
     runs.append((case_nats_standby_short_history_resynchronizes_visibly, "auto"))
+    runs.append((case_nats_standby_group_of_three_survives_two_kills, "auto"))
     for backend in ("auto", "epoll", "asio"):
         runs.append((case_feed_socket_keys_reach_the_sockets, backend))
     runs = [(case, backend) for case, backend in runs if args.only in case.__name__]
