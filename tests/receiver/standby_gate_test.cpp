@@ -2,13 +2,18 @@
 // clock. What a member publishes as follower, at a takeover (right after the group's last
 // position, ahead of its own history, or a resynchronization when its history does not
 // continue it), at its deadline, after a failed send and after a loss.
+#include <atomic>
 #include <chrono>
+#include <optional>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "nats_standby.hpp"
+#include "support/stress.hpp"
 
 namespace {
 
@@ -245,6 +250,127 @@ TEST(NatsPosition, ChainRule) {
     EXPECT_FALSE(standby_gate::continues(last, {.sequence = 9, .index = 0, .previous = 6}));
     EXPECT_FALSE(standby_gate::continues(last, {.sequence = 5, .index = 3, .previous = 4}));
     EXPECT_FALSE(standby_gate::continues(last, {.sequence = 5, .index = 1, .previous = 4}));
+}
+
+/// Records what the gate sends (called under the gate's mutex): the positions, and how many
+/// came while the lease thread had the member demoted.
+class chain_sender final : public signet::receiver::standby_sender {
+public:
+    bool send(std::size_t, md::event const&, std::string_view,
+              nats_position const& p) noexcept override {
+        // acquire: pairs with the lease thread's release stores around take_over()/demote().
+        if (!allowed.load(std::memory_order_acquire)) {
+            ++after_demote;
+        }
+        positions.push_back(p);
+        return true;
+    }
+    std::atomic<bool> allowed{false};
+    std::uint64_t after_demote = 0;      // under the gate's mutex
+    std::vector<nats_position> positions; // under the gate's mutex
+};
+
+TEST(StandbyGateThreads, ThePublishingLeaseAndDisconnectThreadsKeepOneChain) {
+    // As in a receiver: the publishing thread records the feed (sequence s: two events), the
+    // lease thread takes over from the last position published, pumps and renews, demotes and
+    // follows while the feed moves on, over and over, and a third thread suspends publishing now and then (the disconnect
+    // callback). Whatever the interleaving, what was sent is one chain (every message continues
+    // the one before; a resynchronization's flagged state, then on from its position), nothing
+    // is sent after a demote returned, and a last takeover publishes through the last event.
+    signet::test::watchdog const guard(std::chrono::seconds(120), "standby gate threads");
+    std::uint64_t const sequences = 20000 * signet::test::stress_scale();
+    std::mt19937_64 random(signet::test::test_seed());
+    chain_sender sender;
+    standby_gate gate(1, 1024, 8, sender);
+    std::atomic<bool> done{false};
+    std::atomic<std::uint64_t> recorded{0}; // events recorded so far (relaxed: a count)
+    signet::test::start_gate start;
+    std::thread publisher([&] {
+        start.wait();
+        for (std::uint64_t s = 1; s <= sequences; ++s) {
+            for (std::uint32_t index = 0; index < 2; ++index) {
+                md::event e{};
+                e.kind = index == 0 ? md::event_kind::trade : md::event_kind::bbo;
+                e.instrument = static_cast<std::uint32_t>(s % 4);
+                e.sequence = s;
+                gate.record(0, e, "SYM", {.sequence = s, .index = index, .previous = s - 1},
+                            standby_gate::clock::now());
+                recorded.fetch_add(1, std::memory_order_relaxed);
+            }
+        }
+        done.store(true, std::memory_order_release); // pairs with the other threads' acquire
+    });
+    std::uint64_t takeovers = 0;
+    std::uint32_t const pumps = static_cast<std::uint32_t>(random() % 64) + 1;
+    auto const take_over = [&](std::chrono::milliseconds lease) {
+        std::optional<nats_position> const last = gate.last_published(0);
+        group_position const group =
+            last ? group_position{.what = group_position::state::at, .position = *last}
+                 : group_position{};
+        sender.allowed.store(true, std::memory_order_release); // pairs with send()'s acquire
+        auto const now = standby_gate::clock::now();
+        (void)gate.take_over(0, group, now, now + lease, true);
+    };
+    std::thread lease([&] {
+        start.wait();
+        while (!done.load(std::memory_order_acquire)) {
+            take_over(std::chrono::milliseconds(20));
+            ++takeovers;
+            for (std::uint32_t k = 0; k < pumps; ++k) {
+                (void)gate.pump(0, 64);
+                gate.renewed(0, standby_gate::clock::now() + std::chrono::milliseconds(20));
+            }
+            gate.demote(0);
+            sender.allowed.store(false, std::memory_order_release); // pairs with send()
+            // Follows while the feed moves on: whatever the gate sent meanwhile is counted.
+            std::uint64_t const from = recorded.load(std::memory_order_relaxed);
+            while (recorded.load(std::memory_order_relaxed) < from + 64 &&
+                   !done.load(std::memory_order_acquire)) {
+                std::this_thread::yield();
+            }
+        }
+    });
+    std::thread disconnect([&] {
+        start.wait();
+        for (std::uint64_t k = 0; !done.load(std::memory_order_acquire); ++k) {
+            if (k % 4096 == 0) {
+                gate.suspend();
+            }
+            std::this_thread::yield();
+        }
+    });
+    start.open();
+    publisher.join();
+    lease.join();
+    disconnect.join();
+    take_over(std::chrono::hours(1)); // the rest, at once (within the catch-up budget)
+    while (gate.pump(0, standby_gate::catch_up_budget) != 0) {
+    }
+
+    EXPECT_GT(takeovers, 0U);
+    EXPECT_EQ(sender.after_demote, 0U) << "sent after a demote returned";
+    ASSERT_FALSE(sender.positions.empty());
+    std::optional<nats_position> last;
+    std::size_t resync_messages = 0;
+    for (std::size_t n = 0; n < sender.positions.size(); ++n) {
+        nats_position const& p = sender.positions[n];
+        if ((p.flags & nats_position::resync) != 0) {
+            ++resync_messages;
+            last = p;
+            continue;
+        }
+        bool const ok = last ? standby_gate::continues(*last, p) : p.index == 0 && p.previous == 0;
+        ASSERT_TRUE(ok) << "message " << n << " at (" << p.sequence << ", " << p.index
+                        << ") after (" << (last ? last->sequence : 0) << ", "
+                        << (last ? last->index : 0) << ")";
+        last = p;
+    }
+    ASSERT_TRUE(last.has_value());
+    EXPECT_EQ(last->sequence, sequences);
+    EXPECT_EQ(last->index, 1U);
+    std::printf("[ gate     ] %llu takeovers, %zu messages sent, %zu of them resynchronization\n",
+                static_cast<unsigned long long>(takeovers), sender.positions.size(),
+                resync_messages);
 }
 
 } // namespace
