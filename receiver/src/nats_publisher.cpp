@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -196,9 +197,12 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
         gate_ = std::make_unique<standby_gate>(feeds_.size(), config_.standby_history,
                                                config_.standby_instruments, *this);
         try {
-            standby_ = std::make_unique<nats_standby>(std::move(o), connection_, *gate_, [this] {
-                return connected_.load(std::memory_order_relaxed); // relaxed: a state
-            });
+            standby_ = std::make_unique<nats_standby>(
+                std::move(o), connection_, *gate_,
+                [this] {
+                    return connected_.load(std::memory_order_relaxed); // relaxed: a state
+                },
+                fence_);
         } catch (...) {
             shut(); // before the watch goes: no callback wakes it after
             watch_.reset();
@@ -229,8 +233,18 @@ nats_publisher::~nats_publisher() {
 }
 
 void nats_publisher::on_connected(natsConnection* nc, void* self) noexcept {
-    (void)nc;
     auto* p = static_cast<nats_publisher*>(self);
+    if (!p->config_.standby.empty()) { // the socket resets when closed (nats_fence.hpp)
+        char* ip = nullptr;
+        int port = 0;
+        if (natsConnection_GetLocalIPAndPort(nc, &ip, &port) != NATS_OK || ip == nullptr ||
+            !p->fence_.attach(ip, port)) {
+            SPDLOG_LOGGER_WARN(net::logger(),
+                               "publish standby: cannot find the NATS connection's socket: what "
+                               "a partition holds back may arrive after a takeover");
+        }
+        std::free(ip);
+    }
     p->connected_.store(true, std::memory_order_relaxed);
     p->ever_connected_.store(true, std::memory_order_relaxed);
     // release: pairs with the acquire exchange of the stream watch, which makes the streams.

@@ -122,6 +122,7 @@ private:
     std::vector<std::uint64_t> previous_sequence_;
     std::vector<std::uint32_t> next_index_;
     std::vector<std::uint8_t> lost_;        // 1: an events_lost came (the next event is after_loss)
+    nats_fence fence_;                      // [publish] standby: the connection's socket
     std::unique_ptr<standby_gate> gate_;    // [publish] standby
     std::unique_ptr<nats_standby> standby_; // its lease thread; goes before the connection
 };

@@ -323,6 +323,10 @@ bool standby_gate::suspended(std::size_t feed) const noexcept {
     return feeds_[feed]->suspended.load(std::memory_order_relaxed); // relaxed flag
 }
 
+std::int64_t standby_gate::deadline_ns(std::size_t feed) const noexcept {
+    return feeds_[feed]->deadline_ns.load(std::memory_order_relaxed); // see the file's top
+}
+
 bool standby_gate::leading(std::size_t feed) const noexcept {
     return feeds_[feed]->leader_seen.load(std::memory_order_relaxed); // relaxed: a statistic
 }
@@ -345,11 +349,12 @@ void standby_gate::fill(std::size_t feed, standby_feed_stats& s) const noexcept 
 // nats_standby
 
 nats_standby::nats_standby(options o, natsConnection* connection, standby_gate& gate,
-                           std::function<bool()> connected)
+                           std::function<bool()> connected, nats_fence& fence)
     : o_(std::move(o))
     , connection_(connection)
     , gate_(gate)
     , connected_(std::move(connected))
+    , fence_(fence)
     , leases_(o_.feeds.size())
     , holders_(o_.feeds.size())
     , last_takeover_ms_(o_.feeds.size(), 0.0)
@@ -384,6 +389,36 @@ nats_standby::nats_standby(options o, natsConnection* connection, standby_gate& 
         subscriptions_.push_back(sub);
     }
     thread_ = std::thread([this] { run(); });
+    fence_thread_ = std::thread([this] { watch_deadlines(); });
+}
+
+void nats_standby::watch_deadlines() {
+    std::vector<std::int64_t> cut_at(o_.feeds.size(), 0); // the deadline cut for, per feed
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, poll_every(), [this] { return stop_; })) {
+        std::int64_t const now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     standby_gate::clock::now().time_since_epoch())
+                                     .count();
+        for (std::size_t i = 0; i < o_.feeds.size(); ++i) {
+            std::int64_t const deadline = gate_.deadline_ns(i);
+            if (deadline != 0 && now >= deadline && cut_at[i] != deadline) {
+                cut_at[i] = deadline;
+                lock.unlock();
+                cut(i, "its deadline passed without a renew");
+                lock.lock();
+            }
+        }
+    }
+}
+
+void nats_standby::cut(std::size_t feed, char const* why) {
+    if (fence_.cut()) {
+        SPDLOG_LOGGER_WARN(net::logger(),
+                           "publish standby: feed {}: {}: the NATS connection is cut (what it "
+                           "had not delivered is dropped, never delivered after a takeover); "
+                           "reconnecting",
+                           o_.feeds[feed], why);
+    }
 }
 
 void nats_standby::stop_subscriptions() noexcept {
@@ -439,9 +474,12 @@ void nats_standby::stop_thread() {
         std::lock_guard const lock(mutex_);
         stop_ = true;
     }
-    wake_.notify_one();
+    wake_.notify_all(); // the lease thread and the fence thread
     if (thread_.joinable()) {
         thread_.join();
+    }
+    if (fence_thread_.joinable()) {
+        fence_thread_.join();
     }
 }
 
@@ -602,6 +640,7 @@ void nats_standby::renew(std::size_t feed, standby_gate::clock::time_point now) 
                            "following",
                            o_.feeds[feed], natsStatus_GetText(s));
     }
+    cut(feed, "the lease is lost"); // if the fence thread has not (its poll may come after)
     gate_.demote(feed);
     l.holding = false;
     l.resume_due = false;

@@ -23,7 +23,10 @@
 //    another can hold the key: that margin covers its messages still in flight and the clock
 //    check before each send. A lost connection stops publishing at once (the disconnect
 //    callback), and a send that fails stops it too (libnats's reconnect buffer is made tiny in
-//    a group, so nothing published into an outage is flushed after a takeover).
+//    a group, so nothing published into an outage is flushed after a takeover). What it sent
+//    before its deadline but the network did not deliver (a partition) is dropped with the
+//    connection: a fence thread cuts it when a deadline passes without a renew, and its socket
+//    resets instead of delivering late (nats_fence.hpp).
 // 3. Positions. Every published event carries its feed sequence, its index among the
 //    published events of that sequence and the previous published sequence (nats_position,
 //    standby.hpp): deterministic from the feed, so both members compute the same positions.
@@ -56,16 +59,15 @@
 //    (every min(100 ms, lease/10)) instead of a lease later.
 //
 // Threading: standby_gate::record() on the NATS subscriber's thread (one at a time);
-// take_over(), renewed(), demote() on the lease thread; suspend() from libnats's disconnect
-// callback; stats from any thread. The gate's ring, table and cursors are guarded by one mutex
-// (uncontended on the publishing path: the lease thread takes it only to change role and to
-// catch up; no allocation, no syscall, no log per event). The parser's path never reaches this
-// class: the publisher is a queued subscriber.
-// Memory orders: deadline_ns (per feed) is stored by the lease thread and loaded by the
-// publishing thread, relaxed: a self-contained value, no data is published through it (the
-// mutex orders the rest); suspended is a relaxed flag for the same reason (set by the
-// disconnect callback or a failed send, cleared only under the mutex by take_over()); the
-// statistics are relaxed counters read on their own.
+// take_over(), renewed(), demote() on the lease thread; deadline_ns() on the fence thread;
+// suspend() from libnats's disconnect callback; stats from any thread. The gate's ring, table and
+// cursors are guarded by one mutex (uncontended on the publishing path: the lease thread takes it
+// only to change role and to catch up; no allocation, no syscall, no log per event). The parser's
+// path never reaches this class: the publisher is a queued subscriber. Memory orders: deadline_ns
+// (per feed) is stored by the lease thread and loaded by the publishing thread, relaxed: a
+// self-contained value, no data is published through it (the mutex orders the rest); suspended is a
+// relaxed flag for the same reason (set by the disconnect callback or a failed send, cleared only
+// under the mutex by take_over()); the statistics are relaxed counters read on their own.
 
 #include <atomic>
 #include <chrono>
@@ -82,6 +84,8 @@
 
 #include <signet/md/events.hpp>
 #include <signet/receiver/standby.hpp>
+
+#include "nats_fence.hpp"
 
 struct __natsConnection;
 struct __jsCtx;
@@ -149,6 +153,9 @@ public:
     void suspend() noexcept;
     [[nodiscard]] bool suspended(std::size_t feed) const noexcept;
     [[nodiscard]] bool leading(std::size_t feed) const noexcept;
+    /// Any thread: the time (clock ns) until which this member may publish the feed; 0 when it
+    /// does not lead it.
+    [[nodiscard]] std::int64_t deadline_ns(std::size_t feed) const noexcept;
     /// The last position this member published of the feed (under the mutex).
     [[nodiscard]] std::optional<nats_position> last_published(std::size_t feed);
     /// Any thread: counters (standby_feed_stats' takeovers, resyncs, resync_messages, history).
@@ -219,9 +226,10 @@ public:
         std::vector<std::string> streams;  // the feeds' JetStream streams
         std::vector<std::string> subjects; // the feeds' subjects ("signet.<feed>.>")
     };
-    /// Starts the lease thread. `connected()`: the publisher's connection is up.
+    /// Starts the lease thread and the fence thread. `connected()`: the publisher's connection
+    /// is up; `fence`: its socket's (nats_fence.hpp), cut when a deadline passes unrenewed.
     nats_standby(options o, __natsConnection* connection, standby_gate& gate,
-                 std::function<bool()> connected);
+                 std::function<bool()> connected, nats_fence& fence);
     nats_standby(nats_standby const&) = delete;
     nats_standby& operator=(nats_standby const&) = delete;
     /// Stops the lease thread (call release() first for a hand-over).
@@ -252,6 +260,11 @@ private:
         std::string holder;                           // as last read (the thread's own)
     };
     void run();
+    /// The fence thread: every poll, a feed whose deadline passed without a renew has the
+    /// connection cut (once per deadline), whatever the lease thread is waiting for.
+    void watch_deadlines();
+    /// Cuts the connection (what it has not delivered is dropped) and says so.
+    void cut(std::size_t feed, char const* why);
     void stop_thread();
     void tick(std::size_t feed);
     void poll(std::size_t feed, standby_gate::clock::time_point now);
@@ -274,6 +287,7 @@ private:
     __natsConnection* connection_;
     standby_gate& gate_;
     std::function<bool()> connected_;
+    nats_fence& fence_;
     __jsCtx* js_ = nullptr;
     __kvStore* kv_ = nullptr;
     std::vector<lease> leases_;               // the lease thread's own (release() after it stopped)
@@ -289,6 +303,7 @@ private:
     std::condition_variable wake_;
     bool stop_ = false; // guarded by mutex_
     std::thread thread_;
+    std::thread fence_thread_; // watch_deadlines(); waits on wake_ too
 };
 
 } // namespace signet::receiver

@@ -26,12 +26,13 @@ def loopback_port():
 
 
 class NatsServer:
-    """nats-server -js on 127.0.0.1:`port` with its monitoring endpoint on `monitor`; `cluster`
-    is (this server's route port, the other servers' route ports); `config` is configuration
-    file text for what has no flag (limits, slow-consumer settings)."""
+    """nats-server -js on 127.0.0.1:`port` (or `listen`: "0.0.0.0" for other namespaces too)
+    with its monitoring endpoint on `monitor`; `cluster` is (this server's route port, the other
+    servers' route ports); `config` is configuration file text for what has no flag (limits,
+    slow-consumer settings)."""
 
     def __init__(self, workdir, port=None, monitor=None, name="n1", cluster=None, timeout=30,
-                 config=None):
+                 config=None, listen="127.0.0.1"):
         binary = shutil.which("nats-server")
         if not binary:
             raise RuntimeError("nats-server is not installed (scripts/install-deps installs it)")
@@ -40,7 +41,7 @@ class NatsServer:
         self.store = os.path.join(workdir, f"nats-{name}")
         self.log = os.path.join(workdir, f"nats-{name}.log")
         self.timeout = timeout
-        self.command = [binary, "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", self.store,
+        self.command = [binary, "-js", "-a", listen, "-p", str(self.port), "-sd", self.store,
                         "-m", str(self.monitor), "-n", name]
         if config:
             path = os.path.join(workdir, f"nats-{name}.conf")

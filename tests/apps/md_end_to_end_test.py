@@ -171,14 +171,15 @@ def runtime_mode(config_text, backend):
 class Receiver:
     running = []  # every Receiver started; run_cases() kills what a failed case left running
 
-    def __init__(self, binary, config_text, workdir, backend="auto", extra_args=()):
+    def __init__(self, binary, config_text, workdir, backend="auto", extra_args=(), prefix=()):
+        """`prefix`: a command md_receiver runs under (ip netns exec NAME)."""
         self.config = os.path.join(workdir, "receiver.toml")
         self.summary = os.path.join(workdir, "summary.json")
         with open(self.config, "w") as f:
             f.write(runtime_mode(config_text, backend))
         self.process = subprocess.Popen(
-            [binary, "--config", self.config, "--summary-json", self.summary, "--log-level", "info",
-             *extra_args],
+            [*prefix, binary, "--config", self.config, "--summary-json", self.summary,
+             "--log-level", "info", *extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         Receiver.running.append(self.process)
         self.lines = []
@@ -2986,6 +2987,138 @@ def case_nats_standby_group_of_three_survives_two_kills(args, workdir, backend):
           f"{standby['resumed_after_sequence']} index {standby['resumed_after_index']}")
 
 
+class PartitionNetns:
+    """A namespace joined to this one by two veth pairs: 10.231.1.0/24 carries the feed,
+    10.231.2.0/24 the NATS connection; cut() takes the NATS pair's link down (a partition:
+    what is sent is lost, TCP retransmits) and heal() brings it back. None of it without root
+    or iproute2: `error` says why."""
+
+    def __init__(self):
+        tag = f"{os.getpid() % 100000}"
+        self.name, self.feed, self.nats = f"sgpart{tag}", f"sgf{tag}", f"sgn{tag}"
+        self.error = None
+        if os.geteuid() != 0 or not shutil.which("ip"):
+            self.error = "needs root and iproute2"
+            return
+        steps = [["netns", "add", self.name],
+                 ["link", "add", self.feed + "a", "type", "veth", "peer", "name", self.feed + "b"],
+                 ["link", "add", self.nats + "a", "type", "veth", "peer", "name", self.nats + "b"],
+                 ["link", "set", self.feed + "b", "netns", self.name],
+                 ["link", "set", self.nats + "b", "netns", self.name],
+                 ["addr", "add", "10.231.1.1/24", "dev", self.feed + "a"],
+                 ["addr", "add", "10.231.2.1/24", "dev", self.nats + "a"],
+                 ["link", "set", self.feed + "a", "up"], ["link", "set", self.nats + "a", "up"],
+                 ["-n", self.name, "addr", "add", "10.231.1.2/24", "dev", self.feed + "b"],
+                 ["-n", self.name, "addr", "add", "10.231.2.2/24", "dev", self.nats + "b"],
+                 ["-n", self.name, "link", "set", self.feed + "b", "up"],
+                 ["-n", self.name, "link", "set", self.nats + "b", "up"],
+                 ["-n", self.name, "link", "set", "lo", "up"]]
+        for step in steps:
+            r = subprocess.run(["ip", *step], capture_output=True, text=True)
+            if r.returncode != 0:
+                self.error = f"ip {' '.join(step)}: {r.stderr.strip()}"
+                self.close()
+                return
+
+    @property
+    def prefix(self):
+        return ("ip", "netns", "exec", self.name)
+
+    def cut(self):
+        subprocess.run(["ip", "link", "set", self.nats + "a", "down"], check=True)
+
+    def heal(self):
+        subprocess.run(["ip", "link", "set", self.nats + "a", "up"], check=True)
+
+    def close(self):
+        for command in (["link", "del", self.feed + "a"], ["link", "del", self.nats + "a"],
+                        ["netns", "del", self.name]):
+            subprocess.run(["ip", *command], capture_output=True)
+
+
+def case_nats_standby_partitioned_leader_doubles_nothing(args, workdir, backend):
+    """The leader in a namespace of its own (another host) receives the feed on one link and
+    reaches NATS on another; mid-stream that link goes down (a partition) while the feed still
+    arrives. The leader stops publishing at its deadline and its connection is cut, the
+    follower takes over; 3 s later the link comes back and the old leader reconnects and
+    follows. What the old leader sent before its deadline but the partition held back in its
+    TCP connection must never arrive (it would double what the follower published): the
+    consumer, subscribed throughout, gets every event exactly once, in order, and its books
+    equal the survivor's. (Before the fence: one double after the heal.)"""
+    net = PartitionNetns()
+    if net.error:
+        print(f"  skipped: {net.error}")
+        return
+    server, members, feed, consumer = None, [], None, None
+    try:
+        server = nats_server(workdir, listen="0.0.0.0")
+        ports = {"a": free_port(), "b": free_port()}
+        for name in ("a", "b"):
+            os.makedirs(os.path.join(workdir, name))
+        a = Receiver(args.receiver, single_feed_config(ports["a"], "").replace(
+            f"{NET.host}:{ports['a']}", f"10.231.1.2:{ports['a']}") +
+            f'[publish]\nnats = "nats://10.231.2.1:{server.port}"\nstandby = "part"\n'
+            f'standby_name = "a"\nstandby_lease_ms = 2000\n',
+            os.path.join(workdir, "a"), backend, prefix=net.prefix)
+        members.append(a)
+        wait_until(lambda: a.find("publish standby: feed e2e leads"), 30, "a leading")
+        b = Receiver(args.receiver, single_feed_config(
+            ports["b"], f'[publish]\nnats = "{server.url}"\nstandby = "part"\n'
+                        f'standby_name = "b"\nstandby_lease_ms = 2000\n'),
+                     os.path.join(workdir, "b"), backend,
+                     extra_args=events_args(os.path.join(workdir, "b"), "events",
+                                            ",".join(ALL_PUBLISHED_KINDS))[0])
+        members.append(b)
+        wait_until(lambda: b.find("publish standby: feed e2e follows a"), 30, "b following a")
+        consumer = md_subscribe(args, server.url, "signet.e2e.>", "--json", "--chain",
+                                "--idle-exit", "5")
+        timed = TimedLines(consumer)
+        feed = start_feed(args.feed, "--to", f"10.231.1.2:{ports['a']}", "--to-b",
+                          f"{NET.host}:{ports['b']}", "--rate", "12000", "--duration", "12",
+                          "--symbols", "8", "--seed", "43")
+        wait_until(lambda: len(timed.lines) > 20000, 30, "the consumer's first messages")
+        net.cut()
+        wait_until(lambda: b.find("publish standby: feed e2e leads"), 10, "b's takeover")
+        healed_at = time.monotonic() + 3
+        wait_until(lambda: time.monotonic() > healed_at, 5, "3 s of partition")
+        net.heal()
+        wait_until(lambda: a.find("publish standby: feed e2e follows b"), 30, "a following b")
+        finish_feed(feed)
+        b.wait_idle()
+        old_summary, _ = a.stop()
+        summary, _ = b.stop()
+        err = timed.finish()
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n" + standby_diagnosis(members, [server] if server else [],
+                                                            consumer))
+    finally:
+        for r in members:
+            if r.process.poll() is None:
+                r.process.kill()
+        if feed is not None and feed.poll() is None:
+            feed.kill()
+        if server:
+            server.stop()
+        net.close()
+    events = [json.loads(line) for _, line in timed.lines]
+    try:
+        expect_equal("resynchronization messages", expect_whole_chain(events, "the consumer"), 0)
+        assert f"md_subscribe: feed e2e: {len(events)} messages, 0 holes, 0 doubles" in err, err
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n{standby_diagnosis(members, [])}the consumer said: {err}")
+    path = os.path.join(workdir, "consumer.jsonl")
+    with open(path, "w") as f:
+        f.writelines(line for _, line in timed.lines)
+    expect_itch_books_from_events(rebuild_from_events(path), summary["feeds"][0])
+    standby = summary["publish"]["standby"]["feeds"][0]
+    expect_equal("the survivor", (standby["role"], standby["takeovers"]), ("leader", 1))
+    assert a.find("the NATS connection is cut"), "the old leader never cut its connection"
+    old = old_summary["publish"]["standby"]["feeds"][0]
+    expect_equal("the old leader after the heal", (old["role"], old["holder"]), ("follower", "b"))
+    print(f"  partition: b resumed after sequence {standby['resumed_after_sequence']}; the old "
+          f"leader cut its connection and follows; 0 doubles")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--receiver", required=True)
@@ -3063,6 +3196,7 @@ def main():
     runs.append((case_nats_standby_pair_hands_over_on_sigterm, "auto"))
     runs.append((case_nats_standby_short_history_resynchronizes_visibly, "auto"))
     runs.append((case_nats_standby_group_of_three_survives_two_kills, "auto"))
+    runs.append((case_nats_standby_partitioned_leader_doubles_nothing, "auto"))
     for backend in ("auto", "epoll", "asio"):
         runs.append((case_feed_socket_keys_reach_the_sockets, backend))
     runs = [(case, backend) for case, backend in runs if args.only in case.__name__]
