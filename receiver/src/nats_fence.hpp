@@ -7,23 +7,23 @@
 // but what it published before — and what libnats flushed since — sits in its TCP socket's
 // send queue. TCP retransmits it for minutes, and the server, whose side of the connection is
 // still open, takes it when the path heals: after the follower took over and published the
-// same positions (measured: a double at the consumer, 3 s after a partition healed). Two
-// steps keep it from arriving:
-// 1. Every (re)connect, the connection's socket gets SO_LINGER with a zero timeout: whenever
-//    libnats closes it, the kernel resets the connection and drops the send queue instead of
-//    delivering it later.
+// same positions (measured: a double at the consumer after a partition healed). Two steps keep
+// it from arriving:
+// 1. The events' connection (nats_publisher's data connection, one per takeover or resume)
+//    gets SO_LINGER with a zero timeout on its socket: whenever libnats closes it, the kernel
+//    resets the connection and drops the send queue instead of delivering it later.
 // 2. cut(), when the member's deadline passed without a renew, shuts the socket down: libnats
-//    sees the connection lost, closes the socket (a reset, step 1) and reconnects; the member
-//    resumes from the group's position if it still leads (nats_standby.hpp, design 5).
+//    sees the connection lost and closes it (a reset, step 1); it does not reconnect, and the
+//    member's next takeover or resume makes a new one (nats_standby.hpp, design 2 and 5).
 //
 // libnats does not hand out its socket: attach() finds it among the process's descriptors by
 // the connection's local address and port, and keeps its local and peer addresses; cut()
 // acts only on a descriptor whose addresses are still those (a closed descriptor's number may
 // have been reused by another socket).
 //
-// Threading: attach() from libnats's (re)connect callback or the constructor's thread, cut()
-// from the lease and fence threads; one mutex guards the descriptor (never held across
-// anything but a few non-blocking syscalls; no NATS call under it).
+// Threading: attach() from the thread that made the connection (the lease thread, under the
+// standby gate's mutex), cut() from the lease and fence threads; one mutex guards the
+// descriptor (never held across anything but a few non-blocking syscalls; no NATS call).
 
 #include <cstdint>
 #include <mutex>

@@ -98,49 +98,26 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
     subject_.reserve(256);
     payload_.reserve(1024);
     check(natsOptions_Create(&options_), "cannot make the connection's options");
-    std::vector<std::string> const servers = comma_list(config_.url); // a cluster: several
-    std::vector<char const*> list;
-    for (std::string const& server : servers) {
-        list.push_back(server.c_str());
-    }
-    check(natsOptions_SetServers(options_, list.data(), static_cast<int>(list.size())),
-          "bad server URL '" + config_.url + "'");
-    check(natsOptions_SetName(options_, "signet receiver"), "SetName");
-    if (!config_.user.empty()) {
-        check(natsOptions_SetUserInfo(options_, config_.user.c_str(), config_.password.c_str()),
-              "nats_user");
-    }
-    if (!config_.token.empty()) {
-        check(natsOptions_SetToken(options_, config_.token.c_str()), "nats_token");
-    }
-    if (!config_.creds.empty()) {
-        check(natsOptions_SetUserCredentialsFromFiles(options_, config_.creds.c_str(), nullptr),
-              "nats_creds '" + config_.creds + "'");
-    }
-    if (config_.tls || !config_.tls_ca.empty() || !config_.tls_cert.empty()) {
-        check(natsOptions_SetSecure(options_, true), "nats_tls");
-        if (!config_.tls_ca.empty()) {
-            check(natsOptions_LoadCATrustedCertificates(options_, config_.tls_ca.c_str()),
-                  "nats_tls_ca '" + config_.tls_ca + "'");
-        }
-        if (!config_.tls_cert.empty()) {
-            check(natsOptions_LoadCertificatesChain(options_, config_.tls_cert.c_str(),
-                                                    config_.tls_key.c_str()),
-                  "nats_tls_cert/nats_tls_key");
-        }
-    }
+    configure(options_, "signet receiver");
     // Reconnect for ever: every 250 ms plus up to 100 ms of jitter; a write that cannot go out
     // within 2 s counts as a lost connection (a stalled server), so publish() never waits
     // longer than that.
     check(natsOptions_SetMaxReconnect(options_, -1), "SetMaxReconnect");
     check(natsOptions_SetReconnectWait(options_, 250), "SetReconnectWait");
     check(natsOptions_SetReconnectJitter(options_, 100, 1000), "SetReconnectJitter");
-    check(natsOptions_SetWriteDeadline(options_, 2000), "SetWriteDeadline");
     if (!config_.standby.empty()) {
-        // A member of a standby group buffers nothing into an outage: what it could not send
-        // goes out after a resume from the group's last position, never flushed after another
-        // member took over (nats_standby.hpp, design 2). 0 would mean libnats's default.
+        // The lease's requests buffer nothing into an outage either (a renew flushed late is
+        // refused by its revision anyway). 0 would mean libnats's default.
         check(natsOptions_SetReconnectBufSize(options_, 1), "SetReconnectBufSize");
+        // The events' own connection: no reconnect (prepare() makes a new one), a connect that
+        // gives up within a quarter lease (the lease thread waits for it).
+        check(natsOptions_Create(&data_options_), "cannot make the data connection's options");
+        configure(data_options_, "signet receiver (standby data)");
+        check(natsOptions_SetAllowReconnect(data_options_, false), "SetAllowReconnect");
+        check(natsOptions_SetTimeout(
+                  data_options_, std::max<std::int64_t>(
+                                     static_cast<std::int64_t>(config_.standby_lease_ms / 4), 50)),
+              "SetTimeout");
     }
     check(natsOptions_SetRetryOnFailedConnect(options_, true, &nats_publisher::on_connected, this),
           "SetRetryOnFailedConnect");
@@ -211,6 +188,66 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
     }
 }
 
+void nats_publisher::configure(natsOptions* options, char const* name) const {
+    std::vector<std::string> const servers = comma_list(config_.url); // a cluster: several
+    std::vector<char const*> list;
+    for (std::string const& server : servers) {
+        list.push_back(server.c_str());
+    }
+    check(natsOptions_SetServers(options, list.data(), static_cast<int>(list.size())),
+          "bad server URL '" + config_.url + "'");
+    check(natsOptions_SetName(options, name), "SetName");
+    if (!config_.user.empty()) {
+        check(natsOptions_SetUserInfo(options, config_.user.c_str(), config_.password.c_str()),
+              "nats_user");
+    }
+    if (!config_.token.empty()) {
+        check(natsOptions_SetToken(options, config_.token.c_str()), "nats_token");
+    }
+    if (!config_.creds.empty()) {
+        check(natsOptions_SetUserCredentialsFromFiles(options, config_.creds.c_str(), nullptr),
+              "nats_creds '" + config_.creds + "'");
+    }
+    if (config_.tls || !config_.tls_ca.empty() || !config_.tls_cert.empty()) {
+        check(natsOptions_SetSecure(options, true), "nats_tls");
+        if (!config_.tls_ca.empty()) {
+            check(natsOptions_LoadCATrustedCertificates(options, config_.tls_ca.c_str()),
+                  "nats_tls_ca '" + config_.tls_ca + "'");
+        }
+        if (!config_.tls_cert.empty()) {
+            check(natsOptions_LoadCertificatesChain(options, config_.tls_cert.c_str(),
+                                                    config_.tls_key.c_str()),
+                  "nats_tls_cert/nats_tls_key");
+        }
+    }
+    // A write that cannot go out within 2 s counts as a lost connection (a stalled server), so
+    // a publish never waits longer than that.
+    check(natsOptions_SetWriteDeadline(options, 2000), "SetWriteDeadline");
+}
+
+bool nats_publisher::prepare() noexcept {
+    if (data_ != nullptr && natsConnection_Status(data_) == NATS_CONN_STATUS_CONNECTED) {
+        return true;
+    }
+    std::lock_guard const lock(data_mutex_);
+    natsConnection_Destroy(data_); // closed: whatever it held is dropped with it
+    data_ = nullptr;
+    if (natsConnection_Connect(&data_, data_options_) != NATS_OK) {
+        natsConnection_Destroy(data_);
+        data_ = nullptr;
+        return false;
+    }
+    char* ip = nullptr;
+    int port = 0;
+    if (natsConnection_GetLocalIPAndPort(data_, &ip, &port) != NATS_OK || ip == nullptr ||
+        !fence_.attach(ip, port)) {
+        SPDLOG_LOGGER_WARN(net::logger(), "publish standby: cannot find the data connection's "
+                                          "socket: what a partition holds back may arrive late");
+    }
+    std::free(ip);
+    return true;
+}
+
 void nats_publisher::shut() noexcept {
     if (connection_ == nullptr) {
         return;
@@ -226,25 +263,17 @@ nats_publisher::~nats_publisher() {
         standby_->release(); // a hand-over: after the last publish (flush() ran), then its key
         standby_.reset();
     }
+    natsConnection_Destroy(data_);       // after the hand-over (its events flushed before)
     shut();                              // no callback after it (none wakes the watch)
     watch_.reset();                      // its requests fail at once on the closed connection
     natsConnection_Destroy(connection_); // closes: what is still buffered is given up
+    natsOptions_Destroy(data_options_);
     natsOptions_Destroy(options_);
 }
 
 void nats_publisher::on_connected(natsConnection* nc, void* self) noexcept {
+    (void)nc;
     auto* p = static_cast<nats_publisher*>(self);
-    if (!p->config_.standby.empty()) { // the socket resets when closed (nats_fence.hpp)
-        char* ip = nullptr;
-        int port = 0;
-        if (natsConnection_GetLocalIPAndPort(nc, &ip, &port) != NATS_OK || ip == nullptr ||
-            !p->fence_.attach(ip, port)) {
-            SPDLOG_LOGGER_WARN(net::logger(),
-                               "publish standby: cannot find the NATS connection's socket: what "
-                               "a partition holds back may arrive after a takeover");
-        }
-        std::free(ip);
-    }
     p->connected_.store(true, std::memory_order_relaxed);
     p->ever_connected_.store(true, std::memory_order_relaxed);
     // release: pairs with the acquire exchange of the stream watch, which makes the streams.
@@ -351,7 +380,11 @@ bool nats_publisher::send(std::size_t feed, md::event const& e, std::string_view
         nats_position::write(e, p, message);
         payload_.append(message.data(), message.size());
     }
-    natsStatus const s = natsConnection_Publish(connection_, subject_.c_str(), payload_.data(),
+    natsConnection* const on = gate_ ? data_ : connection_; // under the gate's mutex: stable
+    if (on == nullptr) {
+        return false;
+    }
+    natsStatus const s = natsConnection_Publish(on, subject_.c_str(), payload_.data(),
                                                 static_cast<int>(payload_.size()));
     if (s == NATS_OK) {
         published_.fetch_add(1, std::memory_order_relaxed);
@@ -378,6 +411,10 @@ bool nats_publisher::send(std::size_t feed, md::event const& e, std::string_view
 void nats_publisher::flush() noexcept {
     if (connected_.load(std::memory_order_relaxed)) {
         natsConnection_FlushTimeout(connection_, 2000);
+    }
+    std::lock_guard const lock(data_mutex_); // the events' connection, with standby
+    if (data_ != nullptr && natsConnection_Status(data_) == NATS_CONN_STATUS_CONNECTED) {
+        natsConnection_FlushTimeout(data_, 2000);
     }
 }
 

@@ -30,7 +30,7 @@
 // the published events of its sequence, the previous sequence), written into every message.
 // With [publish] standby (nats_standby.hpp) publish() only records the event into the
 // standby gate, which sends it (send(), under the gate's mutex, on this thread or the lease
-// thread) while this member leads the feed.
+// thread) while this member leads the feed, on a data connection of its own (below).
 
 #include <atomic>
 #include <chrono>
@@ -80,6 +80,9 @@ public:
     /// under the gate's mutex, the lease thread's).
     bool send(std::size_t feed, md::event const& e, std::string_view symbol,
               nats_position const& p) noexcept override;
+    /// With [publish] standby, under the gate's mutex before a takeover: (re)connects the data
+    /// connection if it is not up.
+    bool prepare() noexcept override;
     /// The feeds' subjects start with these ("signet.<feed>.").
     [[nodiscard]] std::string const& prefix(std::size_t feed) const { return prefixes_[feed]; }
 
@@ -90,6 +93,9 @@ private:
     static void on_closed(__natsConnection* nc, void* self) noexcept;
     /// Closes the connection and waits for libnats's last callback.
     void shut() noexcept;
+    /// What every connection of the bridge shares: servers, name, credentials, TLS, the write
+    /// deadline. Throws std::runtime_error for what libnats refuses.
+    void configure(__natsOptions* options, char const* name) const;
 
     nats_config config_;
     std::vector<std::string> feeds_;
@@ -121,8 +127,16 @@ private:
     std::vector<std::uint64_t> last_sequence_;
     std::vector<std::uint64_t> previous_sequence_;
     std::vector<std::uint32_t> next_index_;
-    std::vector<std::uint8_t> lost_;        // 1: an events_lost came (the next event is after_loss)
-    nats_fence fence_;                      // [publish] standby: the connection's socket
+    std::vector<std::uint8_t> lost_; // 1: an events_lost came (the next event is after_loss)
+    // [publish] standby: the events go out on a connection of their own that never reconnects
+    // by itself (libnats would flush into the new connection what a publish left in its
+    // reconnect buffer, however small: one event, after another member took over); prepare()
+    // makes a new one for each takeover or resume. data_mutex_ guards the pointer between
+    // prepare() (which replaces it under the gate's mutex, as send() uses it) and flush().
+    __natsOptions* data_options_ = nullptr;
+    __natsConnection* data_ = nullptr;
+    std::mutex data_mutex_;
+    nats_fence fence_;                      // the data connection's socket
     std::unique_ptr<standby_gate> gate_;    // [publish] standby
     std::unique_ptr<nats_standby> standby_; // its lease thread; goes before the connection
 };

@@ -143,6 +143,12 @@ bool standby_gate::continues(nats_position const& last, nats_position const& p) 
                        : p.previous == last.sequence && p.sequence > last.sequence;
 }
 
+bool standby_gate::may_send(feed_state const& f, clock::time_point now) const noexcept {
+    // relaxed: the deadline and the flag are self-contained values (the file's top).
+    return !f.suspended.load(std::memory_order_relaxed) &&
+           ns_of(now) < f.deadline_ns.load(std::memory_order_relaxed);
+}
+
 void standby_gate::drain(std::size_t feed, feed_state& f, clock::time_point now,
                          std::size_t budget) noexcept {
     if (f.written - f.next > mask_ + 1) { // overrun while not publishing: the chain breaks below
@@ -151,12 +157,13 @@ void standby_gate::drain(std::size_t feed, feed_state& f, clock::time_point now,
         f.broken = true;
     }
     for (std::size_t n = 0; f.next < f.written && n < budget; ++n) {
-        if ((n & 63) == 63) {
-            now = now_(); // a long catch-up re-reads the clock
+        if (n != 0) {
+            // Each send after the first reads the clock: a send can block (a full socket, up
+            // to the write deadline), and one sent past the deadline, after the fence cut the
+            // connection, would wait in libnats's reconnect buffer for the next connection.
+            now = now_();
         }
-        // relaxed: the deadline and the flag are self-contained values (the file's top).
-        if (f.suspended.load(std::memory_order_relaxed) ||
-            ns_of(now) >= f.deadline_ns.load(std::memory_order_relaxed)) {
+        if (!may_send(f, now)) {
             return; // past the deadline: the events stay in the history for a resume
         }
         entry const& e = f.ring[f.next & mask_];
@@ -206,7 +213,7 @@ std::uint64_t standby_gate::resync(std::size_t feed, feed_state& f) noexcept {
     std::uint64_t sent = 0;
     auto const send = [&](md::event e, std::string_view symbol) {
         e.sequence = p.sequence; // the state as of the newest event (standby.hpp)
-        if (sender_.send(feed, e, symbol, p)) {
+        if (may_send(f, now_()) && sender_.send(feed, e, symbol, p)) {
             ++sent;
         }
     };
@@ -241,6 +248,10 @@ std::uint64_t standby_gate::take_over(std::size_t feed, group_position const& la
                                       bool counted) {
     feed_state& f = *feeds_[feed];
     std::lock_guard const lock(mutex_);
+    if (!sender_.prepare()) {
+        f.suspended.store(true, std::memory_order_relaxed); // relaxed flag (the file's top)
+        return 0;
+    }
     std::uint64_t const oldest = f.written > mask_ + 1 ? f.written - (mask_ + 1) : 0;
     f.skip_through.reset();
     f.broken = false;
@@ -722,6 +733,10 @@ void nats_standby::resume(std::size_t feed) {
         return; // the renew comes first
     }
     std::uint64_t const sent = gate_.take_over(feed, last, now, l.deadline, counted);
+    if (gate_.suspended(feed)) {
+        lease_errors_[feed].fetch_add(1, std::memory_order_relaxed); // relaxed: statistic
+        return; // no connection to publish on yet: again next tick (within the deadline)
+    }
     l.resume_due = false;
     l.counted = false;
     l.released.reset();

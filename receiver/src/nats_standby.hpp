@@ -22,11 +22,14 @@
 //    connection, a stalled server, a paused process) has stopped for at least lease/2 before
 //    another can hold the key: that margin covers its messages still in flight and the clock
 //    check before each send. A lost connection stops publishing at once (the disconnect
-//    callback), and a send that fails stops it too (libnats's reconnect buffer is made tiny in
-//    a group, so nothing published into an outage is flushed after a takeover). What it sent
-//    before its deadline but the network did not deliver (a partition) is dropped with the
-//    connection: a fence thread cuts it when a deadline passes without a renew, and its socket
-//    resets instead of delivering late (nats_fence.hpp).
+//    callback), and a send that fails stops it too. The events go out on a connection of
+//    their own that never reconnects by itself (the publisher makes a new one at each
+//    takeover or resume: standby_sender::prepare()), since libnats flushes into a reconnected
+//    connection what a publish left in its reconnect buffer — one whole message even with a
+//    one-byte buffer. What it sent before its deadline but the network did not deliver (a
+//    partition) is dropped with that connection: a fence thread cuts it when a deadline passes
+//    without a renew, and its socket resets instead of delivering late (nats_fence.hpp). Each
+//    send reads the clock first (one blocked on a full socket must not let the next go late).
 // 3. Positions. Every published event carries its feed sequence, its index among the
 //    published events of that sequence and the previous published sequence (nats_position,
 //    standby.hpp): deterministic from the feed, so both members compute the same positions.
@@ -102,6 +105,9 @@ public:
     /// Publishes one event; false when the connection refused it.
     virtual bool send(std::size_t feed, md::event const& e, std::string_view symbol,
                       nats_position const& p) noexcept = 0;
+    /// Before a takeover publishes (under the gate's mutex): makes what send() publishes on
+    /// ready; false when it cannot (the takeover does not happen, the lease thread tries again).
+    virtual bool prepare() noexcept { return true; }
 };
 
 /// The last position a group published, as a member taking over reads it.
@@ -139,7 +145,8 @@ public:
                 nats_position const& p, clock::time_point now) noexcept;
     /// Lease thread: this member holds the feed's lease until `deadline`; `last` is what the
     /// group published. Publishes the missing events (or a resynchronization) and leads.
-    /// Returns the events (or state messages) it published.
+    /// Returns the events (or state messages) it published. When the sender cannot prepare,
+    /// it does not lead and stays suspended (suspended(feed)).
     std::uint64_t take_over(std::size_t feed, group_position const& last, clock::time_point now,
                             clock::time_point deadline, bool counted);
     /// Lease thread: publishes what a catch-up left (at most `budget`) while leading.
@@ -203,6 +210,8 @@ private:
     }
     void remember(feed_state& f, md::event const& e, std::string_view symbol) noexcept;
     [[nodiscard]] std::string_view symbol_of(feed_state const& f, entry const& e) const noexcept;
+    /// Not suspended and `now` before the deadline.
+    [[nodiscard]] bool may_send(feed_state const& f, clock::time_point now) const noexcept;
     void drain(std::size_t feed, feed_state& f, clock::time_point now, std::size_t budget) noexcept;
     std::uint64_t resync(std::size_t feed, feed_state& f) noexcept;
 

@@ -1164,7 +1164,9 @@ def case_snapshot_from_the_future_is_refused(args, workdir, backend):
     assert glimpse["state"] in ("buffering", "loading"), glimpse["state"]
     expect_equal("covered_messages", glimpse["covered_messages"], 0)
     expect_equal("book_state", feed["book_state"], "recovering")
-    expect_equal("messages", feed["messages"], sent["messages"])
+    counters = {k: feed[k] for k in ("packets", "gaps", "missing", "kernel_drops", "queue_drops",
+                                     "truncated", "malformed")}
+    expect_equal(f"messages ({counters}; md_feed: {sent})", feed["messages"], sent["messages"])
     expect_equal("warnings", len(receiver.find("beyond the live stream")), 1)
 
 
@@ -2386,6 +2388,24 @@ def nats_server(workdir, port=None, **options):
     return NatsServer(workdir, port or free_port(), free_port(), **options)
 
 
+def nats_cluster(workdir):
+    """Three clustered nats-servers (JetStream), returned once routed and with a meta leader;
+    stopped by a failed start (the caller stops them after)."""
+    routes = [free_port() for _ in range(3)]
+    servers = []
+    try:
+        for i in range(3):
+            servers.append(nats_server(workdir, name=f"n{i + 1}", cluster=(
+                routes[i], [r for j, r in enumerate(routes) if j != i])))
+        wait_until(lambda: all(s.monitor_page("routez")["num_routes"] == 2 for s in servers)
+                   and servers[0].jsz().get("meta_cluster", {}).get("leader"), 30, "the cluster")
+    except BaseException:
+        for server in servers:
+            server.stop()
+        raise
+    return servers
+
+
 def md_subscribe(args, url, *extra):
     """md_subscribe in the background, returned once it has subscribed."""
     binary = os.path.join(os.path.dirname(args.receiver), "md_subscribe")
@@ -2547,13 +2567,8 @@ def case_nats_cluster_keeps_the_last_values_through_a_node_loss(args, workdir, b
     started again (it loads a GLIMPSE snapshot). Nothing crashes; the summaries say what
     happened; a consumer started afterwards gets each symbol's bbo from the streams, equal to
     the receivers' final books."""
-    routes = [free_port() for _ in range(3)]
-    servers = [nats_server(workdir, name=f"n{i + 1}",
-                          cluster=(routes[i], [r for j, r in enumerate(routes) if j != i]))
-               for i in range(3)]
+    servers = nats_cluster(workdir)
     urls = ",".join(server.url for server in servers)
-    wait_until(lambda: all(server.monitor_page("routez")["num_routes"] == 2 for server in servers)
-               and servers[0].jsz().get("meta_cluster", {}).get("leader"), 30, "the cluster")
     port_a, port_b, glimpse = free_port(), free_port(), free_port()
     publish = f'[publish]\nnats = "{urls}"\nnats_replicas = 3\n'
     os.makedirs(os.path.join(workdir, "a"))
@@ -2698,6 +2713,26 @@ def expect_whole_chain(events, what):
     return resyncs
 
 
+def event_key(e):
+    """What identifies an event among a feed's JSON lines (md_receiver --events, md_subscribe)."""
+    return (e["sequence"], e["kind"], e["instrument"], e.get("side"), e.get("price"), e.get("id"),
+            e.get("bid_price"), e.get("ask_price"))
+
+
+def expect_consumer_got_members_events(events, timed, member_dir, summary, workdir, who):
+    """The consumer's events are the member's own (its --events file), one for one, in order,
+    and the books they rebuild are the member's final books."""
+    with open(os.path.join(member_dir, "events.jsonl")) as f:
+        own = [json.loads(line) for line in f]
+    expect_equal(f"the consumer's events = {who}'s own", len(events), len(own))
+    for n, (got, want) in enumerate(zip(events, own)):
+        assert event_key(got) == event_key(want), f"message {n}: {got} != {who}'s {want}"
+    path = os.path.join(workdir, "consumer.jsonl")
+    with open(path, "w") as f:
+        f.writelines(line for _, line in timed.lines)
+    expect_itch_books_from_events(rebuild_from_events(path), summary["feeds"][0])
+
+
 def standby_diagnosis(receivers, servers, consumer=None):
     """What a failed standby case shows: the members' standby and NATS lines and last lines, the
     servers' slow-consumer and stale-connection lines and what `consumer`, if given, said (it is
@@ -2731,17 +2766,12 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False):
     chain of positions holds at every message), the very events the survivor made (its own
     --events), and its books equal the survivor's final books; the takeover time is measured at
     the consumer. The old leader, started again, follows."""
-    routes = [free_port() for _ in range(3)]
-    servers = [nats_server(workdir, name=f"n{i + 1}",
-                          cluster=(routes[i], [r for j, r in enumerate(routes) if j != i]))
-               for i in range(3)]
+    servers = nats_cluster(workdir)
     urls = ",".join(server.url for server in servers)
     receivers, feed, consumer = [], None, None
     lease_ms = 2000
     history = "standby_history = 1024\n" if short_history else ""
     try:
-        wait_until(lambda: all(s.monitor_page("routez")["num_routes"] == 2 for s in servers)
-                   and servers[0].jsz().get("meta_cluster", {}).get("leader"), 30, "the cluster")
         ports = {"a": free_port(), "b": free_port()}
         metrics = {"a": free_port(), "b": free_port()}
         members = {}
@@ -2821,17 +2851,14 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False):
                 f"{resyncs} resynchronization messages, 0 after a loss") in err, err
     except AssertionError as e:
         raise AssertionError(f"{e}\n{standby_diagnosis(receivers, servers)}the consumer said: {err}")
-    # Exactly the survivor's own events, in its order (it made each of them from the feed).
-    with open(os.path.join(workdir, follower, "events.jsonl")) as f:
-        own = [json.loads(line) for line in f]
-    key = lambda e: (e["sequence"], e["kind"], e["instrument"], e.get("side"),
-                     e.get("price"), e.get("id"), e.get("bid_price"), e.get("ask_price"))
     if short_history:  # the state, flagged, then the survivor's events from its newest on
+        with open(os.path.join(workdir, follower, "events.jsonl")) as f:
+            own = [json.loads(line) for line in f]
         flagged = [n for n, e in enumerate(events) if e.get("resync")]
         resumed = events[flagged[-1] + 1:]
-        at = next(n for n, e in enumerate(own) if key(e) == key(resumed[0]))
+        at = next(n for n, e in enumerate(own) if event_key(e) == event_key(resumed[0]))
         expect_equal("the consumer's events after the resync = the survivor's",
-                     [key(e) for e in resumed], [key(e) for e in own[at:]])
+                     [event_key(e) for e in resumed], [event_key(e) for e in own[at:]])
         expect_equal("the consumer's last bbos (with the resync's)", last_bbos(
             line for _, line in timed.lines), summary_bbos(summary["feeds"][0]))
         standby = summary["publish"]["standby"]["feeds"][0]
@@ -2840,13 +2867,9 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False):
         assert standby["resync_messages"] == len(flagged), (standby, len(flagged))
         print(f"  short history: a resynchronization of {len(flagged)} messages at the takeover")
         return
-    expect_equal("the consumer's events = the survivor's own", len(events), len(own))
-    for n, (got, want) in enumerate(zip(events, own)):
-        assert key(got) == key(want), f"message {n}: {got} != the survivor's {want}"
-    path = os.path.join(workdir, "consumer.jsonl")
-    with open(path, "w") as f:
-        f.writelines(line for _, line in timed.lines)
-    expect_itch_books_from_events(rebuild_from_events(path), summary["feeds"][0])
+    # Exactly the survivor's own events, in its order (it made each of them from the feed).
+    expect_consumer_got_members_events(events, timed, os.path.join(workdir, follower), summary,
+                                       workdir, "the survivor")
     # The takeover, as the consumer saw it: from the stop to the first message of the new leader
     # (the longest silence after the stop ends there).
     after = [t for t, _ in timed.lines if t >= stopped_at]
@@ -2897,15 +2920,10 @@ def case_nats_standby_group_of_three_survives_two_kills(args, workdir, backend):
     member takes over. A consumer of the whole feed subscribed throughout gets every event
     exactly once, in order (the chain holds at every message, no resynchronization), the very
     events the last member made, and ends with its books."""
-    routes = [free_port() for _ in range(3)]
-    servers = [nats_server(workdir, name=f"n{i + 1}",
-                          cluster=(routes[i], [r for j, r in enumerate(routes) if j != i]))
-               for i in range(3)]
+    servers = nats_cluster(workdir)
     urls = ",".join(server.url for server in servers)
     members, feed, feed_c, consumer = {}, None, None, None
     try:
-        wait_until(lambda: all(s.monitor_page("routez")["num_routes"] == 2 for s in servers)
-                   and servers[0].jsz().get("meta_cluster", {}).get("leader"), 30, "the cluster")
         ports = {name: free_port() for name in "abc"}
         for name in "abc":
             os.makedirs(os.path.join(workdir, name))
@@ -2969,17 +2987,8 @@ def case_nats_standby_group_of_three_survives_two_kills(args, workdir, backend):
         assert f"md_subscribe: feed e2e: {len(events)} messages, 0 holes, 0 doubles" in err, err
     except AssertionError as e:
         raise AssertionError(f"{e}\n{standby_diagnosis(list(members.values()), servers)}")
-    with open(os.path.join(workdir, leader, "events.jsonl")) as f:
-        own = [json.loads(line) for line in f]
-    key = lambda e: (e["sequence"], e["kind"], e["instrument"], e.get("side"),
-                     e.get("price"), e.get("id"), e.get("bid_price"), e.get("ask_price"))
-    expect_equal("the consumer's events = the last member's own", len(events), len(own))
-    for n, (got, want) in enumerate(zip(events, own)):
-        assert key(got) == key(want), f"message {n}: {got} != the last member's {want}"
-    path = os.path.join(workdir, "consumer.jsonl")
-    with open(path, "w") as f:
-        f.writelines(line for _, line in timed.lines)
-    expect_itch_books_from_events(rebuild_from_events(path), summary["feeds"][0])
+    expect_consumer_got_members_events(events, timed, os.path.join(workdir, leader), summary,
+                                       workdir, "the last member")
     standby = summary["publish"]["standby"]["feeds"][0]
     expect_equal("the last member", (standby["role"], standby["takeovers"], standby["resyncs"]),
                  ("leader", 1, 0))
@@ -3106,10 +3115,8 @@ def case_nats_standby_partitioned_leader_doubles_nothing(args, workdir, backend)
         assert f"md_subscribe: feed e2e: {len(events)} messages, 0 holes, 0 doubles" in err, err
     except AssertionError as e:
         raise AssertionError(f"{e}\n{standby_diagnosis(members, [])}the consumer said: {err}")
-    path = os.path.join(workdir, "consumer.jsonl")
-    with open(path, "w") as f:
-        f.writelines(line for _, line in timed.lines)
-    expect_itch_books_from_events(rebuild_from_events(path), summary["feeds"][0])
+    expect_consumer_got_members_events(events, timed, os.path.join(workdir, "b"), summary,
+                                       workdir, "the survivor")
     standby = summary["publish"]["standby"]["feeds"][0]
     expect_equal("the survivor", (standby["role"], standby["takeovers"]), ("leader", 1))
     assert a.find("the NATS connection is cut"), "the old leader never cut its connection"
