@@ -285,8 +285,14 @@ TEST(StandbyGateThreads, ThePublishingLeaseAndDisconnectThreadsKeepOneChain) {
     std::atomic<bool> done{false};
     std::atomic<std::uint64_t> recorded{0}; // events recorded so far (relaxed: a count)
     signet::test::start_gate start;
+    std::atomic<bool> leasing{false}; // the lease thread is in its loop
     std::thread publisher([&] {
         start.wait();
+        // acquire: pairs with the lease thread's release store; not before it runs (under ASan
+        // the whole feed was once recorded before the lease thread's first takeover).
+        while (!leasing.load(std::memory_order_acquire)) {
+            std::this_thread::yield();
+        }
         for (std::uint64_t s = 1; s <= sequences; ++s) {
             for (std::uint32_t index = 0; index < 2; ++index) {
                 md::event e{};
@@ -315,6 +321,7 @@ TEST(StandbyGateThreads, ThePublishingLeaseAndDisconnectThreadsKeepOneChain) {
         start.wait();
         while (!done.load(std::memory_order_acquire)) {
             take_over(std::chrono::milliseconds(20));
+            leasing.store(true, std::memory_order_release); // pairs with the publisher's acquire
             ++takeovers;
             for (std::uint32_t k = 0; k < pumps; ++k) {
                 (void)gate.pump(0, 64);
