@@ -168,7 +168,8 @@ TEST_P(RuntimeTest, ParserNeverRunsConcurrentlyWithItself) {
                 ASSERT_TRUE(eventually([&] {
                     return sent.load(std::memory_order_relaxed) <
                            count.load(std::memory_order_acquire) + window;
-                })) << "the parser stopped at " << count.load(std::memory_order_relaxed);
+                })) << "the parser stopped at "
+                    << count.load(std::memory_order_relaxed);
             }
             s.send_sequence(rt.local_endpoint(feed, line), i);
             sent.fetch_add(1, std::memory_order_relaxed); // relaxed: a count

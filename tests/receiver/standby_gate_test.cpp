@@ -266,17 +266,18 @@ public:
         return true;
     }
     std::atomic<bool> allowed{false};
-    std::uint64_t after_demote = 0;      // under the gate's mutex
+    std::uint64_t after_demote = 0;       // under the gate's mutex
     std::vector<nats_position> positions; // under the gate's mutex
 };
 
 TEST(StandbyGateThreads, ThePublishingLeaseAndDisconnectThreadsKeepOneChain) {
     // As in a receiver: the publishing thread records the feed (sequence s: two events), the
     // lease thread takes over from the last position published, pumps and renews, demotes and
-    // follows while the feed moves on, over and over, and a third thread suspends publishing now and then (the disconnect
-    // callback). Whatever the interleaving, what was sent is one chain (every message continues
-    // the one before; a resynchronization's flagged state, then on from its position), nothing
-    // is sent after a demote returned, and a last takeover publishes through the last event.
+    // follows while the feed moves on, over and over, and a third thread suspends publishing now
+    // and then (the disconnect callback). Whatever the interleaving, what was sent is one chain
+    // (every message continues the one before; a resynchronization's flagged state, then on from
+    // its position), nothing is sent after a demote returned, and a last takeover publishes through
+    // the last event.
     signet::test::watchdog const guard(std::chrono::seconds(120), "standby gate threads");
     std::uint64_t const sequences = 20000 * signet::test::stress_scale();
     std::mt19937_64 random(signet::test::test_seed());
