@@ -97,13 +97,7 @@ bool nats_fence::cut() noexcept {
     linger const reset{.l_onoff = 1, .l_linger = 0};
     (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
     (void)shutdown(fd, SHUT_RDWR);
-    ++cuts_;
     return true;
-}
-
-std::uint64_t nats_fence::cuts() const {
-    std::lock_guard const lock(mutex_);
-    return cuts_;
 }
 
 } // namespace signet::receiver

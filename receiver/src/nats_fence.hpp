@@ -25,7 +25,6 @@
 // standby gate's mutex), cut() from the lease and fence threads; one mutex guards the
 // descriptor (never held across anything but a few non-blocking syscalls; no NATS call).
 
-#include <cstdint>
 #include <mutex>
 #include <string_view>
 
@@ -40,17 +39,14 @@ public:
     bool attach(std::string_view local_ip, int local_port) noexcept;
     /// Shuts the attached socket down if it is still that connection. True if it did.
     bool cut() noexcept;
-    /// Sockets cut so far.
-    [[nodiscard]] std::uint64_t cuts() const;
 
 private:
-    mutable std::mutex mutex_;
+    std::mutex mutex_;
     int fd_ = -1;              // guarded by mutex_
     sockaddr_storage local_{}; // guarded by mutex_
     sockaddr_storage peer_{};  // guarded by mutex_
     socklen_t local_size_ = 0; // guarded by mutex_
     socklen_t peer_size_ = 0;  // guarded by mutex_
-    std::uint64_t cuts_ = 0;   // guarded by mutex_
 };
 
 } // namespace signet::receiver

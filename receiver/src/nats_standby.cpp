@@ -407,9 +407,7 @@ void nats_standby::watch_deadlines() {
     std::vector<std::int64_t> cut_at(o_.feeds.size(), 0); // the deadline cut for, per feed
     std::unique_lock lock(mutex_);
     while (!wake_.wait_for(lock, poll_every(), [this] { return stop_; })) {
-        std::int64_t const now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     standby_gate::clock::now().time_since_epoch())
-                                     .count();
+        std::int64_t const now = ns_of(standby_gate::clock::now());
         for (std::size_t i = 0; i < o_.feeds.size(); ++i) {
             std::int64_t const deadline = gate_.deadline_ns(i);
             if (deadline != 0 && now >= deadline && cut_at[i] != deadline) {
