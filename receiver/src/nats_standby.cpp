@@ -583,7 +583,26 @@ void nats_standby::poll(std::size_t feed, standby_gate::clock::time_point now) {
             free = true; // ours from before (a resumed suspension): take it back by its revision
         } else {
             set_holder(feed, value);
-            l.free_since = {};
+            // The holder's renewals move the revision every quarter lease. One that stood
+            // still for three quarters of a lease since this member first saw it (after the
+            // read: the write came before) belongs to a holder whose deadline — half a lease
+            // after its renew left, before the write — passed a quarter lease ago, and whose
+            // fence cut its connection then: take the key by compare-and-set on that revision
+            // (it fails if the holder renewed meanwhile). Bounded by this member's clock, not
+            // by when the server gets round to expiring the key.
+            auto const seen_at = standby_gate::clock::now();
+            if (revision != l.watched_revision) {
+                l.watched_revision = revision;
+                l.watched_since = seen_at;
+                l.free_since = {};
+            } else if (seen_at - l.watched_since >= stale_after()) {
+                free = true;
+                l.free_since = l.watched_since + stale_after();
+                SPDLOG_LOGGER_INFO(net::logger(),
+                                   "publish standby: feed {}: {}'s lease has not been renewed "
+                                   "for {} ms (revision {}): taking it over",
+                                   o_.feeds[feed], value, stale_after().count(), revision);
+            }
         }
     } else {
         lease_errors_[feed].fetch_add(1, std::memory_order_relaxed); // relaxed: statistic
@@ -613,6 +632,7 @@ void nats_standby::poll(std::size_t feed, standby_gate::clock::time_point now) {
     l.holding = true;
     l.resume_due = true;
     l.counted = true;
+    l.watched_revision = 0;
     l.revision = rev;
     l.deadline = t0 + publish_for();
     l.next_renew = t0 + renew_every();

@@ -13,15 +13,19 @@
 //    fails when the key exists), a released one ("released <sequence> <index>", written by a
 //    leader that stops cleanly) with kvStore_Update on its revision (compare-and-set), and
 //    keeps it with kvStore_Update on the revision it last wrote, every lease/4. No home-made
-//    consensus: the server's CAS on the revision decides, the bucket's TTL frees the key of a
-//    leader that stopped renewing. All of it runs on the lease thread (this class's own),
-//    never on the parser's or the publishing path.
+//    consensus: the server's CAS on the revision decides. A key whose revision a follower has
+//    read unchanged for 3/4 lease (timed from after its first read) it takes with
+//    kvStore_Update on that revision (bounded by its clock, not by when the server expires
+//    the key); the bucket's TTL frees the key when nobody is there to time it. All of it runs
+//    on the lease thread (this class's own), never on the parser's or the publishing path.
 // 2. Never two leaders. A leader publishes only before its deadline: the start of its last
-//    successful renew (taken before the request left) plus lease/2. The key cannot expire
-//    before the server stored that write plus the lease, so a leader that cannot renew (no
-//    connection, a stalled server, a paused process) has stopped for at least lease/2 before
-//    another can hold the key: that margin covers its messages still in flight and the clock
-//    check before each send. A lost connection stops publishing at once (the disconnect
+//    successful renew (taken before the request left) plus lease/2. That write came before a
+//    follower read it, so a follower's CAS on it, 3/4 lease after the read, succeeds only
+//    when the leader has not renewed since and stopped at least lease/4 before (the TTL path
+//    leaves lease/2): a leader that cannot renew (no connection, a stalled server, a paused
+//    process) is silent before another can hold the key, and the margin covers its messages
+//    still in flight and the clock check before each send (clocks' rates, not their
+//    readings, are compared). A lost connection stops publishing at once (the disconnect
 //    callback), and a send that fails stops it too. The events go out on a connection of
 //    their own that never reconnects by itself (the publisher makes a new one at each
 //    takeover or resume: standby_sender::prepare()), since libnats flushes into a reconnected
@@ -42,12 +46,12 @@
 //    (signet.<feed>.>, core NATS: the path every consumer takes) delivered, (b) a hand-over's
 //    released value, and (c) the last message of the feed's JetStream last-value stream (a
 //    floor for a member that has seen nothing yet). (a) is the exact one: the old leader
-//    stopped publishing at least lease/2 before the key could pass, so by then what it sent
-//    has been delivered. The lease's value, written every lease/4, would be coarse; a stream
-//    capturing every subject was tried and lags under load (measured here: an R3 stream 25000
-//    messages behind the live subjects at 48000 events/s on 2 CPUs, so a takeover from it
-//    doubled them, and its load delayed the lease's renewals). Every source is a position that
-//    was published, so the greatest is never ahead of the group. It then publishes from its
+//    stopped publishing at least lease/4 before the key could pass, so by then what it sent
+//    has been delivered (or was cut by its fence). The lease's value, written every lease/4, would
+//    be coarse; a stream capturing every subject was tried and lags under load (measured here: an
+//    R3 stream 25000 messages behind the live subjects at 48000 events/s on 2 CPUs, so a takeover
+//    from it doubled them, and its load delayed the lease's renewals). Every source is a position
+//    that was published, so the greatest is never ahead of the group. It then publishes from its
 //    history every event after that position (at most catch_up_budget at once on the lease
 //    thread; the rest on the next record() or tick) and follows on live. If the position is
 //    ahead of its history (it is behind the old leader) it skips its events up to it. Before
@@ -252,6 +256,10 @@ public:
     /// The lease's timing.
     [[nodiscard]] std::chrono::milliseconds renew_every() const noexcept { return o_.lease / 4; }
     [[nodiscard]] std::chrono::milliseconds publish_for() const noexcept { return o_.lease / 2; }
+    /// Another holder's revision unchanged for this long: its lease is taken by CAS.
+    [[nodiscard]] std::chrono::milliseconds stale_after() const noexcept {
+        return o_.lease * 3 / 4;
+    }
     [[nodiscard]] std::chrono::milliseconds poll_every() const noexcept {
         return std::min(std::chrono::milliseconds(100), o_.lease / 10);
     }
@@ -264,9 +272,11 @@ private:
         std::uint64_t revision = 0;
         standby_gate::clock::time_point next_renew{};
         standby_gate::clock::time_point deadline{};
-        standby_gate::clock::time_point free_since{}; // when it was first seen free
-        std::optional<nats_position> released;        // a hand-over's position
-        std::string holder;                           // as last read (the thread's own)
+        standby_gate::clock::time_point free_since{};    // when it was first seen free
+        std::uint64_t watched_revision = 0;              // another holder's, as last read
+        standby_gate::clock::time_point watched_since{}; // when that revision was first read
+        std::optional<nats_position> released;           // a hand-over's position
+        std::string holder;                              // as last read (the thread's own)
     };
     void run();
     /// The fence thread: every poll, a feed whose deadline passed without a renew has the

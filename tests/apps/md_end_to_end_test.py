@@ -12,6 +12,7 @@ interface, md_feed and the cases' own datagrams come from the sending namespace.
 import argparse
 import ctypes
 import errno
+import fcntl
 import json
 import os
 import random
@@ -627,7 +628,8 @@ def consumer_truth_check(events_path, truths, max_failures=8, require_checks=Tru
     return counts
 
 
-def single_feed_config(port, extra=""):
+def single_feed_config(port, extra="", host=None):
+    """One feed line bound to `host` (this run's, by default) and `port`."""
     return f"""
 [runtime]
 backend = "@BACKEND@"
@@ -636,7 +638,7 @@ workers = 2
 interval_s = 0.2
 [[feed]]
 name = "e2e"
-bind = "{NET.host}:{port}"
+bind = "{host or NET.host}:{port}"
 {f'interface = "{NET.interface}"' if NET.interface else ""}
 {extra}
 """
@@ -818,9 +820,9 @@ def case_record_writes_what_was_delivered_in_sequence(args, workdir, backend):
                  itch(feed)["books"])
 
 
-def scrape(port):
+def scrape(port, host="127.0.0.1"):
     """GET /metrics, parsed: {(name, frozenset(labels)): value}."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+    with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=10) as response:
         assert response.status == 200
         assert response.headers["Content-Type"].startswith("text/plain")
         text = response.read().decode("utf-8")
@@ -2388,14 +2390,15 @@ def nats_server(workdir, port=None, **options):
     return NatsServer(workdir, port or free_port(), free_port(), **options)
 
 
-def nats_cluster(workdir):
+def nats_cluster(workdir, listen="127.0.0.1"):
     """Three clustered nats-servers (JetStream), returned once routed and with a meta leader;
-    stopped by a failed start (the caller stops them after)."""
+    stopped by a failed start (the caller stops them after). `listen`: their clients' address
+    ("0.0.0.0" for other namespaces too)."""
     routes = [free_port() for _ in range(3)]
     servers = []
     try:
         for i in range(3):
-            servers.append(nats_server(workdir, name=f"n{i + 1}", cluster=(
+            servers.append(nats_server(workdir, name=f"n{i + 1}", listen=listen, cluster=(
                 routes[i], [r for j, r in enumerate(routes) if j != i])))
         wait_until(lambda: all(s.monitor_page("routez")["num_routes"] == 2 for s in servers)
                    and servers[0].jsz().get("meta_cluster", {}).get("leader"), 30, "the cluster")
@@ -2662,12 +2665,12 @@ def case_nats_cluster_keeps_the_last_values_through_a_node_loss(args, workdir, b
     assert seen == {"a", "b"}, seen
 
 
-def standby_pair_config(port, urls, member, lease_ms=2000, extra=""):
+def standby_pair_config(port, urls, member, lease_ms=2000, extra="", host=None):
     """A member of the standby group "pair" (docs/publishing.md, "Standby groups") on one feed
-    line, publishing to the cluster `urls`."""
+    line (bound to `host`), publishing to the cluster `urls`."""
     return single_feed_config(port, f'[publish]\nnats = "{urls}"\nnats_replicas = 3\n'
                                     f'standby = "pair"\nstandby_name = "{member}"\n'
-                                    f'standby_lease_ms = {lease_ms}\n{extra}')
+                                    f'standby_lease_ms = {lease_ms}\n{extra}', host)
 
 
 class TimedLines:
@@ -2755,7 +2758,7 @@ def standby_diagnosis(receivers, servers, consumer=None):
     return said
 
 
-def standby_pair_run(args, workdir, backend, hand_over, short_history=False):
+def standby_pair_run(args, workdir, backend, hand_over, short_history=False, hosts=False):
     """Two members of one standby group on the same feed (md_feed sends every packet to both:
     --to and --to-b), a 3-node nats-server cluster, a consumer of the feed's every subject
     subscribed throughout. Mid-stream the leader is killed (-9) or, with hand_over, stopped by
@@ -2765,25 +2768,42 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False):
     survivor's. The consumer gets every event exactly once, in order (the
     chain of positions holds at every message), the very events the survivor made (its own
     --events), and its books equal the survivor's final books; the takeover time is measured at
-    the consumer. The old leader, started again, follows."""
-    servers = nats_cluster(workdir)
-    urls = ",".join(server.url for server in servers)
-    receivers, feed, consumer = [], None, None
+    the consumer. The old leader, started again, follows. With `hosts` each member runs in a
+    network namespace of its own (another host: PartitionNetns), the feed and the cluster
+    reached over veth pairs."""
+    nets = {}
+    for name in ("a", "b") if hosts else ():
+        nets[name] = PartitionNetns()
+        if nets[name].error:
+            print(f"  skipped: {nets[name].error}")
+            for net in nets.values():
+                net.close()
+            return
+    address = {name: nets[name].address if hosts else "127.0.0.1" for name in ("a", "b")}
+    servers, receivers, feed, consumer = [], [], None, None
     lease_ms = 2000
     history = "standby_history = 1024\n" if short_history else ""
+
+    def start(name, extra=()):
+        """Member `name` in its namespace (if any), its cluster addresses as seen from there."""
+        urls = ",".join(f"nats://{nets[name].nats_host}:{server.port}" if hosts else server.url
+                        for server in servers)
+        return Receiver(args.receiver, standby_pair_config(
+                            ports[name], urls, name, lease_ms,
+                            history + f'[metrics]\nlisten = "{address[name]}:{metrics[name]}"\n',
+                            host=address[name] if hosts else None),
+                        os.path.join(workdir, name), backend, extra_args=extra,
+                        prefix=nets[name].prefix if hosts else ())
+
     try:
+        servers = nats_cluster(workdir, listen="0.0.0.0" if hosts else "127.0.0.1")
         ports = {"a": free_port(), "b": free_port()}
         metrics = {"a": free_port(), "b": free_port()}
         members = {}
         for name in ("a", "b"):
             os.makedirs(os.path.join(workdir, name))
-            members[name] = Receiver(
-                args.receiver, standby_pair_config(
-                    ports[name], urls, name, lease_ms,
-                    history + f'[metrics]\nlisten = "127.0.0.1:{metrics[name]}"\n'),
-                os.path.join(workdir, name), backend,
-                extra_args=events_args(os.path.join(workdir, name), "events",
-                                       ",".join(ALL_PUBLISHED_KINDS))[0])
+            members[name] = start(name, events_args(os.path.join(workdir, name), "events",
+                                                    ",".join(ALL_PUBLISHED_KINDS))[0])
             receivers.append(members[name])
         leader = wait_until(lambda: next((n for n, r in members.items()
                                           if r.find("publish standby: feed e2e leads")), None),
@@ -2794,8 +2814,10 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False):
         consumer = md_subscribe(args, servers[0].url, "signet.e2e.>", "--json", "--chain",
                                 "--idle-exit", "4")
         timed = TimedLines(consumer)
-        feed = start_feed(args.feed, "--to", f"{NET.host}:{ports['a']}", "--to-b",
-                          f"{NET.host}:{ports['b']}", "--count", "60000", "--rate", "12000",
+        target = {name: f"{address[name] if hosts else NET.host}:{ports[name]}"
+                  for name in ("a", "b")}
+        feed = start_feed(args.feed, "--to", target["a"], "--to-b", target["b"],
+                          "--count", "60000", "--rate", "12000",
                           "--symbols", "8", "--seed", "40")
         members[leader].wait_total_packets(1500, feed=feed)
         try:
@@ -2816,13 +2838,11 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False):
         wait_until(lambda: survivor.find("publish standby: feed e2e leads"), 10,
                    "the follower's takeover")
         labels = frozenset({("group", "pair"), ("feed", "e2e")})
-        samples = scrape(metrics[follower])
+        samples = scrape(metrics[follower], address[follower])
         expect_equal("the survivor's metrics", (samples[("signet_standby_leader", labels)],
                      samples[("signet_standby_takeovers_total", labels)]), (1.0, 1.0))
         # The old leader comes back mid-stream (a late start): it follows the survivor.
-        old = Receiver(args.receiver,
-                       standby_pair_config(ports[leader], urls, leader, lease_ms, history),
-                       os.path.join(workdir, leader), backend)
+        old = start(leader)
         receivers.append(old)
         try:
             wait_until(lambda: old.find(f"publish standby: feed e2e follows {follower}"), 10,
@@ -2842,6 +2862,8 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False):
             feed.kill()
         for server in servers:
             server.stop()
+        for net in nets.values():
+            net.close()
     events = [json.loads(line) for _, line in timed.lines]
     try:
         resyncs = expect_whole_chain(events, "the consumer")
@@ -2872,7 +2894,7 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False):
                                        workdir, "the survivor")
     # The takeover, as the consumer saw it: from the stop to the first message of the new leader
     # (the longest silence after the stop ends there).
-    after = [t for t, _ in timed.lines if t >= stopped_at]
+    after = [stopped_at] + [t for t, _ in timed.lines if t >= stopped_at]  # from the stop on
     gaps = [(b - a, b) for a, b in zip(after, after[1:])]
     gap, resumed_at = max(gaps) if gaps else (0, stopped_at)
     standby = summary["publish"]["standby"]["feeds"][0]
@@ -2903,6 +2925,11 @@ ALL_PUBLISHED_KINDS = ("instrument_definition", "trading_status", "order_add", "
 
 def case_nats_standby_pair_takes_over_a_killed_leader_exactly(args, workdir, backend):
     standby_pair_run(args, workdir, backend, hand_over=False)
+
+
+def case_nats_standby_pair_on_two_hosts_takes_over_a_killed_leader_exactly(args, workdir,
+                                                                            backend):
+    standby_pair_run(args, workdir, backend, hand_over=False, hosts=True)
 
 
 def case_nats_standby_pair_hands_over_on_sigterm(args, workdir, backend):
@@ -2997,28 +3024,46 @@ def case_nats_standby_group_of_three_survives_two_kills(args, workdir, backend):
 
 
 class PartitionNetns:
-    """A namespace joined to this one by two veth pairs: 10.231.1.0/24 carries the feed,
-    10.231.2.0/24 the NATS connection; cut() takes the NATS pair's link down (a partition:
-    what is sent is lost, TCP retransmits) and heal() brings it back. None of it without root
-    or iproute2: `error` says why."""
+    """A namespace (another host) joined to this one by two veth pairs: one carries the feed
+    (the namespace's `address`), the other the NATS connection (this side's `nats_host`); cut()
+    takes the NATS pair's link down (a partition: what is sent is lost, TCP retransmits) and
+    heal() brings it back. Each holds a slot (a lock file) that names its links and subnets
+    (10.231.2k+1.0/24 and 10.231.2k+2.0/24), so that cases running side by side, in this
+    process or another part's, never share one. None of it without root or iproute2: `error`
+    says why."""
+
+    SLOTS = 60
 
     def __init__(self):
-        tag = f"{os.getpid() % 100000}"
-        self.name, self.feed, self.nats = f"sgpart{tag}", f"sgf{tag}", f"sgn{tag}"
-        self.error = None
+        self.error, self.lock, self.name = None, None, None
         if os.geteuid() != 0 or not shutil.which("ip"):
             self.error = "needs root and iproute2"
             return
+        for slot in range(self.SLOTS):
+            lock = open(f"/tmp/signet-e2e-netns-{slot}.lock", "w")
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self.lock = lock
+                break
+            except BlockingIOError:
+                lock.close()
+        if self.lock is None:
+            self.error = f"all {self.SLOTS} namespace slots are in use"
+            return
+        feed_net, nats_net = f"10.231.{2 * slot + 1}", f"10.231.{2 * slot + 2}"
+        self.address, self.nats_host = f"{feed_net}.2", f"{nats_net}.1"
+        self.name, self.feed, self.nats = f"sgpart{slot}", f"sgf{slot}", f"sgn{slot}"
+        self._remove()  # what a killed run in this slot left behind
         steps = [["netns", "add", self.name],
                  ["link", "add", self.feed + "a", "type", "veth", "peer", "name", self.feed + "b"],
                  ["link", "add", self.nats + "a", "type", "veth", "peer", "name", self.nats + "b"],
                  ["link", "set", self.feed + "b", "netns", self.name],
                  ["link", "set", self.nats + "b", "netns", self.name],
-                 ["addr", "add", "10.231.1.1/24", "dev", self.feed + "a"],
-                 ["addr", "add", "10.231.2.1/24", "dev", self.nats + "a"],
+                 ["addr", "add", f"{feed_net}.1/24", "dev", self.feed + "a"],
+                 ["addr", "add", f"{nats_net}.1/24", "dev", self.nats + "a"],
                  ["link", "set", self.feed + "a", "up"], ["link", "set", self.nats + "a", "up"],
-                 ["-n", self.name, "addr", "add", "10.231.1.2/24", "dev", self.feed + "b"],
-                 ["-n", self.name, "addr", "add", "10.231.2.2/24", "dev", self.nats + "b"],
+                 ["-n", self.name, "addr", "add", f"{feed_net}.2/24", "dev", self.feed + "b"],
+                 ["-n", self.name, "addr", "add", f"{nats_net}.2/24", "dev", self.nats + "b"],
                  ["-n", self.name, "link", "set", self.feed + "b", "up"],
                  ["-n", self.name, "link", "set", self.nats + "b", "up"],
                  ["-n", self.name, "link", "set", "lo", "up"]]
@@ -3039,10 +3084,18 @@ class PartitionNetns:
     def heal(self):
         subprocess.run(["ip", "link", "set", self.nats + "a", "up"], check=True)
 
-    def close(self):
+    def _remove(self):
         for command in (["link", "del", self.feed + "a"], ["link", "del", self.nats + "a"],
                         ["netns", "del", self.name]):
             subprocess.run(["ip", *command], capture_output=True)
+
+    def close(self):
+        if self.name is not None:
+            self._remove()
+            self.name = None
+        if self.lock is not None:
+            self.lock.close()  # the slot is free again
+            self.lock = None
 
 
 def case_nats_standby_partitioned_leader_doubles_nothing(args, workdir, backend):
@@ -3064,10 +3117,9 @@ def case_nats_standby_partitioned_leader_doubles_nothing(args, workdir, backend)
         ports = {"a": free_port(), "b": free_port()}
         for name in ("a", "b"):
             os.makedirs(os.path.join(workdir, name))
-        a = Receiver(args.receiver, single_feed_config(ports["a"], "").replace(
-            f"{NET.host}:{ports['a']}", f"10.231.1.2:{ports['a']}") +
-            f'[publish]\nnats = "nats://10.231.2.1:{server.port}"\nstandby = "part"\n'
-            f'standby_name = "a"\nstandby_lease_ms = 2000\n',
+        a = Receiver(args.receiver, single_feed_config(
+            ports["a"], host=net.address, extra=f'[publish]\nnats = "nats://{net.nats_host}:{server.port}"\n'
+                        f'standby = "part"\nstandby_name = "a"\nstandby_lease_ms = 2000\n'),
             os.path.join(workdir, "a"), backend, prefix=net.prefix)
         members.append(a)
         wait_until(lambda: a.find("publish standby: feed e2e leads"), 30, "a leading")
@@ -3082,7 +3134,7 @@ def case_nats_standby_partitioned_leader_doubles_nothing(args, workdir, backend)
         consumer = md_subscribe(args, server.url, "signet.e2e.>", "--json", "--chain",
                                 "--idle-exit", "5")
         timed = TimedLines(consumer)
-        feed = start_feed(args.feed, "--to", f"10.231.1.2:{ports['a']}", "--to-b",
+        feed = start_feed(args.feed, "--to", f"{net.address}:{ports['a']}", "--to-b",
                           f"{NET.host}:{ports['b']}", "--rate", "12000", "--duration", "12",
                           "--symbols", "8", "--seed", "43")
         wait_until(lambda: len(timed.lines) > 20000, 30, "the consumer's first messages")
@@ -3200,6 +3252,7 @@ def main():
     runs.append((case_nats_outages_leave_the_receiver_unaffected, "auto"))
     runs.append((case_nats_cluster_keeps_the_last_values_through_a_node_loss, "auto"))
     runs.append((case_nats_standby_pair_takes_over_a_killed_leader_exactly, "auto"))
+    runs.append((case_nats_standby_pair_on_two_hosts_takes_over_a_killed_leader_exactly, "auto"))
     runs.append((case_nats_standby_pair_hands_over_on_sigterm, "auto"))
     runs.append((case_nats_standby_short_history_resynchronizes_visibly, "auto"))
     runs.append((case_nats_standby_group_of_three_survives_two_kills, "auto"))
