@@ -2421,6 +2421,16 @@ def md_subscribe(args, url, *extra):
     return process
 
 
+def signet_nats_reader(args, url, *extra):
+    """scripts/signet_nats.py (the Python reader) in the background, once it has subscribed."""
+    script = os.path.join(os.path.dirname(args.verdict), "signet_nats.py")
+    process = subprocess.Popen([sys.executable, script, "--server", url, *extra],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = process.stderr.readline()
+    assert "subscribed" in line, (line, process.poll())
+    return process
+
+
 def last_bbos(lines):
     """Each symbol's last bbo among JSON lines: symbol -> (bid_price, bid_size, ask_price, ask_size)."""
     out = {}
@@ -2814,6 +2824,9 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False, hos
         consumer = md_subscribe(args, servers[0].url, "signet.e2e.>", "--json", "--chain",
                                 "--idle-exit", "4")
         timed = TimedLines(consumer)
+        # The Python reader, on another server of the cluster: the same messages, the same chain.
+        python_reader = TimedLines(signet_nats_reader(args, servers[1].url, "signet.e2e.>",
+                                                      "--chain", "--idle-exit", "4"))
         target = {name: f"{address[name] if hosts else NET.host}:{ports[name]}"
                   for name in ("a", "b")}
         feed = start_feed(args.feed, "--to", target["a"], "--to-b", target["b"],
@@ -2854,6 +2867,7 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False, hos
         summary, _ = survivor.stop()
         err = timed.finish()
         assert consumer.returncode == 0, err
+        python_err = python_reader.finish()
     finally:
         for r in receivers:
             if r.process.poll() is None:
@@ -2871,6 +2885,15 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False, hos
         # md_subscribe --chain applies the same rule in C++ (docs/publishing.md).
         assert (f"md_subscribe: feed e2e: {len(events)} messages, 0 holes, 0 doubles, "
                 f"{resyncs} resynchronization messages, 0 after a loss") in err, err
+        # The Python reader saw the same: its chain's counts, and the events one for one.
+        assert (f"signet_nats: feed e2e: {len(events)} messages, 0 holes, 0 doubles, "
+                f"{resyncs} resynchronization messages, 0 after a loss") in python_err, python_err
+        expect_equal("the Python reader's exit", python_reader.process.returncode, 0)
+        python_events = [json.loads(line) for _, line in python_reader.lines]
+        for n, (got, want) in enumerate(zip(python_events, events)):
+            assert (event_key(got), got["index"], got["previous"], got.get("resync")) == (
+                event_key(want), want["index"], want["previous"], want.get("resync")), \
+                f"the Python reader's message {n}: {got} != md_subscribe's {want}"
     except AssertionError as e:
         raise AssertionError(f"{e}\n{standby_diagnosis(receivers, servers)}the consumer said: {err}")
     if short_history:  # the state, flagged, then the survivor's events from its newest on
