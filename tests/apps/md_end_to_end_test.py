@@ -2929,7 +2929,9 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False, hos
     expect_equal("survivor role " + "".join(survivor.find("publish standby: feed")),
                  (standby["role"], standby["takeovers"], standby["resyncs"]), ("leader", 1, 0))
     assert standby["resumed_after_sequence"] > 0, standby
-    if hand_over:  # the leader publishes until it stops, then the follower at its next poll
+    if args.no_time_bounds:
+        pass
+    elif hand_over:  # the leader publishes until it stops, then the follower at its next poll
         assert gap < 1.0, f"a hand-over left the consumer {gap:.3f} s without a message"
     else:  # within the lease plus 500 ms
         bound = lease_ms / 1000 + 0.5
@@ -3218,6 +3220,9 @@ def main():
                         help="backends the five-join-point case runs on (\"\": none)")
     parser.add_argument("--per-backend-only", action="store_true",
                         help="only the cases that run on every backend (the af_xdp run)")
+    parser.add_argument("--no-time-bounds", action="store_true",
+                        help="the binaries are a ThreadSanitizer build: check what the cases "
+                             "check but their time bounds (the dev leg checks those)")
     parser.add_argument("--part", default="1/1",
                         help="K/N: run every N-th case from the K-th (ctest runs the parts "
                              "side by side)")
