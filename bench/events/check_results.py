@@ -39,6 +39,8 @@ def main():
                   file=sys.stderr)
             return 1
         for key in ("send_to_handler_ns", "kernel_to_handler_ns"):
+            if key == "kernel_to_handler_ns" and p["design"] == "raw" and p["path"] == "memory":
+                continue  # one cache line between two threads: no receive stamp
             h = p[key]
             if h["count"] == 0 or not 0 < h["p50"] <= h["p99"] <= h["p999"]:
                 print(f"{what}: {key} {h}", file=sys.stderr)

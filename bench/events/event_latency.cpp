@@ -20,10 +20,19 @@
 // --path veth sends across a veth pair of two namespaces made for the run (root); with
 // --backend af_xdp the receiver takes the frames through its XDP program (no kernel receive
 // stamp on that path: the receiver's own stamp stands in, so kernel->handler is shorter).
+// --path memory measures the hand-off alone: no network and no sender thread; a contract on
+// the receiver's worker (the first of --cpus) writes each packet into the feed's memory line,
+// stamped just before, and the parser contract runs next on that worker; the consumer has the
+// second CPU (queued: the event worker pinned there, --event-idle spin; shm: the reader
+// process pinned there, spinning). Stamp -> handler is then the event's creation (plus the
+// parse of the packet: inline shows that part alone) to the consumer's first instruction; raw
+// is the machine's own limit: a stamp handed over in one cache line from a thread on the
+// first CPU to one spinning on the second.
 //
 //   signet_event_latency --rates 100000,1000000 --rounds 3 --duration 3 --json out.json
 //   signet_event_latency --path veth --backend af_xdp --json out.json
 //   signet_event_latency --designs inline,shm,nats --nats nats://127.0.0.1:4222
+//   signet_event_latency --path memory --designs inline,queued,shm --event-idle spin
 
 #include <algorithm>
 #include <array>
@@ -52,10 +61,12 @@
 
 #include <signet/core/cpu_affinity.hpp>
 #include <signet/core/metrics/histogram.hpp>
+#include <signet/core/work_contract.hpp>
 #include <signet/md/big_endian.hpp>
 #include <signet/md/events.hpp>
 #include <signet/md/nasdaq/itch50.hpp>
 #include <signet/md/nasdaq/moldudp64.hpp>
+#include <signet/net/memory_line.hpp>
 #include <signet/net/unique_fd.hpp>
 #include <signet/receiver/nasdaq/moldudp64_protocol.hpp>
 #include <signet/receiver/publish.hpp>
@@ -222,7 +233,8 @@ public:
     /// `publish`: "" (the probe subscribes), "shm:NAME" or "nats:URL" (the probe is in
     /// another process).
     receiver_design(latency_probe& probe, receiver::delivery_mode mode, bool spin, int cpu,
-                    bool event_spin, net::backend_kind backend, std::string const& publish) {
+                    bool event_spin, int event_cpu, net::backend_kind backend,
+                    std::string const& publish) {
         receiver::receiver_config config;
         config.backend = backend;
         config.stats_interval_s = 1;
@@ -252,9 +264,11 @@ public:
             config.nats.stream = false; // core subjects: what the consumer reads
         }
         receiver_ = std::make_unique<receiver::receiver>(
-            config, receiver::receiver_options{.stats_lines = false,
-                                               .event_idle = event_spin ? idle_strategy::spin
-                                                                        : idle_strategy::block});
+            config,
+            receiver::receiver_options{
+                .stats_lines = false,
+                .event_idle = event_spin ? idle_strategy::spin : idle_strategy::block,
+                .event_cpus = event_cpu >= 0 ? std::vector<int>{event_cpu} : std::vector<int>{}});
         if (publish.empty()) {
             receiver_->subscribe(
                 {.name = "probe", .mode = mode, .queue_capacity = 1 << 16},
@@ -262,6 +276,7 @@ public:
         }
     }
     [[nodiscard]] receiver::receiver const& get() const { return *receiver_; }
+    [[nodiscard]] receiver::receiver& get() { return *receiver_; }
     std::uint16_t port() const override { return receiver_->runtime().local_endpoint(0).port(); }
     void start() override { receiver_->start(); }
     void stop() override { receiver_->stop(); }
@@ -271,12 +286,203 @@ private:
     std::unique_ptr<receiver::receiver> receiver_;
 };
 
+/// Where the packets come from: the sender over the network path, or the memory line.
+class packet_source {
+public:
+    virtual ~packet_source() = default;
+    virtual void start() = 0;
+    /// Returns once every packet was sent (written).
+    virtual void wait() = 0;
+    [[nodiscard]] virtual std::uint64_t sent() const = 0;
+};
+
+class network_source final : public packet_source {
+public:
+    explicit network_source(bench::sender_options o)
+        : sender_(std::move(o)) {}
+    void start() override { sender_.start(); }
+    void wait() override { sender_.wait(); }
+    std::uint64_t sent() const override { return sender_.sent(); }
+
+private:
+    bench::sender sender_;
+};
+
+/// --path memory: a contract of the receiver's own group writes the packets into feed 0's
+/// memory line on the receiver's worker, paced, at most one a run, each stamped just before it
+/// is written; the parser contract runs next on the same worker (the contract reschedules
+/// itself: the worker never idles).
+class memory_source final : public packet_source {
+public:
+    memory_source(receiver::receiver& r, bench::packet_templates const& templates,
+                  double packets_per_s, std::uint64_t limit)
+        : line_(r.runtime().memory_line(0))
+        , templates_(templates)
+        , period_ns_(static_cast<std::uint64_t>(1e9 / packets_per_s))
+        , limit_(limit)
+        , contract_(r.runtime().group().create_contract([this] { run(); })) {}
+    ~memory_source() override { contract_.release(); }
+    void start() override {
+        next_ns_ = bench::monotonic_ns();
+        contract_.schedule();
+    }
+    void wait() override {
+        // Asleep until the last packet is due, then polling every 10 ms: this thread waking
+        // often would take the consumer's CPU from it (1 ms polls put 1% of the hand-offs past
+        // 30 us here).
+        std::this_thread::sleep_for(std::chrono::nanoseconds(period_ns_ * limit_));
+        while (sent() < limit_) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10)); // polling the worker
+        }
+    }
+    std::uint64_t sent() const override {
+        return sent_.load(std::memory_order_relaxed); // relaxed: one writer, a snapshot
+    }
+
+private:
+    void run() noexcept {
+        std::uint64_t const n = sent_.load(std::memory_order_relaxed); // the only writer
+        if (n < limit_ && bench::monotonic_ns() >= next_ns_) {
+            bool const written = line_.write([this](std::span<std::byte> buffer) {
+                std::size_t const size = bench::produce_packet(templates_, cursor_, buffer.data());
+                bench::stamp_packet(buffer.data(), bench::monotonic_ns());
+                return size;
+            });
+            if (written) {
+                line_.flush(); // schedules the parser contract
+                next_ns_ += period_ns_;
+                sent_.store(n + 1, std::memory_order_relaxed);
+            }
+        }
+        if (sent_.load(std::memory_order_relaxed) < limit_) {
+            contract_.schedule(); // again: the next packet falls due
+        }
+    }
+
+    net::memory_line line_;
+    bench::packet_templates const& templates_;
+    bench::feed_cursor cursor_;
+    std::uint64_t period_ns_;
+    std::uint64_t limit_;
+    std::uint64_t next_ns_ = 0;
+    std::atomic<std::uint64_t> sent_{0};
+    work_contract contract_;
+};
+
+/// --path memory's raw design: the physical limit of a hand-off between the two CPUs, paced
+/// and measured as the others are. The writer (a thread on the first CPU) stamps a number and
+/// its stamp into one cache line; the reader (a thread on the second, spinning) records now -
+/// stamp through the same probe. Nothing of the receiver: what the machine itself gives (its
+/// cache-line transfer, its ticks and steal).
+struct handoff_line {
+    alignas(64) std::atomic<std::uint64_t> number{
+        0};                              // release by the writer, acquire by the reader
+    std::atomic<std::uint64_t> stamp{0}; // relaxed: ordered by `number`
+};
+
+class raw_handoff_design final : public design {
+public:
+    raw_handoff_design(latency_probe& probe, int cpu)
+        : probe_(probe)
+        , cpu_(cpu) {}
+    ~raw_handoff_design() override { stop(); }
+    [[nodiscard]] handoff_line& line() noexcept { return line_; }
+    std::uint16_t port() const override { return 0; }
+    void start() override {
+        thread_ = std::thread([this] { run(); });
+    }
+    void stop() override {
+        stop_.store(true, std::memory_order_relaxed); // relaxed: polled; join orders the rest
+        if (thread_.joinable()) {
+            thread_.join();
+        }
+    }
+    std::uint64_t packets() const override {
+        return packets_.load(std::memory_order_relaxed); // relaxed: a snapshot
+    }
+
+private:
+    void run() {
+        if (cpu_ >= 0) {
+            pin_this_thread(cpu_, "raw hand-off reader");
+        }
+        std::uint64_t last = 0;
+        while (!stop_.load(std::memory_order_relaxed)) {
+            // acquire: pairs with the writer's release store of `number`, after its stamp
+            std::uint64_t const n = line_.number.load(std::memory_order_acquire);
+            if (n == last) {
+                continue;
+            }
+            md::event e{};
+            e.sequence = n;
+            e.exchange_ns = line_.stamp.load(std::memory_order_relaxed);
+            probe_.on_event(e); // its first instruction reads the clock
+            last = n;
+            packets_.store(n, std::memory_order_relaxed); // relaxed: a snapshot
+        }
+    }
+
+    latency_probe& probe_;
+    int cpu_;
+    handoff_line line_;
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+    std::atomic<std::uint64_t> packets_{0};
+};
+
+/// The writer of raw_handoff_design's line: a thread on its CPU, paced (spinning on the clock).
+class raw_handoff_source final : public packet_source {
+public:
+    raw_handoff_source(handoff_line& line, double packets_per_s, std::uint64_t limit, int cpu)
+        : line_(line)
+        , period_ns_(static_cast<std::uint64_t>(1e9 / packets_per_s))
+        , limit_(limit)
+        , cpu_(cpu) {}
+    ~raw_handoff_source() override { wait(); }
+    void start() override {
+        thread_ = std::thread([this] { run(); });
+    }
+    void wait() override {
+        if (thread_.joinable()) {
+            thread_.join();
+        }
+    }
+    std::uint64_t sent() const override {
+        return sent_.load(std::memory_order_relaxed); // relaxed: a snapshot
+    }
+
+private:
+    void run() {
+        if (cpu_ >= 0) {
+            pin_this_thread(cpu_, "raw hand-off writer");
+        }
+        std::uint64_t next = bench::monotonic_ns();
+        for (std::uint64_t n = 1; n <= limit_; ++n) {
+            while (bench::monotonic_ns() < next) {
+            }
+            line_.stamp.store(bench::monotonic_ns() & bench::timestamp_mask,
+                              std::memory_order_relaxed);
+            line_.number.store(n, std::memory_order_release); // pairs with the reader's acquire
+            sent_.store(n, std::memory_order_relaxed);        // relaxed: a snapshot
+            next += period_ns_;
+        }
+    }
+
+    handoff_line& line_;
+    std::uint64_t period_ns_;
+    std::uint64_t limit_;
+    int cpu_;
+    std::thread thread_;
+    std::atomic<std::uint64_t> sent_{0};
+};
+
 /// The handler in another process: this program run as `--reader shm:NAME|nats:URL`, its
 /// stdin and stdout pipes to this one. It says "ready" once it reads, records until its stdin
 /// closes, then prints its percentiles as one JSON line.
 class reader_process {
 public:
-    explicit reader_process(std::string const& what) {
+    /// `cpu`: where the reader runs (-1: not pinned).
+    reader_process(std::string const& what, int cpu) {
         int in[2];
         int out[2];
         if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
@@ -286,7 +492,9 @@ public:
         if (pid_ == 0) { // exec at once: nothing of this multi-threaded process is used
             ::dup2(in[0], STDIN_FILENO);
             ::dup2(out[1], STDOUT_FILENO);
-            char const* argv[] = {"signet_event_latency", "--reader", what.c_str(), nullptr};
+            std::string const at = std::to_string(cpu);
+            char const* argv[] = {"signet_event_latency", "--reader", what.c_str(),
+                                  "--reader-cpu",         at.c_str(), nullptr};
             ::execv("/proc/self/exe", const_cast<char* const*>(argv));
             ::_exit(127);
         }
@@ -323,7 +531,10 @@ bool stdin_closed() {
 }
 
 /// --reader: the other process's side.
-int run_reader(std::string const& what) {
+int run_reader(std::string const& what, int cpu) {
+    if (cpu >= 0) {
+        pin_this_thread(cpu, "reader");
+    }
     latency_probe probe;
     probe.record(true);
     std::uint64_t lost = 0;
@@ -345,7 +556,9 @@ int run_reader(std::string const& what) {
             if (p == receiver::shm::poll::event) {
                 probe.on_event(e);
                 idle = 0;
-            } else if (++idle % 4096 == 0 && stdin_closed()) {
+            } else if (++idle % (1u << 22) == 0 && stdin_closed()) {
+                // A syscall every 2^22 empty polls (tens of ms): one every 4096 put 1% of the
+                // hand-offs (here, one every 11 us) behind it.
                 break;
             }
         }
@@ -395,7 +608,8 @@ struct settings {
     bool spin = false;
     bool event_spin = false;
     int receiver_cpu = 0;
-    int sender_cpu = 1;
+    int sender_cpu = 1; // --path memory: the consumer's (event worker, reader process)
+    bool memory = false;
     std::string nats_url;
 };
 
@@ -410,27 +624,40 @@ json run_point(std::string const& name, double messages_per_s, settings const& s
     } else if (name == "nats") {
         publish = "nats:" + s.nats_url;
     }
-    if (name == "raw") {
+    if (name == "raw" && s.memory) {
+        d = std::make_unique<raw_handoff_design>(probe, s.sender_cpu);
+    } else if (name == "raw") {
         d = std::make_unique<raw_design>(probe, s.spin, s.receiver_cpu);
     } else {
         d = std::make_unique<receiver_design>(
             probe,
             name == "inline" ? receiver::delivery_mode::inline_call
                              : receiver::delivery_mode::queued,
-            s.spin, s.receiver_cpu, s.event_spin, s.backend, publish);
+            s.spin, s.receiver_cpu, s.event_spin, s.memory ? s.sender_cpu : -1, s.backend, publish);
     }
     if (!publish.empty()) {
-        reader = std::make_unique<reader_process>(publish);
+        reader = std::make_unique<reader_process>(publish, s.memory ? s.sender_cpu : -1);
+    }
+    double const packets_per_s = messages_per_s / templates.mean_messages();
+    auto const limit = static_cast<std::uint64_t>(packets_per_s * (s.warmup_s + s.duration_s));
+    std::unique_ptr<packet_source> source;
+    if (s.memory && name == "raw") {
+        source = std::make_unique<raw_handoff_source>(dynamic_cast<raw_handoff_design&>(*d).line(),
+                                                      packets_per_s, limit, s.receiver_cpu);
+    } else if (s.memory) {
+        source = std::make_unique<memory_source>(dynamic_cast<receiver_design&>(*d).get(),
+                                                 templates, packets_per_s, limit);
     }
     d->start();
-    double const packets_per_s = messages_per_s / templates.mean_messages();
-    bench::sender out(
-        {.ports = {d->port()},
-         .templates = &templates,
-         .rate = packets_per_s,
-         .batch = 32,
-         .limit = static_cast<std::uint64_t>(packets_per_s * (s.warmup_s + s.duration_s)),
-         .cpu = s.sender_cpu});
+    if (!s.memory) {
+        source = std::make_unique<network_source>(bench::sender_options{.ports = {d->port()},
+                                                                        .templates = &templates,
+                                                                        .rate = packets_per_s,
+                                                                        .batch = 32,
+                                                                        .limit = limit,
+                                                                        .cpu = s.sender_cpu});
+    }
+    packet_source& out = *source;
     out.start();
     std::this_thread::sleep_for(std::chrono::duration<double>(s.warmup_s)); // the warm-up phase
     probe.record(true);
@@ -501,6 +728,8 @@ int main(int argc, char** argv) {
     app.add_option("--nats", s.nats_url, "the nats design's server (nats://host:port)");
     std::string reader;
     app.add_option("--reader", reader, "internal: the other process of the shm and nats designs");
+    int reader_cpu = -1;
+    app.add_option("--reader-cpu", reader_cpu, "internal: the reader process's CPU");
     app.add_option("--rounds", rounds, "interleaved rounds (every design at every rate)");
     app.add_option("--duration", s.duration_s, "seconds measured per point");
     app.add_option("--warmup", s.warmup_s, "seconds sent before measuring");
@@ -511,14 +740,16 @@ int main(int argc, char** argv) {
     app.add_option("--cpus", cpus, "receiving CPU, sending CPU (-1: unpinned)")->delimiter(',');
     app.add_option("--payload", payload, "UDP payload bytes a packet is filled to (64 or 512)")
         ->check(CLI::IsMember({64, 512}));
-    app.add_option("--path", path, "loopback, or veth (a veth pair of two namespaces; root)")
-        ->check(CLI::IsMember({"loopback", "veth"}));
+    app.add_option("--path", path,
+                   "loopback, veth (a veth pair of two namespaces; root), or memory (no network: "
+                   "the hand-off alone; raw is then one cache line between the two CPUs)")
+        ->check(CLI::IsMember({"loopback", "veth", "memory"}));
     app.add_option("--backend", backend, "the receiver's backend (af_xdp: --path veth)")
         ->check(CLI::IsMember({"auto", "io_uring", "epoll", "af_xdp"}));
     app.add_option("--json", json_path, "write the points here");
     CLI11_PARSE(app, argc, argv);
     if (!reader.empty()) {
-        return run_reader(reader);
+        return run_reader(reader, reader_cpu);
     }
 #if !defined(NDEBUG) || !defined(__OPTIMIZE__)
     std::printf("Debug build: numbers are not representative\n");
@@ -533,6 +764,10 @@ int main(int argc, char** argv) {
     s.sender_cpu = cpus.size() < 2 ? -1 : cpus[1];
     spdlog::set_level(spdlog::level::warn);
     s.backend = net::parse_backend_kind(backend);
+    s.memory = path == "memory";
+    if (s.memory) {
+        s.backend = net::backend_kind::memory;
+    }
     if (s.backend == net::backend_kind::af_xdp && path != "veth") {
         std::fprintf(stderr, "--backend af_xdp needs --path veth\n");
         return 2;

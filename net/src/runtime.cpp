@@ -358,7 +358,9 @@ memory_line runtime::memory_line(std::size_t feed, std::size_t line) {
 }
 
 udp_endpoint runtime::local_endpoint(std::size_t feed, std::size_t line) const {
-    return feeds_.at(feed)->lines.at(line)->socket.local_endpoint();
+    detail::line_state const& l = *feeds_.at(feed)->lines.at(line);
+    // backend memory opens no socket: the line's endpoint is the one it was given
+    return l.socket.is_open() ? l.socket.local_endpoint() : l.options.bind;
 }
 
 timestamping runtime::timestamps(std::size_t feed, std::size_t line) const {

@@ -318,7 +318,7 @@ void receiver::start() {
             *event_group_, worker_pool_options{.threads = options_.event_workers != 0
                                                               ? options_.event_workers
                                                               : std::min<std::size_t>(queued, 4),
-                                               .cpus = {},
+                                               .cpus = options_.event_cpus,
                                                .idle = options_.event_idle,
                                                .lanes = {},
                                                .drain_timeout = drain_bound});

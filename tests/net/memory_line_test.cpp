@@ -251,4 +251,15 @@ TEST(MemoryLine, OnlyTheMemoryBackendHasMemoryLines) {
     EXPECT_THROW((void)rt.memory_line(f), std::logic_error);
 }
 
+// A memory line opens no socket: asking its endpoint (the receiver logs each line's) answers
+// without one, never a getsockname on no descriptor.
+TEST(MemoryLine, AMemoryLineHasAnEndpointWithoutASocket) {
+    runtime rt(runtime_options{.backend = backend_kind::memory});
+    feed_options feed;
+    feed.name = "memory";
+    feed.lines.push_back({.bind = signet::net::udp_endpoint::parse("127.0.0.1:0")});
+    auto const f = rt.add_feed(feed, [](packet const&) {});
+    EXPECT_NO_THROW((void)rt.local_endpoint(f));
+}
+
 } // namespace

@@ -104,7 +104,8 @@ public:
     [[nodiscard]] feed_stats stats(std::size_t feed) const;
     /// One line's receive counters (parsed and parser_errors stay the feed's: 0 here).
     [[nodiscard]] feed_stats stats(std::size_t feed, std::size_t line) const;
-    /// The bound address of a feed's line (the kernel's port choice for port 0).
+    /// The bound address of a feed's line (the kernel's port choice for port 0); on backend
+    /// memory, which opens no socket, the address the line was given.
     [[nodiscard]] udp_endpoint local_endpoint(std::size_t feed, std::size_t line = 0) const;
     /// The receive timestamps in effect on a feed's line (udp_socket::timestamps(); off on the
     /// memory backend).

@@ -60,6 +60,9 @@ struct receiver_options {
     /// How an event worker waits for events: block (sleeps; a wake-up costs microseconds) or
     /// spin (lowest latency, burns its core).
     idle_strategy event_idle = idle_strategy::block;
+    /// Event worker i pinned to event_cpus[i % size] (a spinning one wants a core of its own);
+    /// empty: not pinned.
+    std::vector<int> event_cpus{};
 };
 
 class metrics_endpoint;

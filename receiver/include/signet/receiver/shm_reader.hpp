@@ -60,7 +60,8 @@ public:
             throw std::runtime_error(path + " is not a signet segment (too small)");
         }
         size_ = static_cast<std::size_t>(st.st_size);
-        void* const at = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
+        // MAP_POPULATE: mapped now, not at the first read of each page (a page fault a page).
+        void* const at = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
         ::close(fd); // the mapping keeps the segment
         if (at == MAP_FAILED) {
             throw std::runtime_error("cannot map " + path);
