@@ -105,8 +105,37 @@ public:
     [[nodiscard]] virtual std::uint64_t packets() const = 0;
 };
 
+/// A design that is a thread of its own: run() until stopping(), counting packets_. A derived
+/// class stops it in its own destructor (the thread uses its members).
+class threaded_design : public design {
+public:
+    void start() override {
+        thread_ = std::thread([this] { run(); });
+    }
+    void stop() override {
+        stop_.store(true, std::memory_order_relaxed); // relaxed: polled; join orders the rest
+        if (thread_.joinable()) {
+            thread_.join();
+        }
+    }
+    std::uint64_t packets() const override {
+        return packets_.load(std::memory_order_relaxed); // relaxed: a snapshot
+    }
+
+protected:
+    virtual void run() = 0;
+    [[nodiscard]] bool stopping() const noexcept {
+        return stop_.load(std::memory_order_relaxed); // relaxed: a flag polled by run()
+    }
+    std::atomic<std::uint64_t> packets_{0}; // the thread's only; relaxed: others read snapshots
+
+private:
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+};
+
 /// One thread, one socket: recvmmsg, MoldUDP64 framing, ITCH into the book, events inline.
-class raw_design final : public design {
+class raw_design final : public threaded_design {
 public:
     raw_design(latency_probe& probe, bool spin, int cpu)
         : sink_(&probe)
@@ -136,23 +165,11 @@ public:
     }
     ~raw_design() override { stop(); }
     std::uint16_t port() const override { return port_; }
-    void start() override {
-        thread_ = std::thread([this] { run(); });
-    }
-    void stop() override {
-        stop_.store(true, std::memory_order_relaxed); // relaxed: polled; join orders the rest
-        if (thread_.joinable()) {
-            thread_.join();
-        }
-    }
-    std::uint64_t packets() const override {
-        return packets_.load(std::memory_order_relaxed); // relaxed: a snapshot
-    }
 
 private:
     static constexpr std::size_t batch = 64;
 
-    void run() {
+    void run() override {
         if (cpu_ >= 0) {
             pin_this_thread(cpu_, "raw receive loop");
         }
@@ -160,7 +177,7 @@ private:
         std::array<iovec, batch> vectors{};
         std::array<mmsghdr, batch> headers{};
         std::array<std::array<char, CMSG_SPACE(sizeof(timespec))>, batch> control{};
-        while (!stop_.load(std::memory_order_relaxed)) {
+        while (!stopping()) {
             for (std::size_t i = 0; i < batch; ++i) {
                 vectors[i] = {buffers[i].data(), buffers[i].size()};
                 headers[i].msg_hdr = {};
@@ -222,9 +239,6 @@ private:
     int cpu_;
     net::unique_fd fd_;
     std::uint16_t port_ = 0;
-    std::thread thread_;
-    std::atomic<bool> stop_{false};
-    std::atomic<std::uint64_t> packets_{0};
 };
 
 /// signet::receiver with one moldudp64 feed and one subscriber (inline or queued).
@@ -380,7 +394,7 @@ struct handoff_line {
     std::atomic<std::uint64_t> stamp{0}; // relaxed: ordered by `number`
 };
 
-class raw_handoff_design final : public design {
+class raw_handoff_design final : public threaded_design {
 public:
     raw_handoff_design(latency_probe& probe, int cpu)
         : probe_(probe)
@@ -388,26 +402,14 @@ public:
     ~raw_handoff_design() override { stop(); }
     [[nodiscard]] handoff_line& line() noexcept { return line_; }
     std::uint16_t port() const override { return 0; }
-    void start() override {
-        thread_ = std::thread([this] { run(); });
-    }
-    void stop() override {
-        stop_.store(true, std::memory_order_relaxed); // relaxed: polled; join orders the rest
-        if (thread_.joinable()) {
-            thread_.join();
-        }
-    }
-    std::uint64_t packets() const override {
-        return packets_.load(std::memory_order_relaxed); // relaxed: a snapshot
-    }
 
 private:
-    void run() {
+    void run() override {
         if (cpu_ >= 0) {
             pin_this_thread(cpu_, "raw hand-off reader");
         }
         std::uint64_t last = 0;
-        while (!stop_.load(std::memory_order_relaxed)) {
+        while (!stopping()) {
             // acquire: pairs with the writer's release store of `number`, after its stamp
             std::uint64_t const n = line_.number.load(std::memory_order_acquire);
             if (n == last) {
@@ -425,9 +427,6 @@ private:
     latency_probe& probe_;
     int cpu_;
     handoff_line line_;
-    std::thread thread_;
-    std::atomic<bool> stop_{false};
-    std::atomic<std::uint64_t> packets_{0};
 };
 
 /// The writer of raw_handoff_design's line: a thread on its CPU, paced (spinning on the clock).
