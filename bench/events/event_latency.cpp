@@ -32,7 +32,8 @@
 //   signet_event_latency --rates 100000,1000000 --rounds 3 --duration 3 --json out.json
 //   signet_event_latency --path veth --backend af_xdp --json out.json
 //   signet_event_latency --designs inline,shm,nats --nats nats://127.0.0.1:4222
-//   signet_event_latency --path memory --designs inline,queued,shm --event-idle spin
+//   signet_event_latency --path memory --designs raw,inline,queued,shm --event-idle spin
+//                        --payload 64
 
 #include <algorithm>
 #include <array>
