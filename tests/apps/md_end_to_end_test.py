@@ -3054,8 +3054,9 @@ class PartitionNetns:
     takes the NATS pair's link down (a partition: what is sent is lost, TCP retransmits) and
     heal() brings it back. Each holds a slot (a lock file) that names its links and subnets
     (10.231.2k+1.0/24 and 10.231.2k+2.0/24), so that cases running side by side, in this
-    process or another part's, never share one. None of it without root or iproute2: `error`
-    says why."""
+    process or another part's, never share one. cut() is a firewall in the namespace (nftables:
+    every packet to or from this side's NATS address dropped) where `nft` is installed, else the
+    link taken down; `how` says which. None of it without root or iproute2: `error` says why."""
 
     SLOTS = 60
 
@@ -3103,11 +3104,27 @@ class PartitionNetns:
     def prefix(self):
         return ("ip", "netns", "exec", self.name)
 
+    @property
+    def how(self):
+        return "nftables in the namespace" if shutil.which("nft") else "the link taken down"
+
     def cut(self):
-        subprocess.run(["ip", "link", "set", self.nats + "a", "down"], check=True)
+        if not shutil.which("nft"):
+            subprocess.run(["ip", "link", "set", self.nats + "a", "down"], check=True)
+            return
+        nats = self.nats_host
+        rules = (f"table inet sgpartition {{\n"
+                 f" chain out {{ type filter hook output priority 0; ip daddr {nats} drop; }}\n"
+                 f" chain in {{ type filter hook input priority 0; ip saddr {nats} drop; }}\n"
+                 f"}}\n")
+        subprocess.run([*self.prefix, "nft", "-f", "-"], input=rules, text=True, check=True)
 
     def heal(self):
-        subprocess.run(["ip", "link", "set", self.nats + "a", "up"], check=True)
+        if not shutil.which("nft"):
+            subprocess.run(["ip", "link", "set", self.nats + "a", "up"], check=True)
+            return
+        subprocess.run([*self.prefix, "nft", "delete", "table", "inet", "sgpartition"],
+                       check=True)
 
     def _remove(self):
         for command in (["link", "del", self.feed + "a"], ["link", "del", self.nats + "a"],
@@ -3125,10 +3142,10 @@ class PartitionNetns:
 
 def case_nats_standby_partitioned_leader_doubles_nothing(args, workdir, backend):
     """The leader in a namespace of its own (another host) receives the feed on one link and
-    reaches NATS on another; mid-stream that link goes down (a partition) while the feed still
-    arrives. The leader stops publishing at its deadline and its connection is cut, the
-    follower takes over; 3 s later the link comes back and the old leader reconnects and
-    follows. What the old leader sent before its deadline but the partition held back in its
+    reaches NATS on another; mid-stream a firewall in its namespace drops all its NATS traffic
+    (PartitionNetns.cut: nftables, or the link down) while the feed still arrives. The leader
+    stops publishing at its deadline and its connection is cut, the follower takes over; 3 s
+    later the partition heals and the old leader reconnects and follows. What the old leader sent before its deadline but the partition held back in its
     TCP connection must never arrive (it would double what the follower published): the
     consumer, subscribed throughout, gets every event exactly once, in order, and its books
     equal the survivor's. (Before the fence: one double after the heal.)"""
@@ -3199,8 +3216,9 @@ def case_nats_standby_partitioned_leader_doubles_nothing(args, workdir, backend)
     assert a.find("the NATS connection is cut"), "the old leader never cut its connection"
     old = old_summary["publish"]["standby"]["feeds"][0]
     expect_equal("the old leader after the heal", (old["role"], old["holder"]), ("follower", "b"))
-    print(f"  partition: b resumed after sequence {standby['resumed_after_sequence']}; the old "
-          f"leader cut its connection and follows; 0 doubles")
+    print(f"  partition ({net.how}): b resumed after sequence "
+          f"{standby['resumed_after_sequence']}; the old leader cut its connection and follows; "
+          f"0 doubles")
 
 
 def main():
