@@ -343,8 +343,7 @@ public:
     }
     void wait() override {
         // Asleep until the last packet is due, then polling every 10 ms: this thread waking
-        // often would take the consumer's CPU from it (1 ms polls put 1% of the hand-offs past
-        // 30 us here).
+        // often would take the consumer's CPU from it (1 ms polls showed in the p99).
         std::this_thread::sleep_for(std::chrono::nanoseconds(period_ns_ * limit_));
         while (sent() < limit_) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10)); // polling the worker
@@ -557,7 +556,7 @@ int run_reader(std::string const& what, int cpu) {
                 probe.on_event(e);
                 idle = 0;
             } else if (++idle % (1u << 22) == 0 && stdin_closed()) {
-                // A syscall every 2^22 empty polls (tens of ms): one every 4096 put 1% of the
+                // A syscall every 2^22 empty polls (tens of ms): one every 4096 put some of the
                 // hand-offs (here, one every 11 us) behind it.
                 break;
             }

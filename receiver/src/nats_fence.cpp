@@ -94,9 +94,7 @@ bool nats_fence::cut() noexcept {
     if (!same) {
         return false; // closed already (its number may be another socket's now)
     }
-    linger const reset{.l_onoff = 1, .l_linger = 0};
-    (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
-    (void)shutdown(fd, SHUT_RDWR);
+    (void)shutdown(fd, SHUT_RDWR); // attach() gave it SO_LINGER 0: the close that follows resets
     return true;
 }
 

@@ -423,9 +423,9 @@ void nats_standby::watch_deadlines() {
 void nats_standby::cut(std::size_t feed, char const* why) {
     if (fence_.cut()) {
         SPDLOG_LOGGER_WARN(net::logger(),
-                           "publish standby: feed {}: {}: the NATS connection is cut (what it "
-                           "had not delivered is dropped, never delivered after a takeover); "
-                           "reconnecting",
+                           "publish standby: feed {}: {}: the events' NATS connection is cut "
+                           "(what it had not delivered is dropped, never delivered after a "
+                           "takeover); the next takeover or resume makes a new one",
                            o_.feeds[feed], why);
     }
 }

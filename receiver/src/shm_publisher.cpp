@@ -102,7 +102,7 @@ shm_publisher::shm_publisher(std::string const& name, std::vector<std::string> c
         give_up("cannot size /dev/shm" + path + " to " + std::to_string(size_) + " bytes");
     }
     // MAP_POPULATE: every page allocated and mapped now, not at the parser's first write to
-    // it (a page fault per 56 ring events held 1% of the hand-offs up for microseconds).
+    // it (a page fault per 56 ring events, microseconds each, on the parser's path).
     void* const at =
         ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     if (at == MAP_FAILED) {
