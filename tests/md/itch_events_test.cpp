@@ -219,20 +219,83 @@ TEST_F(ItchEvents, WithoutASinkNothingIsEmitted) {
 }
 
 // A consumer that knows only the events: levels from level_update, orders from the order
-// events, the best bid/offer from bbo.
+// events, the best bid/offer from bbo. It checks what it is told at every event: a
+// level_update's depth is the number of better levels it knows at that point (a level that
+// left: the number it had), a bbo is the best of its levels, and once a message's events are
+// over (the next sequence begins) the bbo it last got is still the best of its levels — no
+// change of the best goes unreported.
 struct rebuilt final : event_sink {
-    std::map<std::tuple<std::uint32_t, char, std::int64_t>, std::pair<std::uint64_t, std::uint32_t>>
-        levels; // (instrument, side, price) -> (size, orders)
+    using level_key = std::tuple<std::uint32_t, char, std::int64_t>;     // instrument, side, price
+    std::map<level_key, std::pair<std::uint64_t, std::uint32_t>> levels; // -> size, orders
     std::map<std::uint64_t, std::pair<std::int64_t, std::uint32_t>> orders; // id -> price, qty
     std::map<std::uint32_t, event_bbo> bbo;
     std::vector<event_kind> markers; // clear, snapshot, stale, recovered
+    std::uint64_t level_updates = 0;
+    std::uint64_t bbo_checks = 0;
+    std::uint64_t sequence = 0;
+    std::vector<std::uint32_t> touched; // instruments of the current sequence's events
+
+    /// Levels of the side better than `price`.
+    [[nodiscard]] std::size_t better(std::uint32_t instrument, char side,
+                                     std::int64_t price) const {
+        std::size_t n = 0;
+        for (auto it = levels.lower_bound({instrument, side, 0});
+             it != levels.end() && std::get<0>(it->first) == instrument &&
+             std::get<1>(it->first) == side;
+             ++it) {
+            std::int64_t const p = std::get<2>(it->first);
+            if (side == 'B' ? p > price : p < price) {
+                ++n;
+            }
+        }
+        return n;
+    }
+    /// The best (price, size) of a side as the levels say; 0/0 when it is empty.
+    [[nodiscard]] std::pair<std::int64_t, std::uint64_t> best(std::uint32_t instrument,
+                                                              char side) const {
+        std::pair<std::int64_t, std::uint64_t> b{0, 0};
+        for (auto it = levels.lower_bound({instrument, side, 0});
+             it != levels.end() && std::get<0>(it->first) == instrument &&
+             std::get<1>(it->first) == side;
+             ++it) {
+            std::int64_t const p = std::get<2>(it->first);
+            if (b.second == 0 || (side == 'B' ? p > b.first : p < b.first)) {
+                b = {p, it->second.first};
+            }
+        }
+        return b;
+    }
+    void expect_bbo_is_best(std::uint32_t instrument, event_bbo const& got) {
+        ++bbo_checks;
+        auto const [bid_price, bid_size] = best(instrument, 'B');
+        auto const [ask_price, ask_size] = best(instrument, 'S');
+        EXPECT_EQ(got.bid_price, bid_price) << "instrument " << instrument << " at " << sequence;
+        EXPECT_EQ(got.bid_size, bid_size) << "instrument " << instrument << " at " << sequence;
+        EXPECT_EQ(got.ask_price, ask_price) << "instrument " << instrument << " at " << sequence;
+        EXPECT_EQ(got.ask_size, ask_size) << "instrument " << instrument << " at " << sequence;
+    }
+    /// The bbo last reported of every instrument the current sequence touched is its best.
+    void end_of_message() {
+        for (std::uint32_t const instrument : touched) {
+            if (instrument != all_instruments) {
+                expect_bbo_is_best(instrument, bbo[instrument]);
+            }
+        }
+        touched.clear();
+    }
     void on_event(event const& e) noexcept override {
+        if (e.sequence != sequence) {
+            end_of_message();
+            sequence = e.sequence;
+        }
+        touched.push_back(e.instrument);
         switch (e.kind) {
         case event_kind::book_clear:
             EXPECT_EQ(e.instrument, all_instruments);
             levels.clear();
             orders.clear();
             bbo.clear();
+            touched.clear();
             markers.push_back(e.kind);
             break;
         case event_kind::snapshot_begin:
@@ -242,6 +305,10 @@ struct rebuilt final : event_sink {
             markers.push_back(e.kind);
             break;
         case event_kind::level_update:
+            ++level_updates;
+            EXPECT_EQ(e.level.depth, better(e.instrument, e.side, e.level.price))
+                << "instrument " << e.instrument << " side " << e.side << " price " << e.level.price
+                << " size " << e.level.size << " at " << e.sequence;
             if (e.level.size == 0) {
                 levels.erase({e.instrument, e.side, e.level.price});
             } else {
@@ -263,6 +330,7 @@ struct rebuilt final : event_sink {
             }
             break;
         case event_kind::bbo:
+            expect_bbo_is_best(e.instrument, e.bbo);
             bbo[e.instrument] = e.bbo;
             break;
         default:
@@ -283,6 +351,10 @@ TEST(ItchEventsRebuild, AGeneratedStreamsEventsRebuildTheWholeBook) {
         parser.push(t::view(m), {.sequence = ++sequence, .receive_ns = 0}); // the pipelined path
     }
     parser.flush();
+    consumer.end_of_message();
+    EXPECT_GT(consumer.level_updates, 10'000U);
+    EXPECT_GT(consumer.bbo_checks, 10'000U);
+    EXPECT_TRUE(parser.book().check_invariants()) << "with tracking: every level's slot too";
     expect_rebuilt(consumer, parser.book());
 }
 
@@ -366,9 +438,38 @@ TEST(ItchEventsRebuild, EmitBookRebuildsTheBookFromNothing) {
     }
 }
 
-TEST(ItchEventsRebuild, OnlyTheKindsAskedForAndTheSameBboWithoutDepth) {
-    // A bbo-and-trades subscriber: the book tracks whether a change is at the best, not its
-    // depth; the bbo events are those of a parser asked for everything, one for one.
+TEST(ItchEventsRebuild, ASinkSetMidStreamReportsTrueDepthsFromItsFirstEvent) {
+    // The book keeps its levels' places only while it tracks changes: a sink set on a book
+    // already built numbers them all, so the first live events' depths are already right.
+    std::vector<t::bytes> const all = t::generated_stream(39, 24'000, 16);
+    itch50_parser parser(book);
+    std::uint64_t sequence = 0;
+    for (std::size_t i = 0; i < all.size() / 2; ++i) {
+        parser.on_message(t::view(all[i]), {.sequence = ++sequence, .receive_ns = 0});
+    }
+    rebuilt consumer;
+    parser.set_event_sink(&consumer);
+    parser.emit_book(event_flag::from_snapshot, {.sequence = sequence, .receive_ns = 0});
+    ASSERT_TRUE(parser.book().check_invariants());
+    for (std::size_t i = all.size() / 2; i < all.size(); ++i) {
+        parser.on_message(t::view(all[i]), {.sequence = ++sequence, .receive_ns = 0});
+    }
+    consumer.end_of_message();
+    EXPECT_GT(consumer.level_updates, 5'000U);
+    EXPECT_TRUE(parser.book().check_invariants());
+    expect_rebuilt(consumer, parser.book());
+    // Off and on again: the places were not kept meanwhile, and are numbered again.
+    parser.set_event_sink(nullptr);
+    for (std::size_t i = 0; i < 200; ++i) {
+        parser.on_message(t::view(all[i]), {.sequence = ++sequence, .receive_ns = 0});
+    }
+    parser.set_event_sink(&consumer);
+    EXPECT_TRUE(parser.book().check_invariants());
+}
+
+TEST(ItchEventsRebuild, OnlyTheKindsAskedForAndTheSameBbo) {
+    // A bbo-and-trades subscriber: the bbo events are those of a parser asked for everything,
+    // one for one.
     itch50_parser all_kinds(book);
     itch50_parser some(book);
     recorder everything;

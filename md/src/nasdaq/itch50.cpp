@@ -69,7 +69,7 @@ void itch50_parser::prefetch_far_ahead(std::span<std::byte const> message) const
     namespace f = itch50::field;
     std::byte const* const m = message.data();
     char const type = decodable_type(message);
-    if (sink_ != nullptr && type != 0) { // events: the stock's bbo last reported
+    if (sink_ != nullptr && type != 0 && wanted_.has(event_kind::bbo)) { // the bbo last reported
         __builtin_prefetch(&reported_top_[itch50::stock_locate(message)]);
     }
     switch (type) {
@@ -145,16 +145,33 @@ void itch50_parser::set_event_sink(event_sink* sink, event_mask kinds) {
     sink_ = sink;
     wanted_ = kinds;
     // The events need the order a writer changed and the levels it changed; the depth of a
-    // level that stays only for level_update.
+    // level that stays only for level_update (a bbo needs only whether it is the best).
     book_.track_changes(sink != nullptr, kinds.has(event_kind::level_update));
 }
 
 void itch50_parser::emit_changes(event const& base) {
+    bool const level_updates = wanted_.has(event_kind::level_update);
+    bool const bbo = wanted_.has(event_kind::bbo);
+    if (!level_updates && !bbo) {
+        return;
+    }
     std::uint16_t locate = 0;
-    bool best_touched[2] = {false, false}; // buy, sell
+    // Per side (buy, sell): whether a change was at the best, and the best after the message
+    // as its last such change says it — a level at depth 0 that stays or arrived is the best,
+    // a best level that left names the next (nothing later in the message moves the best but
+    // another change at depth 0). A level that stays, of unknown depth (tracking without
+    // depth), is the best if its price is the best last reported (the book's best before this
+    // message); one better than that, or with none reported (a sink set mid-stream), sends
+    // the bbo to the book to look.
+    struct best_change {
+        bool touched = false;
+        bool known = false;
+        itch_price_level level;
+    };
+    std::array<best_change, 2> best{};
     for (level_change const& c : book_.changes()) {
         locate = c.locate;
-        if (wanted_.has(event_kind::level_update)) {
+        if (level_updates) {
             event e = base;
             e.instrument = c.locate;
             e.kind = event_kind::level_update;
@@ -167,34 +184,49 @@ void itch50_parser::emit_changes(event const& base) {
                        .reserved = {}};
             sink_->on_event(e);
         }
+        if (!bbo) {
+            continue;
+        }
         // Only a change at the best (or of the best: a best level that left) can move the bbo.
-        // A change of unknown depth (tracking without depth) can if its price is not worse
-        // than the best last reported (which is the book's best before this message).
-        top_of_book const& reported = reported_top_[c.locate];
         bool const buy = c.side == order_side::buy;
-        best_touched[buy ? 0 : 1] |=
-            c.depth == 0 || (c.depth == level_change::unknown_depth &&
-                             (buy ? reported.bid_shares == 0 || c.price >= reported.bid_price
-                                  : reported.ask_shares == 0 || c.price <= reported.ask_price));
+        best_change& to = best[buy ? 0 : 1];
+        if (c.depth == 0) {
+            to.touched = true;
+            to.known = true;
+            to.level = c.orders != 0 ? itch_price_level{c.price, c.orders, c.shares}
+                                     : itch_price_level{c.next_best_price, 0, c.next_best_shares};
+        } else if (c.depth == level_change::unknown_depth) {
+            top_of_book const& reported = reported_top_[c.locate];
+            std::uint32_t const price = buy ? reported.bid_price : reported.ask_price;
+            bool const none = (buy ? reported.bid_shares : reported.ask_shares) == 0;
+            if (none || (buy ? c.price >= price : c.price <= price)) {
+                to.touched = true;
+                to.known = !none && c.price == price;
+                to.level = {c.price, c.orders, c.shares};
+            }
+        }
     }
-    if (!wanted_.has(event_kind::bbo) || !(best_touched[0] || best_touched[1])) {
+    if (!(best[0].touched || best[1].touched)) {
         return;
     }
     // The message's changes together: the bbo moved if a touched side's best differs from
     // the one last reported (a replace within the best level may leave it as it was).
     top_of_book& reported = reported_top_[locate];
     bool moved = false;
-    for (int side = 0; side < 2; ++side) {
-        if (!best_touched[side]) {
+    for (std::size_t side = 0; side < 2; ++side) {
+        if (!best[side].touched) {
             continue;
         }
-        book_side const levels = side == 0 ? book_.bids(locate) : book_.asks(locate);
-        itch_price_level const best = levels.empty() ? itch_price_level{} : levels.back();
+        itch_price_level level = best[side].level;
+        if (!best[side].known) {
+            book_side const levels = side == 0 ? book_.bids(locate) : book_.asks(locate);
+            level = levels.empty() ? itch_price_level{} : levels.back();
+        }
         std::uint32_t& price = side == 0 ? reported.bid_price : reported.ask_price;
         std::uint64_t& size = side == 0 ? reported.bid_shares : reported.ask_shares;
-        if (price != best.price || size != best.shares) {
-            price = best.price;
-            size = best.shares;
+        if (price != level.price || size != level.shares) {
+            price = level.price;
+            size = level.shares;
             moved = true;
         }
     }

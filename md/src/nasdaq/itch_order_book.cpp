@@ -93,7 +93,7 @@ std::uint32_t itch_order_book::join_level(stock_state& stock, order_side side, s
         ++node.orders;
         node.shares += shares;
         if (tracking_) {
-            note(levels[at].node, levels.size() - 1 - at, stock.locate, side);
+            note(levels[at].node, price, levels.size() - 1 - at, stock.locate, side);
         }
         return levels[at].node;
     }
@@ -114,37 +114,59 @@ std::uint32_t itch_order_book::join_level(stock_state& stock, order_side side, s
         node = free_levels_.back();
         free_levels_.pop_back();
     }
-    levels_[node] = detail::level_node{shares, 1, price};
+    levels_[node] = detail::level_node{shares, 1, 0};
     levels.insert(levels.begin() + static_cast<std::ptrdiff_t>(at), detail::level_ref{price, node});
     if (tracking_) {
-        note(node, levels.size() - 1 - at, stock.locate, side);
+        if (depth_) {
+            renumber(levels, at);
+        }
+        note(node, price, levels.size() - 1 - at, stock.locate, side);
     }
     return node;
 }
 
-void itch_order_book::note(std::uint32_t node, std::size_t depth, std::uint16_t locate,
-                           order_side side) noexcept {
+void itch_order_book::track_changes(bool on, bool depth) noexcept {
+    if (on && depth && !depth_) { // the slots were not kept meanwhile
+        for (stock_state const& stock : stocks_) {
+            renumber(stock.bids, 0);
+            renumber(stock.asks, 0);
+        }
+    }
+    tracking_ = on;
+    depth_ = on && depth;
+}
+
+void itch_order_book::note(std::uint32_t node, std::uint32_t price, std::size_t depth,
+                           std::uint16_t locate, order_side side) noexcept {
     if (change_count_ == changes_.size()) {
         return; // cannot happen: a writer changes at most two levels
     }
     detail::level_node const& n = levels_[node];
-    changes_[change_count_++] = {n.price, n.orders, n.shares, static_cast<std::uint32_t>(depth),
-                                 locate,  side};
+    changes_[change_count_++] = {.price = price,
+                                 .orders = n.orders,
+                                 .shares = n.shares,
+                                 .depth = static_cast<std::uint32_t>(depth),
+                                 .locate = locate,
+                                 .side = side,
+                                 .next_best_price = 0,
+                                 .next_best_shares = 0};
 }
 
-void itch_order_book::note_level(std::uint32_t node, std::uint16_t locate,
-                                 order_side side) noexcept {
+void itch_order_book::note_level(detail::order_record const& order) noexcept {
     if (!depth_) { // the stock's side stays untouched (the caller knows its best)
-        note(node, level_change::unknown_depth, locate, side);
+        note(order.level, order.price, level_change::unknown_depth, order.locate, order.side);
         return;
     }
-    stock_state const& stock = stock_of(locate);
-    std::vector<detail::level_ref> const& levels =
-        side == order_side::buy ? stock.bids : stock.asks;
-    std::uint32_t const price = levels_[node].price;
-    std::size_t const at =
-        side == order_side::buy ? position<true>(levels, price) : position<false>(levels, price);
-    note(node, levels.size() - 1 - at, locate, side);
+    stock_state const& stock = stock_of(order.locate);
+    std::size_t const size = order.side == order_side::buy ? stock.bids.size() : stock.asks.size();
+    note(order.level, order.price, size - 1 - levels_[order.level].slot, order.locate, order.side);
+}
+
+void itch_order_book::renumber(std::vector<detail::level_ref> const& levels,
+                               std::size_t from) noexcept {
+    for (std::size_t i = from; i < levels.size(); ++i) {
+        levels_[levels[i].node].slot = static_cast<std::uint32_t>(i);
+    }
 }
 
 void itch_order_book::leave_level(detail::order_record const& order) noexcept {
@@ -152,20 +174,30 @@ void itch_order_book::leave_level(detail::order_record const& order) noexcept {
     node.shares -= std::min<std::uint64_t>(node.shares, order.shares);
     if (--node.orders != 0) {
         if (tracking_) {
-            note_level(order.level, order.locate, order.side);
+            note_level(order);
         }
         return;
     }
     stock_state& stock = stock_of(order.locate);
-    bool const bids = order.side == order_side::buy;
-    std::vector<detail::level_ref>& levels = bids ? stock.bids : stock.asks;
+    std::vector<detail::level_ref>& levels =
+        order.side == order_side::buy ? stock.bids : stock.asks;
     std::size_t const at =
-        bids ? position<true>(levels, node.price) : position<false>(levels, node.price);
+        depth_ ? node.slot
+               : (order.side == order_side::buy ? position<true>(levels, order.price)
+                                                : position<false>(levels, order.price));
     assert(at < levels.size() && levels[at].node == order.level && "every live order has a level");
     if (tracking_) {
-        note(order.level, levels.size() - 1 - at, order.locate, order.side); // orders 0: leaves
+        note(order.level, order.price, levels.size() - 1 - at, order.locate, order.side); // left
     }
     levels.erase(levels.begin() + static_cast<std::ptrdiff_t>(at));
+    if (depth_) {
+        renumber(levels, at);
+    }
+    if (tracking_ && at == levels.size() && !levels.empty() && change_count_ != 0) {
+        level_change& left = changes_[change_count_ - 1]; // the best left: say the next
+        left.next_best_price = levels.back().price;
+        left.next_best_shares = levels_[levels.back().node].shares;
+    }
     free_levels_.push_back(order.level); // capacity >= levels_.size(): never reallocates
 }
 
@@ -217,7 +249,7 @@ book_result itch_order_book::reduce(std::uint64_t ref, std::uint32_t shares) {
     node.shares -= std::min<std::uint64_t>(node.shares, cut);
     order->shares -= cut;
     if (tracking_) {
-        note_level(order->level, order->locate, order->side);
+        note_level(*order);
     }
     return book_result::ok;
 }
@@ -250,8 +282,8 @@ book_result itch_order_book::replace(std::uint64_t original_ref, std::uint64_t n
 void itch_order_book::prefetch_level(std::uint64_t ref) const noexcept {
     if (detail::order_record const* const order = orders_.find(ref)) {
         __builtin_prefetch(&levels_[order->level]);
-        if (tracking_ && depth_) { // the change's depth: a scan of the side from its best end
-            prefetch_side(order->locate, order->side);
+        if (depth_) { // the change's depth: the size of the level's side
+            prefetch_stock(order->locate);
         }
     }
 }
@@ -281,12 +313,12 @@ top_of_book itch_order_book::top(std::uint16_t locate) const noexcept {
     }
     if (!stock->bids.empty()) {
         detail::level_node const& best = levels_[stock->bids.back().node];
-        top.bid_price = best.price;
+        top.bid_price = stock->bids.back().price;
         top.bid_shares = best.shares;
     }
     if (!stock->asks.empty()) {
         detail::level_node const& best = levels_[stock->asks.back().node];
-        top.ask_price = best.price;
+        top.ask_price = stock->asks.back().price;
         top.ask_shares = best.shares;
     }
     return top;
@@ -351,6 +383,7 @@ bool itch_order_book::check_invariants() const {
     }
     // Which stock and side each pool node is on; every node on at most one side.
     constexpr std::uint32_t free_node = 0xFFFF'FFFF;
+    std::vector<std::uint32_t> prices(levels_.size(), 0);        // of the nodes on a side
     std::vector<std::uint32_t> owner(levels_.size(), free_node); // locate * 2 + (ask ? 1 : 0)
     std::size_t on_sides = 0;
     for (std::size_t i = 0; i < stocks_.size(); ++i) {
@@ -365,11 +398,12 @@ bool itch_order_book::check_invariants() const {
                     return false; // not strictly ordered, worst first
                 }
                 if (side[l].node >= levels_.size() || owner[side[l].node] != free_node ||
-                    levels_[side[l].node].price != side[l].price ||
-                    levels_[side[l].node].orders == 0) {
+                    levels_[side[l].node].orders == 0 ||
+                    (depth_ && levels_[side[l].node].slot != l)) {
                     return false;
                 }
                 owner[side[l].node] = tag;
+                prices[side[l].node] = side[l].price;
             }
             on_sides += side.size();
             return true;
@@ -393,7 +427,7 @@ bool itch_order_book::check_invariants() const {
     orders_.for_each([&](std::uint64_t, detail::order_record const& order) {
         std::uint32_t const tag = order.locate * 2U + (order.side == order_side::sell ? 1U : 0U);
         if (order.level >= levels_.size() || owner[order.level] != tag ||
-            levels_[order.level].price != order.price) {
+            prices[order.level] != order.price) {
             orphan = true;
             return;
         }

@@ -24,11 +24,14 @@ struct itch_price_level {
 
 namespace detail {
 
-/// A price level's totals, in the book's pool; orders keep its index.
+/// A price level's totals, in the book's pool; orders keep its index (its price is in its
+/// side's level_ref and in each of its orders). `slot`: its place in its side's sorted list
+/// (0: the worst price), kept only while the book tracks changes (its depth is the side's
+/// size - 1 - slot).
 struct level_node {
     std::uint64_t shares = 0;
     std::uint32_t orders = 0;
-    std::uint32_t price = 0;
+    std::uint32_t slot = 0;
 };
 
 /// A side's entry: sorted by price (best last), the price kept beside the index so that a
@@ -91,7 +94,7 @@ public:
 private:
     static itch_price_level level(detail::level_ref ref, detail::level_node const* nodes) noexcept {
         detail::level_node const& node = nodes[ref.node];
-        return itch_price_level{node.price, node.orders, node.shares};
+        return itch_price_level{ref.price, node.orders, node.shares};
     }
     [[nodiscard]] itch_price_level at(std::size_t i) const noexcept {
         return level(refs_[i], nodes_);

@@ -172,8 +172,9 @@ public:
     void push(std::span<std::byte const> message, event_context const& context = {});
     void flush();
     /// Events of `kinds` go to `sink` from here on (nullptr: none); a kind nobody wants costs
-    /// nothing to make (level_update: the depth search). Allocates the per-stock best bid and
-    /// offer last reported (1.5 MiB) the first time.
+    /// nothing to make (level_update: the book keeps each level's place in its side for its
+    /// depth; numbering them all once when it is first wanted, O(levels)). Allocates the
+    /// per-stock best bid and offer last reported (2 MiB) the first time.
     void set_event_sink(event_sink* sink, event_mask kinds = event_mask::all());
     /// The whole book as events, flagged `flags` (from_snapshot for a rebuilt book): per listed
     /// stock its definition, every live order as order_add, every level as level_update (best

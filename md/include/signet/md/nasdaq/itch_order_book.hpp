@@ -15,13 +15,17 @@
 ///     book_full); nothing grows. Memory: 48 bytes per order of max_orders for the table,
 ///     plus 64 KiB per page in use (at most index_pages; about 66 bytes per live order when
 ///     orders leave at random; see order_index.hpp).
-///   - Price levels: one pool of level nodes (price, orders, shares) for the whole book; each
+///   - Price levels: one pool of level nodes (shares, orders, slot) for the whole book; each
 ///     order keeps its level's index, so an execute, cancel or delete updates the level
 ///     without a search. Per stock and side a vector of (price, level) sorted so that the best
 ///     price is last, where most activity is: an add scans it from the best price (a binary
 ///     search past 16 levels), and a level is searched and erased only when its last order
-///     goes. Each side reserves order_book_options::level_reserve entries when its stock is
-///     first used; the pool and the sides allocate again only past their high-water marks.
+///     goes. While changes are tracked with depths (events), each node keeps its place in its
+///     side (`slot`): a level's depth is then the side's size - 1 - slot, and an erase needs
+///     no search; an insert or erase renumbers the levels that moved, the better ones (as
+///     many as the level's depth: few, activity being at the best). Each side reserves
+///     order_book_options::level_reserve entries when its stock is first used; the pool and
+///     the sides allocate again only past their high-water marks.
 ///   - Stocks: a fixed index of 65536 locates (256 KiB) into a dense array of per-stock state
 ///     (sides, symbol) reserved at construction for stock_reserve stocks (all 65536 by
 ///     default: about 4 MiB of address space, touched only as stocks appear, never
@@ -105,6 +109,10 @@ struct level_change {
     std::uint32_t depth = 0;
     std::uint16_t locate = 0;
     order_side side = order_side::buy;
+    /// A level that left from the best (orders 0, depth 0): its side's best after it left
+    /// (shares 0: the side is empty), so that a consumer of the change need not look.
+    std::uint32_t next_best_price = 0;
+    std::uint64_t next_best_shares = 0;
 };
 
 enum class book_result : std::uint8_t {
@@ -145,14 +153,12 @@ public:
     /// With tracking on, every writer records the levels it changed (at most two: a replace's
     /// old and new level), readable through changes() until the next writer call, and the
     /// order it changed as it was (changed_order(): no second lookup for its events). With
-    /// `depth`, each change has its depth: a search of the level's side when an order leaves
-    /// a level that stays (the other cases know it already). Without, such a change says
-    /// level_change::unknown_depth and touches nothing but the order and its level. Off by
-    /// default.
-    void track_changes(bool on, bool depth = true) noexcept {
-        tracking_ = on;
-        depth_ = depth;
-    }
+    /// `depth`, each change has its depth, which costs no search: each level keeps its place
+    /// in its side (level_node::slot; a level's insert or erase renumbers the better levels,
+    /// which moved), so a depth is the side's size - 1 - slot; turning it on numbers every
+    /// level (O(levels)). Without, a level that stays says level_change::unknown_depth and
+    /// nothing but the order and its level is touched. Off by default.
+    void track_changes(bool on, bool depth = true) noexcept;
     [[nodiscard]] std::span<level_change const> changes() const noexcept {
         return {changes_.data(), change_count_};
     }
@@ -241,11 +247,13 @@ private:
             has_changed_order_ = true;
         }
     }
-    /// Tracking: records the level `node` of a side at `depth` from its best.
-    void note(std::uint32_t node, std::size_t depth, std::uint16_t locate,
+    /// Tracking: records the level `node` (at `price`) of a side at `depth` from its best.
+    void note(std::uint32_t node, std::uint32_t price, std::size_t depth, std::uint16_t locate,
               order_side side) noexcept;
-    /// Tracking: records a level that stays after an order left it or shrank (searches it).
-    void note_level(std::uint32_t node, std::uint16_t locate, order_side side) noexcept;
+    /// Tracking: records the level of `order` that stays after it left or shrank.
+    void note_level(detail::order_record const& order) noexcept;
+    /// Tracking: sets the slot of each level of `levels` from `from` on (they moved).
+    void renumber(std::vector<detail::level_ref> const& levels, std::size_t from) noexcept;
     void erase_order(std::uint64_t ref, detail::order_record const& order) noexcept;
     [[nodiscard]] stock_view view(std::uint16_t locate) const noexcept;
 
@@ -257,7 +265,7 @@ private:
     std::vector<std::uint16_t> listed_;      // reserved for every locate: never reallocates
     std::size_t level_reserve_;
     bool tracking_ = false;
-    bool depth_ = true;
+    bool depth_ = false; // tracking with depths: every level's slot is kept
     std::uint8_t change_count_ = 0;
     bool has_changed_order_ = false;
     order changed_order_{};
