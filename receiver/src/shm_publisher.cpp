@@ -36,18 +36,26 @@ std::uint64_t realtime_ns() noexcept {
            static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-bool changes_book(md::event_kind k) noexcept {
-    switch (k) {
+// What a book event changes in its instrument's slot. Every change of a level in the top
+// shm::depth of a side comes as a level_update at that depth (a level that left: the depth it
+// had), so a deeper level_update, or an order event (its level's level_update follows), moves
+// only the slot's sequence: the run's end writes the slot's head and reads no levels. A bbo
+// or a clear re-reads the levels. 0: not a book event.
+std::uint8_t book_change(md::event const& e) noexcept {
+    switch (e.kind) {
+    case md::event_kind::level_update:
+        return e.level.depth < shm::depth ? shm_publisher::levels_changed
+                                          : shm_publisher::fields_changed;
+    case md::event_kind::bbo:
+    case md::event_kind::book_clear:
+        return shm_publisher::levels_changed;
     case md::event_kind::order_add:
     case md::event_kind::order_modify:
     case md::event_kind::order_delete:
     case md::event_kind::order_execute:
-    case md::event_kind::level_update:
-    case md::event_kind::bbo:
-    case md::event_kind::book_clear:
-        return true;
+        return shm_publisher::fields_changed;
     default:
-        return false;
+        return 0;
     }
 }
 
@@ -280,8 +288,8 @@ void shm_publisher::on_event(std::size_t feed, md::event const& e) noexcept {
         mark(f, id, fields_changed, e);
         break;
     default:
-        if (changes_book(e.kind)) {
-            mark(f, id, levels_changed, e);
+        if (std::uint8_t const what = book_change(e); what != 0) {
+            mark(f, id, what, e);
         }
         break;
     }

@@ -55,6 +55,10 @@ public:
     [[nodiscard]] std::string const& name() const noexcept { return name_; }
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
+    // What changed in an instrument's slot this run (feed_state::dirty).
+    static constexpr std::uint8_t levels_changed = 1;
+    static constexpr std::uint8_t fields_changed = 2; ///< its fields or only its sequence
+
 private:
     struct last_change { // what an instrument's slot says of its last change
         std::uint64_t sequence = 0;
@@ -70,9 +74,6 @@ private:
         std::array<char, 6> status_code{};
         std::int64_t tick = 0;
     };
-    // What changed in an instrument's slot this run (feed_state::dirty).
-    static constexpr std::uint8_t levels_changed = 1;
-    static constexpr std::uint8_t fields_changed = 2;
     struct feed_state {
         shm::feed_header* header = nullptr;
         shm::instrument_slot* slots = nullptr;

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <signet/md/events.hpp>
+#include <signet/md/nasdaq/itch50.hpp>
 #include <signet/receiver/receiver.hpp>
 #include <signet/receiver/shm_reader.hpp>
 
@@ -414,6 +415,106 @@ TEST(SharedMemory, ASlotIsTheBookAsOfItsSequenceNeverAMix) {
     EXPECT_EQ(s.asks[0].size, 5U);
     EXPECT_EQ(s.trading_state, static_cast<std::uint8_t>(md::trading_state::halted));
     EXPECT_EQ(std::string_view(s.symbol.data()), "GOOGL");
+}
+
+// The ITCH parser's book as a feed_protocol's levels, counting the reads.
+class parser_protocol final : public signet::receiver::feed_protocol {
+public:
+    md::nasdaq::itch50_parser parser{
+        md::nasdaq::itch_order_book_options{.max_orders = 1 << 14, .index_pages = 64}};
+    mutable std::uint64_t reads = 0;
+    std::vector<signet::receiver::line_spec> lines() const override { return {}; }
+    std::optional<md::sequence_unit> frame(std::span<std::byte const>) const noexcept override {
+        return std::nullopt;
+    }
+    void deliver(signet::receiver::delivery const&) override {}
+    signet::receiver::protocol_counters counters() const noexcept override { return {}; }
+    std::size_t book_levels(std::uint32_t id, char side,
+                            std::span<signet::receiver::book_level> out) const override {
+        ++reads;
+        auto const id16 = static_cast<std::uint16_t>(id);
+        md::nasdaq::book_side const levels =
+            side == 'B' ? parser.book().bids(id16) : parser.book().asks(id16);
+        std::size_t const n = std::min(levels.size(), out.size());
+        for (std::size_t i = 0; i < n; ++i) { // best first; a book_side is best last
+            md::nasdaq::itch_price_level const l = levels[levels.size() - 1 - i];
+            out[i] = {.price = l.price, .size = l.shares, .orders = l.orders};
+        }
+        return n;
+    }
+};
+
+TEST(SharedMemory, EverySlotIsTheTopOfItsBookAfterEveryRunAndDeepChangesReadNoLevels) {
+    // One message a run through the ITCH parser's events: after each run every stock's slot
+    // holds its book's best shm::depth levels a side and the run's last sequence. A run whose
+    // book events are only deeper than that (a level_update at depth >= shm::depth, order
+    // events) moves the sequence and reads no levels.
+    unlink_at_end const segment{segment_name("top")};
+    signet::receiver::shm_publisher writer(segment.name, {"itch"}, 16, 1 << 12);
+    shm::reader reader(segment.name);
+    parser_protocol protocol;
+    struct forward final : md::event_sink {
+        signet::receiver::shm_publisher* writer = nullptr;
+        bool shallow = false; // this run: a change the slot's levels must show
+        bool book = false;    // this run: any book event
+        void on_event(md::event const& e) noexcept override {
+            writer->on_event(0, e);
+            bool const level = e.kind == md::event_kind::level_update;
+            shallow = shallow || (level && e.level.depth < shm::depth) ||
+                      e.kind == md::event_kind::bbo || e.kind == md::event_kind::book_clear;
+            book = book || level || e.kind == md::event_kind::order_add ||
+                   e.kind == md::event_kind::order_delete ||
+                   e.kind == md::event_kind::order_execute ||
+                   e.kind == md::event_kind::order_modify;
+        }
+    } sink;
+    sink.writer = &writer;
+    protocol.parser.set_event_sink(&sink);
+    std::vector<t::bytes> const stream = t::generated_stream(53, 6'000, 4);
+    std::uint64_t deep_runs = 0;
+    std::uint64_t checked_levels = 0;
+    for (std::size_t i = 0; i < stream.size(); ++i) {
+        sink.shallow = false;
+        sink.book = false;
+        std::uint64_t const sequence = i + 1;
+        protocol.parser.on_message(t::view(stream[i]), {.sequence = sequence, .receive_ns = 0});
+        std::uint64_t const reads = protocol.reads;
+        writer.end_of_run(0, protocol, signet::receiver::book_state::complete);
+        if (sink.book && !sink.shallow) {
+            ++deep_runs;
+            EXPECT_EQ(protocol.reads, reads) << "message " << sequence << " read levels";
+        }
+        protocol.parser.book().for_each_stock([&](md::nasdaq::stock_view const& s) {
+            shm::instrument_slot slot{};
+            ASSERT_TRUE(reader.read_instrument(0, s.locate, slot));
+            for (auto [side, count, levels] :
+                 {std::tuple{'B', slot.bid_levels, slot.bids.data()},
+                  std::tuple{'S', slot.ask_levels, slot.asks.data()}}) {
+                auto const book = side == 'B' ? protocol.parser.book().bids(s.locate)
+                                              : protocol.parser.book().asks(s.locate);
+                ASSERT_EQ(count, std::min<std::size_t>(book.size(), shm::depth))
+                    << s.symbol << side << " after message " << sequence;
+                for (std::size_t l = 0; l < count; ++l) {
+                    md::nasdaq::itch_price_level const want = book[book.size() - 1 - l];
+                    ASSERT_EQ(levels[l].price, want.price)
+                        << s.symbol << side << l << " @" << sequence;
+                    ASSERT_EQ(levels[l].size, want.shares)
+                        << s.symbol << side << l << " @" << sequence;
+                    ASSERT_EQ(levels[l].orders, want.orders)
+                        << s.symbol << side << l << " @" << sequence;
+                    ++checked_levels;
+                }
+            }
+        });
+        if (sink.book) { // the slot says the run's last sequence, deep changes included
+            shm::instrument_slot slot{};
+            std::uint16_t const locate = md::nasdaq::itch50::stock_locate(t::view(stream[i]));
+            ASSERT_TRUE(reader.read_instrument(0, locate, slot));
+            EXPECT_EQ(slot.sequence, sequence);
+        }
+    }
+    EXPECT_GT(deep_runs, 500U) << "the stream must change levels below the slot's";
+    EXPECT_GT(checked_levels, 100'000U);
 }
 
 // A protocol whose every level is the writer's current round `k`: a torn copy shows two rounds.
