@@ -55,16 +55,21 @@ struct unlink_at_end {
     ~unlink_at_end() { ::shm_unlink(("/" + name).c_str()); }
 };
 
-// A protocol with one ask level per instrument, which the test sets as the book changes.
-class one_level_protocol final : public signet::receiver::feed_protocol {
+// A protocol that is only a book (the shm writer reads its levels): no lines, no framing.
+class book_only_protocol : public signet::receiver::feed_protocol {
 public:
-    std::array<signet::receiver::book_level, 4> ask{}; // by instrument; size 0: no level
     std::vector<signet::receiver::line_spec> lines() const override { return {}; }
     std::optional<md::sequence_unit> frame(std::span<std::byte const>) const noexcept override {
         return std::nullopt;
     }
     void deliver(signet::receiver::delivery const&) override {}
     signet::receiver::protocol_counters counters() const noexcept override { return {}; }
+};
+
+// A protocol with one ask level per instrument, which the test sets as the book changes.
+class one_level_protocol final : public book_only_protocol {
+public:
+    std::array<signet::receiver::book_level, 4> ask{}; // by instrument; size 0: no level
     std::size_t book_levels(std::uint32_t id, char side,
                             std::span<signet::receiver::book_level> out) const override {
         if (side != 'S' || ask[id].size == 0) {
@@ -418,17 +423,11 @@ TEST(SharedMemory, ASlotIsTheBookAsOfItsSequenceNeverAMix) {
 }
 
 // The ITCH parser's book as a feed_protocol's levels, counting the reads.
-class parser_protocol final : public signet::receiver::feed_protocol {
+class parser_protocol final : public book_only_protocol {
 public:
     md::nasdaq::itch50_parser parser{
         md::nasdaq::itch_order_book_options{.max_orders = 1 << 14, .index_pages = 64}};
     mutable std::uint64_t reads = 0;
-    std::vector<signet::receiver::line_spec> lines() const override { return {}; }
-    std::optional<md::sequence_unit> frame(std::span<std::byte const>) const noexcept override {
-        return std::nullopt;
-    }
-    void deliver(signet::receiver::delivery const&) override {}
-    signet::receiver::protocol_counters counters() const noexcept override { return {}; }
     std::size_t book_levels(std::uint32_t id, char side,
                             std::span<signet::receiver::book_level> out) const override {
         ++reads;
@@ -518,15 +517,9 @@ TEST(SharedMemory, EverySlotIsTheTopOfItsBookAfterEveryRunAndDeepChangesReadNoLe
 }
 
 // A protocol whose every level is the writer's current round `k`: a torn copy shows two rounds.
-class rounds_protocol final : public signet::receiver::feed_protocol {
+class rounds_protocol final : public book_only_protocol {
 public:
     std::uint64_t k = 0; // the writer thread's own
-    std::vector<signet::receiver::line_spec> lines() const override { return {}; }
-    std::optional<md::sequence_unit> frame(std::span<std::byte const>) const noexcept override {
-        return std::nullopt;
-    }
-    void deliver(signet::receiver::delivery const&) override {}
-    signet::receiver::protocol_counters counters() const noexcept override { return {}; }
     std::size_t book_levels(std::uint32_t, char side,
                             std::span<signet::receiver::book_level> out) const override {
         std::size_t const n = side == 'B' ? k % (shm::depth + 1) : shm::depth;
