@@ -22,8 +22,10 @@
 ///     search past 16 levels), and a level is searched and erased only when its last order
 ///     goes. While changes are tracked with depths (events), each node keeps its place in its
 ///     side (`slot`): a level's depth is then the side's size - 1 - slot, and an erase needs
-///     no search; an insert or erase renumbers the levels that moved, the better ones (as
-///     many as the level's depth: few, activity being at the best). Each side reserves
+///     no search; an insert or erase renumbers the levels that moved, the better ones: as
+///     many as the level's depth, few where activity is at the best, O(depth) random writes
+///     for a feed that changes levels far from it (the memmove of the side moves as many
+///     entries, contiguously). Each side reserves
 ///     order_book_options::level_reserve entries when its stock is first used; the pool and
 ///     the sides allocate again only past their high-water marks.
 ///   - Stocks: a fixed index of 65536 locates (256 KiB) into a dense array of per-stock state
