@@ -3161,8 +3161,9 @@ def case_nats_standby_partitioned_leader_doubles_nothing(args, workdir, backend)
     reaches NATS on another; mid-stream a firewall in its namespace drops all its NATS traffic
     (PartitionNetns.cut: nftables, or the link down) while the feed still arrives. The leader
     stops publishing at its deadline and its connection is cut, the follower takes over; 3 s
-    later the partition heals and the old leader reconnects and follows. What the old leader sent before its deadline but the partition held back in its
-    TCP connection must never arrive (it would double what the follower published): the
+    later the partition heals and the old leader reconnects and follows. What the old leader
+    sent before its deadline but the partition held back in its TCP connection must never
+    arrive (it would double what the follower published): the
     consumer, subscribed throughout, gets every event exactly once, in order, and its books
     equal the survivor's. (Before the fence: one double after the heal.)"""
     net = PartitionNetns()

@@ -18,6 +18,7 @@
 
 #include <signet/md/events.hpp>
 #include <signet/md/nasdaq/itch50.hpp>
+#include <signet/receiver/nasdaq/itch_book_levels.hpp>
 #include <signet/receiver/receiver.hpp>
 #include <signet/receiver/shm_reader.hpp>
 
@@ -431,15 +432,8 @@ public:
     std::size_t book_levels(std::uint32_t id, char side,
                             std::span<signet::receiver::book_level> out) const override {
         ++reads;
-        auto const id16 = static_cast<std::uint16_t>(id);
-        md::nasdaq::book_side const levels =
-            side == 'B' ? parser.book().bids(id16) : parser.book().asks(id16);
-        std::size_t const n = std::min(levels.size(), out.size());
-        for (std::size_t i = 0; i < n; ++i) { // best first; a book_side is best last
-            md::nasdaq::itch_price_level const l = levels[levels.size() - 1 - i];
-            out[i] = {.price = l.price, .size = l.shares, .orders = l.orders};
-        }
-        return n;
+        return signet::receiver::nasdaq::itch_book_levels(
+            parser.book(), static_cast<std::uint16_t>(id), side, out);
     }
 };
 

@@ -136,20 +136,22 @@ void itch_order_book::track_changes(bool on, bool depth) noexcept {
     depth_ = on && depth;
 }
 
-void itch_order_book::note(std::uint32_t node, std::uint32_t price, std::size_t depth,
-                           std::uint16_t locate, order_side side) noexcept {
+level_change* itch_order_book::note(std::uint32_t node, std::uint32_t price, std::size_t depth,
+                                    std::uint16_t locate, order_side side) noexcept {
     if (change_count_ == changes_.size()) {
-        return; // cannot happen: a writer changes at most two levels
+        return nullptr; // cannot happen: a writer changes at most two levels
     }
     detail::level_node const& n = levels_[node];
-    changes_[change_count_++] = {.price = price,
-                                 .orders = n.orders,
-                                 .shares = n.shares,
-                                 .depth = static_cast<std::uint32_t>(depth),
-                                 .locate = locate,
-                                 .side = side,
-                                 .next_best_price = 0,
-                                 .next_best_shares = 0};
+    level_change& c = changes_[change_count_++];
+    c = {.price = price,
+         .orders = n.orders,
+         .shares = n.shares,
+         .depth = static_cast<std::uint32_t>(depth),
+         .locate = locate,
+         .side = side,
+         .next_best_price = 0,
+         .next_best_shares = 0};
+    return &c;
 }
 
 void itch_order_book::note_level(detail::order_record const& order) noexcept {
@@ -186,17 +188,16 @@ void itch_order_book::leave_level(detail::order_record const& order) noexcept {
                : (order.side == order_side::buy ? position<true>(levels, order.price)
                                                 : position<false>(levels, order.price));
     assert(at < levels.size() && levels[at].node == order.level && "every live order has a level");
-    if (tracking_) {
-        note(order.level, order.price, levels.size() - 1 - at, order.locate, order.side); // left
-    }
+    level_change* const left =
+        tracking_ ? note(order.level, order.price, levels.size() - 1 - at, order.locate, order.side)
+                  : nullptr;
     levels.erase(levels.begin() + static_cast<std::ptrdiff_t>(at));
     if (depth_) {
         renumber(levels, at);
     }
-    if (tracking_ && at == levels.size() && !levels.empty() && change_count_ != 0) {
-        level_change& left = changes_[change_count_ - 1]; // the best left: say the next
-        left.next_best_price = levels.back().price;
-        left.next_best_shares = levels_[levels.back().node].shares;
+    if (left != nullptr && at == levels.size() && !levels.empty()) { // the best left: the next
+        left->next_best_price = levels.back().price;
+        left->next_best_shares = levels_[levels.back().node].shares;
     }
     free_levels_.push_back(order.level); // capacity >= levels_.size(): never reallocates
 }

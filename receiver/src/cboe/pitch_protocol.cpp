@@ -7,6 +7,7 @@
 #include <signet/md/wire_text.hpp>
 #include <signet/net/log.hpp>
 #include <signet/receiver/cboe/pitch_protocol.hpp>
+#include <signet/receiver/nasdaq/itch_book_levels.hpp>
 
 #include "../config_reader.hpp"
 #include "../text.hpp"
@@ -555,15 +556,8 @@ std::size_t pitch_protocol::book_levels(std::uint32_t instrument, char side,
     if (instrument >= book_.instrument_count()) {
         return 0;
     }
-    auto const id = static_cast<std::uint16_t>(instrument);
-    md::nasdaq::book_side const levels =
-        side == 'B' ? book_.orders().bids(id) : book_.orders().asks(id);
-    std::size_t const n = std::min(levels.size(), out.size());
-    for (std::size_t i = 0; i < n; ++i) { // best last in a book_side
-        md::nasdaq::itch_price_level const l = levels[levels.size() - 1 - i];
-        out[i] = {.price = l.price, .size = l.shares, .orders = l.orders};
-    }
-    return n;
+    return nasdaq::itch_book_levels(book_.orders(), static_cast<std::uint16_t>(instrument), side,
+                                    out);
 }
 
 protocol_counters pitch_protocol::counters() const noexcept {

@@ -9,6 +9,7 @@
 #include <signet/md/nasdaq/soupbintcp.hpp>
 #include <signet/md/wire_text.hpp>
 #include <signet/net/log.hpp>
+#include <signet/receiver/nasdaq/itch_book_levels.hpp>
 #include <signet/receiver/nasdaq/moldudp64_protocol.hpp>
 
 #include "../config_reader.hpp"
@@ -396,14 +397,7 @@ std::size_t moldudp64_protocol::book_levels(std::uint32_t instrument, char side,
     if (b == nullptr || instrument > 0xFFFF) {
         return 0;
     }
-    auto const locate = static_cast<std::uint16_t>(instrument);
-    md::nasdaq::book_side const levels = side == 'B' ? b->bids(locate) : b->asks(locate);
-    std::size_t const n = std::min(levels.size(), out.size());
-    for (std::size_t i = 0; i < n; ++i) { // best last in a book_side
-        md::nasdaq::itch_price_level const l = levels[levels.size() - 1 - i];
-        out[i] = {.price = l.price, .size = l.shares, .orders = l.orders};
-    }
-    return n;
+    return itch_book_levels(*b, static_cast<std::uint16_t>(instrument), side, out);
 }
 
 protocol_counters moldudp64_protocol::counters() const noexcept {

@@ -249,9 +249,10 @@ private:
             has_changed_order_ = true;
         }
     }
-    /// Tracking: records the level `node` (at `price`) of a side at `depth` from its best.
-    void note(std::uint32_t node, std::uint32_t price, std::size_t depth, std::uint16_t locate,
-              order_side side) noexcept;
+    /// Tracking: records the level `node` (at `price`) of a side at `depth` from its best;
+    /// returns the record.
+    level_change* note(std::uint32_t node, std::uint32_t price, std::size_t depth,
+                       std::uint16_t locate, order_side side) noexcept;
     /// Tracking: records the level of `order` that stays after it left or shrank.
     void note_level(detail::order_record const& order) noexcept;
     /// Tracking: sets the slot of each level of `levels` from `from` on (they moved).
