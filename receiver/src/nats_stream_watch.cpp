@@ -110,7 +110,14 @@ void nats_stream_watch::run() {
         lock.unlock();
         // acquire: pairs with the release store of the (re)connect callback.
         if (streams_due_.exchange(false, std::memory_order_acquire) || missing_) {
+            bool const was_missing = missing_;
             missing_ = !make();
+            if (was_missing && !missing_) {
+                SPDLOG_LOGGER_INFO(net::logger(),
+                                   "publish nats: the JetStream streams are made ({} failed "
+                                   "attempts before)",
+                                   errors_.load(std::memory_order_relaxed));
+            }
         }
         for (std::size_t i = 0; i < streams_.size(); ++i) {
             jsStreamInfo* info = nullptr;

@@ -10,7 +10,8 @@
 // subject) is made or updated at construction when the connection is up (before the feeds
 // start: the first values are stored), then again on the watch's thread after every
 // (re)connect (streams_due, stored by the connection's callback) and once a second while one
-// is missing (a cluster still electing: logged once, counted as stream_errors).
+// is missing (a cluster still electing: logged once, counted as stream_errors; logged again
+// when they are made).
 //
 // Watching: core NATS publishing is not acknowledged: a stream whose store is full (the
 // server's or account's JetStream limit), or that is electing a leader, silently keeps nothing

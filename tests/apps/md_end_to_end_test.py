@@ -1341,8 +1341,11 @@ def pitch_feeds_config(ports, grp=None):
 
 
 def pitch_feed(args, workdir, name, a, b, *extra):
+    # Across the veth pair (af_xdp) five feeds of two lines at full rate overflowed its rings
+    # under CI's load (the wire's loss on both lines, no receiver's): half the rate there.
+    rate = "10000" if NET.interface else "20000"
     return start_feed(args.feed, "--protocol", "pitch", "--to", f"{NET.host}:{a}", "--to-b",
-                      f"{NET.host}:{b}", "--units", "2", "--count", "20000", "--rate", "20000",
+                      f"{NET.host}:{b}", "--units", "2", "--count", "20000", "--rate", rate,
                       "--seed", "5", "--tail-heartbeats", "1",
                       "--report-json", os.path.join(workdir, f"{name}.json"), *extra)
 
@@ -2635,6 +2638,12 @@ def case_nats_cluster_keeps_the_last_values_through_a_node_loss(args, workdir, b
         wait_until(lambda: b.find("synchronized from a snapshot"), 30, "b's snapshot")
         seen = max((s[3]["packets"] for s in b.stats()), default=0)
         b.wait_total_packets(seen + 200, feed=feed_b)  # and goes on live
+        # The restarted b asks for its stream while the cluster may still be electing the leader
+        # of its JetStream metadata (the killed server's role): it tries once a second and says
+        # when the stream is made.
+        for r in (a, b):
+            wait_until(lambda: not r.find("cannot make the JetStream stream")
+                       or r.find("the JetStream streams are made"), 60, "the streams made")
         for feed in (feed_a, feed_b):
             feed.send_signal(signal.SIGINT)
         finish_feed(feed_a)
@@ -3350,10 +3359,12 @@ def run_cases(args, runs):
         started = time.monotonic()
         ok = run_case(args, case, backend)
         dropped = wire_drops() - before
-        if not ok and dropped > 0:
+        for _ in range(2):
+            if ok or dropped == 0:
+                break
             # The veth pair lost datagrams before any receiver saw them (both lines of a feed
             # cross it: a burst there is a gap no receiver can fill): the wire failed, not the
-            # receiver. Once more; a failure with no wire drop is never run again.
+            # receiver. Twice more at most; a failure with no wire drop is never run again.
             print(f"[  RETRY   ] {label}: the veth pair dropped {dropped} datagrams during "
                   f"the run", flush=True)
             before = wire_drops()

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <poll.h>
@@ -292,6 +293,20 @@ TEST(Publisher, FaultInjectionPerLineIsExactAndCounted) {
         auto const label = static_cast<int>(c.drop_line);
         EXPECT_EQ(sequences(out.on(0)), c.line_a) << label;
         EXPECT_EQ(sequences(out.on(1)), c.line_b) << label;
+        // A reordered pair goes out line by line: the held p5 and p10 reach line A before
+        // their successors reach line B (both lines never show the held packet skipped).
+        std::vector<std::pair<std::size_t, std::uint64_t>> order;
+        for (sent_datagram const& d : out.sent()) {
+            order.emplace_back(d.line, sequences({d.data}).front());
+        }
+        for (std::uint64_t const held : {5U, 10U}) {
+            auto const at = [&](std::size_t line, std::uint64_t sequence) {
+                return std::find(order.begin(), order.end(), std::pair(line, sequence)) -
+                       order.begin();
+            };
+            EXPECT_LT(at(0, held), at(1, held + 1)) << label << " p" << held;
+            EXPECT_LT(at(0, held + 1), at(0, held)) << label << " p" << held;
+        }
         EXPECT_EQ(hooked, 12U) << "every built packet, dropped ones too";
         pub::nasdaq::moldudp64_counts const& n = p.counts();
         bool const both = c.drop_line == pub::fault_line::both;

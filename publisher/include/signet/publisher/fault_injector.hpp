@@ -3,8 +3,9 @@
 // fault_injector: the fault injection of a publisher's data packets, counted from 1 by packet:
 // every Nth is not sent (on line A, B or both), sent twice, or sent after the packet that
 // follows it. A publisher hands it each data packet with the send it uses; the injector
-// decides, holds a reordered packet until the next one (flush() sends it at the end), and
-// says what it did so the publisher can count.
+// decides, holds a reordered packet until the next one (flush() sends it at the end; on two
+// lines the pair goes out line by line, A's both before B's), and says what it did so the
+// publisher can count.
 //
 // Threading: the publisher's thread. Costs: the held packet's buffer is reserved at
 // construction (any datagram); nothing allocates per packet.
@@ -87,7 +88,17 @@ bool fault_injector::emit(std::span<std::byte const> packet, std::size_t lines, 
         holding_ = true;
         return true; // goes out after the next packet
     }
-    if (!outcome.dropped && !send(packet, drop_a, drop_b, outcome.duplicated ? 2 : 1)) {
+    int const copies = outcome.duplicated ? 2 : 1;
+    if (holding_ && lines == 2) {
+        // Line by line: this packet, then the held one, on A before anything reaches B. A
+        // sender descheduled within the pair then never shows both lines past the held packet
+        // (which a receiver may call lost after a short wait), only line A ahead of it.
+        holding_ = false;
+        std::span<std::byte const> const held(held_);
+        return send(packet, drop_a, true, copies) && send(held, false, true, held_copies_) &&
+               send(packet, true, drop_b, copies) && send(held, true, false, held_copies_);
+    }
+    if (!outcome.dropped && !send(packet, drop_a, drop_b, copies)) {
         return false;
     }
     return flush(send);
