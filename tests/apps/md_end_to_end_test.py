@@ -107,8 +107,8 @@ PORTS = {"next": 20000, "end": 22000}
 
 
 def set_port_range(part):
-    PORTS["next"] = 20000 + 2000 * (part - 1)
-    PORTS["end"] = PORTS["next"] + 2000
+    PORTS["next"] = 20000 + 3000 * (part - 1)  # below the ephemeral ports (32768) for 4 parts
+    PORTS["end"] = PORTS["next"] + 3000
 
 
 def free_port():
@@ -3266,12 +3266,15 @@ def main():
                         help="the binaries are a ThreadSanitizer build: check what the cases "
                              "check but their time bounds (the dev leg checks those)")
     parser.add_argument("--part", default="1/1",
-                        help="K/N: run every N-th case from the K-th (ctest runs the parts "
-                             "side by side)")
+                        help="K/N: part K of N run side by side by one ctest: each takes the "
+                             "next case no part has taken (see --share)")
+    parser.add_argument("--share", default="",
+                        help="the file through which the parts of one run take cases (default: "
+                             "every N-th case from the K-th)")
     args = parser.parse_args()
     part, parts = (int(x) for x in args.part.split("/"))
-    if not 1 <= part <= parts or parts > 6:
-        parser.error("--part K/N needs 1 <= K <= N <= 6")
+    if not 1 <= part <= parts or parts > 4:
+        parser.error("--part K/N needs 1 <= K <= N <= 4")
     set_port_range(part)
     cases = [case_faults_are_counted_exactly, case_ab_lines_fill_each_others_gaps,
              case_forged_packets_do_not_blind_the_feed, case_rerequests_recover_every_gap,
@@ -3292,7 +3295,7 @@ def main():
         runs.append((case_killed_receiver_restarts_into_the_full_books,
                      args.backends.split(",")[0]))
         runs = [(case, backend) for case, backend in runs if args.only in case.__name__]
-        return run_cases(args, runs[part - 1::parts])
+        return run_cases(args, runs, part, parts)
     runs.append((case_killed_receiver_restarts_into_the_full_books, "auto"))
     runs.append((case_pitch_recovery_servers_that_refuse_or_stall_are_counted, "auto"))
     runs.append((case_pitch_consumer_truth_through_grp, "auto"))
@@ -3330,7 +3333,7 @@ def main():
     for backend in ("auto", "epoll", "asio"):
         runs.append((case_feed_socket_keys_reach_the_sockets, backend))
     runs = [(case, backend) for case, backend in runs if args.only in case.__name__]
-    return run_cases(args, runs[part - 1::parts])
+    return run_cases(args, runs, part, parts)
 
 
 def run_case(args, case, backend):
@@ -3350,9 +3353,33 @@ def run_case(args, case, backend):
             Receiver.running.clear()
 
 
-def run_cases(args, runs):
+def taken_by(args, runs, part, parts):
+    """The runs of this part. With --share, the parts take cases one at a time from one counter
+    in that file (under flock), so they end together whatever each case takes; the counter
+    belongs to the ctest that started the parts (its pid and start time), so a file an earlier
+    run left is started over. Without it, every N-th case from the K-th."""
+    if not args.share or parts == 1:
+        yield from runs[part - 1::parts]
+        return
+    with open(f"/proc/{os.getppid()}/stat") as f:
+        owner = f"{os.getppid()}:{f.read().rsplit(')', 1)[1].split()[19]}"
+    while True:
+        with open(args.share, "a+") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            f.seek(0)
+            held = f.read().split()
+            taken = int(held[1]) if len(held) == 2 and held[0] == owner else 0
+            f.seek(0)
+            f.truncate()
+            f.write(f"{owner} {taken + 1}\n")
+        if taken >= len(runs):
+            return
+        yield runs[taken]
+
+
+def run_cases(args, runs, part=1, parts=1):
     passed = failed = 0
-    for case, backend in runs:
+    for case, backend in taken_by(args, runs, part, parts):
         label = f"{case.__name__}[{backend}]"
         use_network(backend)
         before = wire_drops()
