@@ -96,6 +96,7 @@ nats_publisher::nats_publisher(nats_config const& config, std::vector<std::strin
     next_index_.assign(feeds_.size(), 0);
     lost_.assign(feeds_.size(), 0);
     subject_.reserve(256);
+    subject_symbol_.reserve(32);
     payload_.reserve(1024);
     check(natsOptions_Create(&options_), "cannot make the connection's options");
     configure(options_, "signet receiver");
@@ -352,20 +353,29 @@ void nats_publisher::publish(event_view const& v) noexcept {
 bool nats_publisher::send(std::size_t feed, md::event const& e, std::string_view symbol,
                           nats_position const& p) noexcept {
     std::string_view const kind = subject_kind(e.kind);
-    subject_ = prefixes_[feed];
-    if (e.instrument == md::all_instruments) {
-        subject_ += "_all";
-    } else if (symbol.empty()) { // not defined (yet): its id
-        std::array<char, 12> id{'_'};
-        auto const end = std::to_chars(id.data() + 1, id.data() + id.size(), e.instrument);
-        subject_.append(id.data(), end.ptr);
-    } else {
-        append_token(subject_, symbol);
+    if (feed != subject_feed_ || e.instrument != subject_instrument_ || symbol != subject_symbol_) {
+        subject_feed_ = feed;
+        subject_instrument_ = e.instrument;
+        subject_symbol_.assign(symbol.substr(0, subject_symbol_.capacity()));
+        subject_ = prefixes_[feed];
+        if (e.instrument == md::all_instruments) {
+            subject_ += "_all";
+        } else if (symbol.empty()) { // not defined (yet): its id
+            std::array<char, 12> id{'_'};
+            auto const end = std::to_chars(id.data() + 1, id.data() + id.size(), e.instrument);
+            subject_.append(id.data(), end.ptr);
+        } else {
+            append_token(subject_, symbol);
+        }
+        subject_ += '.';
+        subject_stem_ = subject_.size();
     }
-    subject_ += '.';
+    subject_.resize(subject_stem_);
     subject_ += kind;
-    payload_.clear();
+    std::array<char, nats_position::header + sizeof(md::event)> message;
+    std::string_view body;
     if (config_.json) {
+        payload_.clear();
         append_event_json(payload_, {e, feeds_[feed], symbol});
         if (!payload_.empty() && payload_.back() == '}') { // the position's fields
             payload_.pop_back();
@@ -375,17 +385,17 @@ bool nats_publisher::send(std::size_t feed, md::event const& e, std::string_view
                 p.previous, (p.flags & nats_position::resync) != 0 ? ",\"resync\":true" : "");
             payload_.append(extra.data(), n.out);
         }
+        body = payload_;
     } else {
-        std::array<char, nats_position::header + sizeof(md::event)> message;
-        nats_position::write(e, p, message);
-        payload_.append(message.data(), message.size());
+        nats_position::write(e, p, message); // published from here: no copy
+        body = std::string_view(message.data(), message.size());
     }
     natsConnection* const on = gate_ ? data_ : connection_; // under the gate's mutex: stable
     if (on == nullptr) {
         return false;
     }
-    natsStatus const s = natsConnection_Publish(on, subject_.c_str(), payload_.data(),
-                                                static_cast<int>(payload_.size()));
+    natsStatus const s =
+        natsConnection_Publish(on, subject_.c_str(), body.data(), static_cast<int>(body.size()));
     if (s == NATS_OK) {
         published_.fetch_add(1, std::memory_order_relaxed);
         if (watch_ && kind != "book") { // one of its stream's subjects

@@ -102,9 +102,16 @@ private:
     std::vector<std::string> prefixes_;
     __natsOptions* options_ = nullptr;
     __natsConnection* connection_ = nullptr;
-    std::string subject_;  // publish()'s own (reserved)
-    std::string payload_;  // publish()'s own (reserved)
-    bool failing_ = false; // publish()'s own: this outage was logged
+    std::string subject_; // publish()'s own (reserved)
+    // The subject's part before the kind, as of the last send(): a message's events (its order,
+    // level, bbo) share one instrument, so most sends only swap the kind. Same owner as
+    // subject_.
+    std::size_t subject_feed_ = ~std::size_t{0};
+    std::uint32_t subject_instrument_ = 0;
+    std::string subject_symbol_;   // reserved: symbols are at most 20 characters
+    std::size_t subject_stem_ = 0; // subject_'s length before the kind
+    std::string payload_;          // publish()'s own (reserved)
+    bool failing_ = false;         // publish()'s own: this outage was logged
     std::atomic<bool> streams_due_{false};
     std::atomic<bool> closing_{false}; // the destructor runs: a lost connection is ours
     // The closed callback is libnats's last call into this object: the destructor waits for it.
