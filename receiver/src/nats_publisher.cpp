@@ -404,16 +404,20 @@ bool nats_publisher::send(std::size_t feed, md::event const& e, std::string_view
             // the stream watch reads on its own.
             sent.store(sent.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         }
-        failing_ = false;
         return true;
     }
     failed_.fetch_add(1, std::memory_order_relaxed);
-    if (!failing_) { // once per outage
-        failing_ = true;
+    // At most one line a second: while a connection breaks, libnats fails some publishes and
+    // buffers others, so "once per outage" by the last publish's success logged a line each.
+    ++unlogged_failures_;
+    auto const now = std::chrono::steady_clock::now();
+    if (now - failure_logged_ >= std::chrono::seconds(1)) {
+        failure_logged_ = now;
         SPDLOG_LOGGER_WARN(net::logger(),
-                           "publish nats: publishing to {} fails ({}): counting the events it "
-                           "loses until it works again",
-                           config_.url, natsStatus_GetText(s));
+                           "publish nats: publishing to {} fails ({}): {} event(s) lost since "
+                           "the last such line, counted as failed (one line a second at most)",
+                           config_.url, natsStatus_GetText(s), unlogged_failures_);
+        unlogged_failures_ = 0;
     }
     return false;
 }

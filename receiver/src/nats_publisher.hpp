@@ -111,7 +111,9 @@ private:
     std::string subject_symbol_;   // reserved: symbols are at most 20 characters
     std::size_t subject_stem_ = 0; // subject_'s length before the kind
     std::string payload_;          // publish()'s own (reserved)
-    bool failing_ = false;         // publish()'s own: this outage was logged
+    // publish()'s own: when the last failure line was logged, failures since.
+    std::chrono::steady_clock::time_point failure_logged_{};
+    std::uint64_t unlogged_failures_ = 0;
     std::atomic<bool> streams_due_{false};
     std::atomic<bool> closing_{false}; // the destructor runs: a lost connection is ours
     // The closed callback is libnats's last call into this object: the destructor waits for it.
