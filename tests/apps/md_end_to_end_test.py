@@ -103,18 +103,22 @@ def sender_socket(kind=socket.SOCK_DGRAM):
 # Ports come from a range of their own per part (set_port_range), below the kernel's ephemeral
 # range (32768-60999 by default): a port probed free here is not offered to anything else — not
 # to the other part's probes (ctest runs both side by side), not to a TCP client's local port.
-PORTS = {"next": 20000, "end": 22000}
+PORTS = {"start": 20000, "next": 20000, "end": 23000}
 
 
 def set_port_range(part):
-    PORTS["next"] = 20000 + 3000 * (part - 1)  # below the ephemeral ports (32768) for 4 parts
-    PORTS["end"] = PORTS["next"] + 3000
+    PORTS["start"] = 20000 + 3000 * (part - 1)  # below the ephemeral ports (32768) for 4 parts
+    PORTS["next"] = PORTS["start"]
+    PORTS["end"] = PORTS["start"] + 3000
 
 
 def free_port():
-    """A port free now for both UDP and TCP, never handed out before by this run: a case that
-    asks for several before binding any must not get one twice."""
-    while PORTS["next"] < PORTS["end"]:
+    """A port free now for both UDP and TCP, not handed out in the last 3000 of this part: a
+    case that asks for several before binding any must not get one twice. A part that runs most
+    cases (the other part slow, or run alone) starts its range over."""
+    for _ in range(PORTS["end"] - PORTS["start"]):
+        if PORTS["next"] == PORTS["end"]:
+            PORTS["next"] = PORTS["start"]
         port = PORTS["next"]
         PORTS["next"] += 1
         try:
