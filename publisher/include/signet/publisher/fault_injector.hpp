@@ -89,19 +89,17 @@ bool fault_injector::emit(std::span<std::byte const> packet, std::size_t lines, 
         return true; // goes out after the next packet
     }
     int const copies = outcome.duplicated ? 2 : 1;
-    if (holding_ && lines == 2) {
-        // Line by line: this packet, then the held one, on A before anything reaches B. A
-        // sender descheduled within the pair then never shows both lines past the held packet
-        // (which a receiver may call lost after a short wait), only line A ahead of it.
-        holding_ = false;
-        std::span<std::byte const> const held(held_);
-        return send(packet, drop_a, true, copies) && send(held, false, true, held_copies_) &&
-               send(packet, true, drop_b, copies) && send(held, true, false, held_copies_);
+    if (!holding_) {
+        return outcome.dropped || send(packet, drop_a, drop_b, copies);
     }
-    if (!outcome.dropped && !send(packet, drop_a, drop_b, copies)) {
-        return false;
-    }
-    return flush(send);
+    // Line by line: this packet, then the held one, on A before anything reaches B. A sender
+    // descheduled within the pair then never shows both lines past the held packet (which a
+    // receiver may call lost after a short wait), only line A ahead of it.
+    holding_ = false;
+    std::span<std::byte const> const held(held_);
+    return send(packet, drop_a, true, copies) && send(held, false, true, held_copies_) &&
+           (lines == 1 ||
+            (send(packet, true, drop_b, copies) && send(held, true, false, held_copies_)));
 }
 
 } // namespace signet::publisher
