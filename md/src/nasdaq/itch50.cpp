@@ -69,7 +69,7 @@ void itch50_parser::prefetch_far_ahead(std::span<std::byte const> message) const
     namespace f = itch50::field;
     std::byte const* const m = message.data();
     char const type = decodable_type(message);
-    if (sink_ != nullptr && type != 0 && wanted_.has(event_kind::bbo)) { // the bbo last reported
+    if (bbo_wanted_ && type != 0) { // the bbo last reported
         __builtin_prefetch(&reported_top_[itch50::stock_locate(message)]);
     }
     switch (type) {
@@ -112,6 +112,16 @@ void itch50_parser::prefetch_near_ahead(std::span<std::byte const> message) cons
 }
 
 void itch50_parser::on_messages(std::span<std::span<std::byte const> const> messages) {
+    if (sink_ == nullptr) [[likely]] {
+        apply_each<false>(messages);
+    } else {
+        apply_each<true>(messages);
+    }
+}
+
+template <bool Events>
+void itch50_parser::apply_each(std::span<std::span<std::byte const> const> messages) {
+    event_context const context{};
     std::size_t const n = messages.size();
     for (std::size_t i = 0; i < std::min(prefetch_far, n); ++i) {
         prefetch_far_ahead(messages[i]);
@@ -126,7 +136,7 @@ void itch50_parser::on_messages(std::span<std::span<std::byte const> const> mess
         if (i + prefetch_near < n) {
             prefetch_near_ahead(messages[i + prefetch_near]);
         }
-        on_message(messages[i]);
+        apply<Events>(messages[i], context);
     }
 }
 
@@ -144,18 +154,33 @@ void itch50_parser::set_event_sink(event_sink* sink, event_mask kinds) {
     }
     sink_ = sink;
     wanted_ = kinds;
+    levels_wanted_ = sink != nullptr && kinds.has(event_kind::level_update);
+    bbo_wanted_ = sink != nullptr && kinds.has(event_kind::bbo);
     // The events need the order a writer changed and the levels it changed; the depth of a
     // level that stays only for level_update (a bbo needs only whether it is the best).
     book_.track_changes(sink != nullptr, kinds.has(event_kind::level_update));
 }
 
-void itch50_parser::emit_changes(event const& base) {
-    bool const level_updates = wanted_.has(event_kind::level_update);
-    bool const bbo = wanted_.has(event_kind::bbo);
-    if (!level_updates && !bbo) {
+inline void itch50_parser::emit_changes(event const& base) {
+    std::span<level_change const> const changes = book_.changes();
+    if (levels_wanted_) {
+        for (level_change const& c : changes) {
+            event e = base;
+            e.instrument = c.locate;
+            e.kind = event_kind::level_update;
+            e.side = static_cast<char>(c.side);
+            e.level = {.price = c.price,
+                       .size = c.shares,
+                       .orders = c.orders,
+                       .depth =
+                           static_cast<std::uint16_t>(std::min<std::uint32_t>(c.depth, 0xFFFF)),
+                       .reserved = {}};
+            sink_->on_event(e);
+        }
+    }
+    if (!bbo_wanted_ || changes.empty()) {
         return;
     }
-    std::uint16_t locate = 0;
     // Per side (buy, sell): whether a change was at the best, and the best after the message
     // as its last such change says it — a level at depth 0 that stays or arrived is the best,
     // a best level that left names the next (nothing later in the message moves the best but
@@ -169,37 +194,26 @@ void itch50_parser::emit_changes(event const& base) {
         itch_price_level level;
     };
     std::array<best_change, 2> best{};
-    for (level_change const& c : book_.changes()) {
-        locate = c.locate;
-        if (level_updates) {
-            event e = base;
-            e.instrument = c.locate;
-            e.kind = event_kind::level_update;
-            e.side = static_cast<char>(c.side);
-            e.level = {.price = c.price,
-                       .size = c.shares,
-                       .orders = c.orders,
-                       .depth =
-                           static_cast<std::uint16_t>(std::min<std::uint32_t>(c.depth, 0xFFFF)),
-                       .reserved = {}};
-            sink_->on_event(e);
-        }
-        if (!bbo) {
-            continue;
-        }
+    std::uint16_t const locate = changes.back().locate; // every change is of one stock
+    top_of_book& reported = reported_top_[locate];
+    for (level_change const& c : changes) {
         // Only a change at the best (or of the best: a best level that left) can move the bbo.
-        bool const buy = c.side == order_side::buy;
-        best_change& to = best[buy ? 0 : 1];
+        // By side index (0 buy, 1 sell), with no branch on the side: it is as random as the flow.
+        auto const side = static_cast<std::size_t>(c.side != order_side::buy);
+        best_change& to = best[side];
         if (c.depth == 0) {
             to.touched = true;
             to.known = true;
             to.level = c.orders != 0 ? itch_price_level{c.price, c.orders, c.shares}
                                      : itch_price_level{c.next_best_price, 0, c.next_best_shares};
         } else if (c.depth == level_change::unknown_depth) {
-            top_of_book const& reported = reported_top_[c.locate];
-            std::uint32_t const price = buy ? reported.bid_price : reported.ask_price;
-            bool const none = (buy ? reported.bid_shares : reported.ask_shares) == 0;
-            if (none || (buy ? c.price >= price : c.price <= price)) {
+            std::array<std::uint32_t, 2> const prices{reported.bid_price, reported.ask_price};
+            std::array<bool, 2> const nones{reported.bid_shares == 0, reported.ask_shares == 0};
+            std::uint32_t const price = prices[side];
+            bool const none = nones[side];
+            // At or better than the best: a bid at or above it, an offer at or below it.
+            bool const at_or_better = (c.price == price) | ((c.price > price) == (side == 0));
+            if (none | at_or_better) {
                 to.touched = true;
                 to.known = !none && c.price == price;
                 to.level = {c.price, c.orders, c.shares};
@@ -211,7 +225,6 @@ void itch50_parser::emit_changes(event const& base) {
     }
     // The message's changes together: the bbo moved if a touched side's best differs from
     // the one last reported (a replace within the best level may leave it as it was).
-    top_of_book& reported = reported_top_[locate];
     bool moved = false;
     for (std::size_t side = 0; side < 2; ++side) {
         if (!best[side].touched) {
@@ -292,7 +305,7 @@ void itch50_parser::emit_book(std::uint16_t flags, event_context const& context)
 }
 
 template <bool Events>
-void itch50_parser::apply(std::span<std::byte const> message, event_context const& context) {
+inline void itch50_parser::apply(std::span<std::byte const> message, event_context const& context) {
     namespace f = itch50::field;
     if (message.empty()) {
         ++stats_.malformed_messages;
@@ -327,6 +340,7 @@ void itch50_parser::apply(std::span<std::byte const> message, event_context cons
         }
         return o;
     };
+    bool book_changed = false; // the level and bbo events follow the message's own (Events only)
     auto const emit = [&](event_kind kind, char side, auto&& fill) {
         if (!wanted_.has(kind)) {
             return;
@@ -388,7 +402,7 @@ void itch50_parser::apply(std::span<std::byte const> message, event_context cons
                         std::memcpy(e.order.mpid.data(), m + f::attribution, 4);
                     }
                 });
-                emit_changes(base);
+                book_changed = true;
             }
         }
         break;
@@ -419,7 +433,7 @@ void itch50_parser::apply(std::span<std::byte const> message, event_context cons
                                         .order_id = before->ref};
                          });
                 }
-                emit_changes(base);
+                book_changed = true;
             }
         }
         break;
@@ -438,7 +452,7 @@ void itch50_parser::apply(std::span<std::byte const> message, event_context cons
                                     .mpid = {},
                                     .priority = 0};
                      });
-                emit_changes(base);
+                book_changed = true;
             }
         }
         break;
@@ -454,7 +468,7 @@ void itch50_parser::apply(std::span<std::byte const> message, event_context cons
                                .mpid = {},
                                .priority = 0};
                 });
-                emit_changes(base);
+                book_changed = true;
             }
         }
         break;
@@ -485,7 +499,7 @@ void itch50_parser::apply(std::span<std::byte const> message, event_context cons
                     });
                 }
                 base.flags = 0; // the level and bbo events are not the replace's own
-                emit_changes(base);
+                book_changed = true;
             }
         }
         break;
@@ -515,12 +529,14 @@ void itch50_parser::apply(std::span<std::byte const> message, event_context cons
         // only.
         break;
     }
+    if constexpr (Events) {
+        if (book_changed) {
+            emit_changes(base);
+        }
+    }
     ++stats_.messages_by_type[static_cast<unsigned char>(type)];
     ++stats_.messages;
 }
-
-template void itch50_parser::apply<false>(std::span<std::byte const>, event_context const&);
-template void itch50_parser::apply<true>(std::span<std::byte const>, event_context const&);
 
 void itch50_parser::apply_oldest() {
     if (held_ > prefetch_near) {

@@ -204,11 +204,16 @@ private:
     static_assert(slots > prefetch_far && (slots & (slots - 1)) == 0);
 
     void count(book_result result) noexcept;
+    // on_messages() with or without a sink: each loop inlines its one apply().
     template <bool Events>
-    void apply(std::span<std::byte const> message, event_context const& context);
+    void apply_each(std::span<std::span<std::byte const> const> messages);
+    // Defined (and inlined into their callers) in itch50.cpp: a call per message less.
+    template <bool Events>
+    [[gnu::always_inline]] void apply(std::span<std::byte const> message,
+                                      event_context const& context);
     // Events of one book change: a level_update per level the book changed, then a bbo when
     // one of them moved its side's best (reported_top_ follows).
-    void emit_changes(event const& base);
+    [[gnu::always_inline]] void emit_changes(event const& base);
     void emit_bbo(event const& base, std::uint16_t locate);
     void send(event const& e) noexcept {
         if (wanted_.has(e.kind)) {
@@ -228,6 +233,8 @@ private:
     std::array<event_context, slots> ring_contexts_{};
     event_sink* sink_ = nullptr;
     event_mask wanted_ = event_mask::all();
+    bool levels_wanted_ = false;            // a sink wants level_update
+    bool bbo_wanted_ = false;               // a sink wants bbo
     std::vector<top_of_book> reported_top_; // per locate: the bbo last emitted
     std::size_t oldest_ = 0;
     std::size_t held_ = 0;
