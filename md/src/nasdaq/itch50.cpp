@@ -144,8 +144,13 @@ void itch50_parser::on_message(std::span<std::byte const> message, event_context
     if (sink_ == nullptr) [[likely]] {
         apply<false>(message, context);
     } else {
-        apply<true>(message, context);
+        apply_with_events(message, context);
     }
+}
+
+void itch50_parser::apply_with_events(std::span<std::byte const> message,
+                                      event_context const& context) {
+    apply<true>(message, context);
 }
 
 void itch50_parser::set_event_sink(event_sink* sink, event_mask kinds) {

@@ -211,6 +211,10 @@ private:
     template <bool Events>
     [[gnu::always_inline]] void apply(std::span<std::byte const> message,
                                       event_context const& context);
+    // on_message() with a sink: apply<true> out of line, so that the path without one stays
+    // as lean as it is alone (inlining both costs it registers).
+    [[gnu::noinline]] void apply_with_events(std::span<std::byte const> message,
+                                             event_context const& context);
     // Events of one book change: a level_update per level the book changed, then a bbo when
     // one of them moved its side's best (reported_top_ follows).
     [[gnu::always_inline]] void emit_changes(event const& base);
