@@ -498,6 +498,40 @@ TEST(ItchEventsRebuild, OnlyTheKindsAskedForAndTheSameBbo) {
     ASSERT_EQ(chosen.events.size(), expected.size());
 }
 
+TEST(ItchEventsRebuild, BatchesEmitWhatOneMessageACallEmits) {
+    // on_messages() runs its own loop with a sink (apply_each<true>): the same events, one for
+    // one, as on_message() per message, for every kind and for a bbo-and-trades subscriber
+    // (the bbo's own decision without depths), in batches of 1 to 64.
+    std::vector<t::bytes> const stream = t::generated_stream(36, 30'000, 16);
+    for (event_mask const kinds :
+         {event_mask::all(), event_mask::of({event_kind::bbo, event_kind::trade})}) {
+        itch50_parser one(book);
+        itch50_parser batched(book);
+        recorder singles;
+        recorder batches;
+        one.set_event_sink(&singles, kinds);
+        batched.set_event_sink(&batches, kinds);
+        std::vector<std::span<std::byte const>> views;
+        std::size_t batch = 1;
+        for (std::size_t i = 0; i < stream.size(); ++i) {
+            one.on_message(t::view(stream[i]));
+            views.push_back(t::view(stream[i]));
+            if (views.size() == batch || i + 1 == stream.size()) {
+                batched.on_messages(views);
+                views.clear();
+                batch = batch % 64 + 1;
+            }
+        }
+        ASSERT_GT(singles.events.size(), 5'000U);
+        ASSERT_EQ(batches.events.size(), singles.events.size());
+        for (std::size_t i = 0; i < singles.events.size(); ++i) {
+            ASSERT_EQ(std::memcmp(&batches.events[i], &singles.events[i], sizeof(event)), 0)
+                << i << ": kind " << to_string(batches.events[i].kind) << " vs "
+                << to_string(singles.events[i].kind);
+        }
+    }
+}
+
 TEST(EventKinds, ParsedByNameFromACommaSeparatedList) {
     std::string_view bad;
     auto const mask = parse_event_kinds("bbo,trade,level_update", &bad);

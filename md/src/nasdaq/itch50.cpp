@@ -198,14 +198,15 @@ inline void itch50_parser::emit_changes(event const& base) {
         bool known = false;
         itch_price_level level;
     };
-    std::array<best_change, 2> best{};
     std::uint16_t const locate = changes.back().locate; // every change is of one stock
     top_of_book& reported = reported_top_[locate];
-    for (level_change const& c : changes) {
-        // Only a change at the best (or of the best: a best level that left) can move the bbo.
-        // By side index (0 buy, 1 sell), with no branch on the side: it is as random as the flow.
-        auto const side = static_cast<std::size_t>(c.side != order_side::buy);
-        best_change& to = best[side];
+    // By side index (0 buy, 1 sell), with no branch on the side: it is as random as the flow.
+    auto const side_of = [](level_change const& c) {
+        return static_cast<std::size_t>(c.side != order_side::buy);
+    };
+    // What change `c` says of its side's best (only a change at the best, or of the best: a
+    // best level that left, can move it): `to` touched if it may have.
+    auto const look = [&](level_change const& c, std::size_t side, best_change& to) {
         if (c.depth == 0) {
             to.touched = true;
             to.known = true;
@@ -224,28 +225,46 @@ inline void itch50_parser::emit_changes(event const& base) {
                 to.level = {c.price, c.orders, c.shares};
             }
         }
-    }
-    if (!(best[0].touched || best[1].touched)) {
-        return;
-    }
-    // The message's changes together: the bbo moved if a touched side's best differs from
-    // the one last reported (a replace within the best level may leave it as it was).
-    bool moved = false;
-    for (std::size_t side = 0; side < 2; ++side) {
-        if (!best[side].touched) {
-            continue;
-        }
-        itch_price_level level = best[side].level;
-        if (!best[side].known) {
+    };
+    // A touched side's best after the message against the one last reported (a replace
+    // within the best level may leave it as it was): true, and reported_top_ follows, if it
+    // moved.
+    auto const settle = [&](std::size_t side, best_change const& b) {
+        itch_price_level level = b.level;
+        if (!b.known) {
             book_side const levels = side == 0 ? book_.bids(locate) : book_.asks(locate);
             level = levels.empty() ? itch_price_level{} : levels.back();
         }
-        std::uint32_t& price = side == 0 ? reported.bid_price : reported.ask_price;
-        std::uint64_t& size = side == 0 ? reported.bid_shares : reported.ask_shares;
-        if (price != level.price || size != level.shares) {
-            price = level.price;
-            size = level.shares;
-            moved = true;
+        std::array<std::uint32_t*, 2> const prices{&reported.bid_price, &reported.ask_price};
+        std::array<std::uint64_t*, 2> const sizes{&reported.bid_shares, &reported.ask_shares};
+        std::uint32_t& price = *prices[side];
+        std::uint64_t& size = *sizes[side];
+        if (price == level.price && size == level.shares) {
+            return false;
+        }
+        price = level.price;
+        size = level.shares;
+        return true;
+    };
+    if (changes.size() == 1) { // all but a replace
+        std::size_t const side = side_of(changes.front());
+        best_change b;
+        look(changes.front(), side, b);
+        if (b.touched && settle(side, b)) {
+            emit_bbo(base, locate);
+        }
+        return;
+    }
+    // Several changes: per side, the best after the message as its last change says it.
+    std::array<best_change, 2> best{};
+    for (level_change const& c : changes) {
+        std::size_t const side = side_of(c);
+        look(c, side, best[side]);
+    }
+    bool moved = false;
+    for (std::size_t side = 0; side < 2; ++side) {
+        if (best[side].touched) {
+            moved = settle(side, best[side]) || moved;
         }
     }
     if (moved) {
