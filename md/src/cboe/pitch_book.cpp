@@ -105,17 +105,7 @@ void pitch_book::emit_changes(event const& base, std::uint32_t id) {
     }
     if (wanted_.has(event_kind::level_update)) {
         for (nasdaq::level_change const& c : book_.changes()) {
-            event e = base;
-            e.kind = event_kind::level_update;
-            e.instrument = c.locate;
-            e.side = static_cast<char>(c.side);
-            e.level = {.price = c.price,
-                       .size = c.shares,
-                       .orders = c.orders,
-                       .depth =
-                           static_cast<std::uint16_t>(std::min<std::uint32_t>(c.depth, 0xFFFF)),
-                       .reserved = {}};
-            send(e);
+            send(nasdaq::level_update_event(base, c));
         }
     }
     nasdaq::top_of_book const top = book_.top(static_cast<std::uint16_t>(id));

@@ -170,17 +170,7 @@ inline void itch50_parser::emit_changes(event const& base) {
     std::span<level_change const> const changes = book_.changes();
     if (levels_wanted_) {
         for (level_change const& c : changes) {
-            event e = base;
-            e.instrument = c.locate;
-            e.kind = event_kind::level_update;
-            e.side = static_cast<char>(c.side);
-            e.level = {.price = c.price,
-                       .size = c.shares,
-                       .orders = c.orders,
-                       .depth =
-                           static_cast<std::uint16_t>(std::min<std::uint32_t>(c.depth, 0xFFFF)),
-                       .reserved = {}};
-            sink_->on_event(e);
+            sink_->on_event(level_update_event(base, c));
         }
     }
     if (!bbo_wanted_ || changes.empty()) {

@@ -56,6 +56,7 @@
 #include <string_view>
 #include <vector>
 
+#include <signet/md/events.hpp>
 #include <signet/md/nasdaq/book_side.hpp>
 #include <signet/md/nasdaq/detail/order_index.hpp>
 
@@ -116,6 +117,21 @@ struct level_change {
     std::uint32_t next_best_price = 0;
     std::uint64_t next_best_shares = 0;
 };
+
+/// The level_update event of a change: `base`'s header (sequence, times, flags), the change's
+/// stock, side and level (a depth past 0xFFFF says 0xFFFF).
+[[nodiscard]] inline event level_update_event(event const& base, level_change const& c) noexcept {
+    event e = base;
+    e.instrument = c.locate;
+    e.kind = event_kind::level_update;
+    e.side = static_cast<char>(c.side);
+    e.level = {.price = c.price,
+               .size = c.shares,
+               .orders = c.orders,
+               .depth = static_cast<std::uint16_t>(c.depth < 0xFFFF ? c.depth : 0xFFFF),
+               .reserved = {}};
+    return e;
+}
 
 enum class book_result : std::uint8_t {
     ok,
