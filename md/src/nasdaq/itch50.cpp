@@ -69,7 +69,7 @@ void itch50_parser::prefetch_far_ahead(std::span<std::byte const> message) const
     namespace f = itch50::field;
     std::byte const* const m = message.data();
     char const type = decodable_type(message);
-    if (bbo_wanted_ && type != 0) { // the bbo last reported
+    if (sink_ != nullptr && type != 0 && wanted_.has(event_kind::bbo)) { // the bbo last reported
         __builtin_prefetch(&reported_top_[itch50::stock_locate(message)]);
     }
     switch (type) {
@@ -159,8 +159,6 @@ void itch50_parser::set_event_sink(event_sink* sink, event_mask kinds) {
     }
     sink_ = sink;
     wanted_ = kinds;
-    levels_wanted_ = sink != nullptr && kinds.has(event_kind::level_update);
-    bbo_wanted_ = sink != nullptr && kinds.has(event_kind::bbo);
     // The events need the order a writer changed and the levels it changed; the depth of a
     // level that stays only for level_update (a bbo needs only whether it is the best).
     book_.track_changes(sink != nullptr, kinds.has(event_kind::level_update));
@@ -168,12 +166,12 @@ void itch50_parser::set_event_sink(event_sink* sink, event_mask kinds) {
 
 inline void itch50_parser::emit_changes(event const& base) {
     std::span<level_change const> const changes = book_.changes();
-    if (levels_wanted_) {
+    if (wanted_.has(event_kind::level_update)) {
         for (level_change const& c : changes) {
             sink_->on_event(level_update_event(base, c));
         }
     }
-    if (!bbo_wanted_ || changes.empty()) {
+    if (!wanted_.has(event_kind::bbo) || changes.empty()) {
         return;
     }
     // Per side (buy, sell): whether a change was at the best, and the best after the message

@@ -237,8 +237,6 @@ private:
     std::array<event_context, slots> ring_contexts_{};
     event_sink* sink_ = nullptr;
     event_mask wanted_ = event_mask::all();
-    bool levels_wanted_ = false;            // a sink wants level_update
-    bool bbo_wanted_ = false;               // a sink wants bbo
     std::vector<top_of_book> reported_top_; // per locate: the bbo last emitted
     std::size_t oldest_ = 0;
     std::size_t held_ = 0;
