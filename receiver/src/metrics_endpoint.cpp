@@ -1,6 +1,12 @@
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
+
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <signet/receiver/metrics_endpoint.hpp>
 
@@ -272,9 +278,44 @@ metrics_endpoint::metrics_endpoint(std::string const& listen, net::runtime const
                                  "\": cannot serve /metrics there: " + e.what());
     }
     exposer_->RegisterCollectable(collector_);
+    // Where the destructor knocks (below): the listening socket, "any" as loopback.
+    if (auto const at = net::udp_endpoint::try_parse(listen)) {
+        wake_at_ = at->is_any() ? net::udp_endpoint::try_parse_address(
+                                      at->is_v6() ? "::1" : "127.0.0.1", at->port())
+                                : at;
+        auto const ports = exposer_->GetListeningPorts();
+        if (wake_at_ && !ports.empty()) {
+            wake_at_->set_port(static_cast<std::uint16_t>(ports.front()));
+        }
+    }
 }
 
-metrics_endpoint::~metrics_endpoint() = default;
+metrics_endpoint::~metrics_endpoint() {
+    // The exposer (CivetWeb) stops by a flag its listening thread reads between polls of its
+    // socket, 2 s each: alone, every stop of a receiver with metrics waited a second on
+    // average. A connection ends the poll; made every 5 ms (a retry period) until the exposer
+    // is gone, one of them comes after the flag is set. Loopback: each connect is at once.
+    std::atomic<bool> gone{false};
+    std::thread knocker;
+    if (wake_at_) {
+        knocker = std::thread([&gone, at = *wake_at_] {
+            // acquire: pairs with the release store after the exposer's destruction.
+            while (!gone.load(std::memory_order_acquire)) {
+                int const fd = ::socket(at.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (fd >= 0) {
+                    (void)::connect(fd, at.data(), at.size());
+                    ::close(fd);
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            }
+        });
+    }
+    exposer_.reset();
+    gone.store(true, std::memory_order_release); // pairs with the knocker's acquire load
+    if (knocker.joinable()) {
+        knocker.join();
+    }
+}
 
 void metrics_endpoint::set_nats(std::function<std::optional<nats_stats>()> source) {
     collector_->set_nats(std::move(source));

@@ -432,8 +432,13 @@ void pitch_protocol::go_live(unit_state& u, std::uint64_t now_ns) {
     u.spin_done = true; // service() closes the session (this may run inside its callback)
     // The unit's next sequence: the book is the exchange's as of the one before (a loaded spin
     // may reach past the stream: its own next, skip_below).
-    book_.set_stale(u.unit, false, std::max(u.next_sequence, u.skip_below), 0);
+    std::uint64_t const next = std::max(u.next_sequence, u.skip_below);
+    book_.set_stale(u.unit, false, next, 0);
     spin_counters_.last_sync_us = now_ns > u.requested_ns ? (now_ns - u.requested_ns) / 1000 : 0;
+    // Once a spin (not per packet), as the MoldUDP64 late join says its snapshot.
+    SPDLOG_LOGGER_INFO(net::logger(),
+                       "feed {}: unit {} synchronized from a spin (live from sequence {})",
+                       feed_.name, u.unit, next);
 }
 
 void pitch_protocol::on_spin_message(unit_state& u, md::cboe::message const& m,

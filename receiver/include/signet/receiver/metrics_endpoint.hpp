@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <signet/net/runtime.hpp>
+#include <signet/net/udp_endpoint.hpp>
 #include <signet/receiver/feed_parser.hpp>
 #include <signet/receiver/publish.hpp>
 #include <signet/receiver/standby.hpp>
@@ -61,6 +62,7 @@ private:
     class collector;
     std::shared_ptr<collector> collector_;
     std::unique_ptr<prometheus::Exposer> exposer_;
+    std::optional<net::udp_endpoint> wake_at_; ///< the exposer's socket, to end its poll at stop
 };
 
 } // namespace signet::receiver
