@@ -3478,7 +3478,27 @@ def main():
     for backend in ("auto", "epoll", "asio"):
         runs.append((case_feed_socket_keys_reach_the_sockets, backend))
     runs = [(case, backend) for case, backend in runs if args.only in case.__name__]
+    # The longest cases first (stable: a case's backends keep their order), so that no part
+    # takes one near the end and runs on alone for it while the other has nothing left.
+    runs.sort(key=lambda run: LONGEST_FIRST.index(run[0]) if run[0] in LONGEST_FIRST
+              else len(LONGEST_FIRST))
     return run_cases(args, runs, part, parts)
+
+
+# The cases that take 12 to 40 s each in the dev leg (scripts/test-times), the longest first.
+LONGEST_FIRST = (
+    case_nats_cluster_keeps_the_last_values_through_a_node_loss,
+    case_nats_standby_partitioned_leader_doubles_nothing,
+    case_nats_standby_pair_on_two_hosts_takes_over_a_killed_leader_exactly,
+    case_nats_standby_pair_hands_over_on_sigterm,
+    case_nats_standby_short_history_resynchronizes_visibly,
+    case_late_join_at_five_points,
+    case_nats_standby_group_of_three_survives_two_kills,
+    case_nats_standby_pair_takes_over_a_killed_leader_exactly,
+    case_late_join_builds_the_books_of_a_full_run,
+    case_nats_outages_leave_the_receiver_unaffected,
+    case_pitch_late_join_and_restart_through_spin,
+)
 
 
 def run_case(args, case, backend):
