@@ -1,9 +1,9 @@
 # The linker of signet's own programs, tests and benchmarks: lld when the compiler can use it,
 # else the toolchain's default (GNU ld). A build links about a hundred executables, each
 # against the static libraries with their debug information; a fresh build directory links
-# them all even when every object comes from the compiler cache. lld links one test
-# executable about six times faster than GNU ld here (1.7 s against 0.3 s,
-# receiver_subscription_test in the dev build). -DSIGNET_LINKER=default keeps the default.
+# them all even when every object comes from the compiler cache. The dev build's links take
+# about a third of GNU ld's time with lld here (docs/testing.md, "The compiler cache").
+# -DSIGNET_LINKER=default keeps the default.
 set(SIGNET_LINKER "lld" CACHE STRING "Linker for signet's executables: lld (when usable) or default")
 set_property(CACHE SIGNET_LINKER PROPERTY STRINGS lld default)
 if(SIGNET_LINKER STREQUAL "lld" AND SIGNET_MASTER_PROJECT)
