@@ -120,8 +120,6 @@ namespace signet::net::detail {
 
 namespace {
 
-constexpr auto stop_deadline = std::chrono::seconds(5); // reactor: bound on the final reap
-constexpr std::chrono::milliseconds idle_sleep{100};    // thread mode: bounds a lost wake
 // XDP_PACKET_HEADROOM: the kernel writes a frame this far into its UMEM chunk.
 constexpr std::size_t kernel_headroom = 256;
 // Steps between two non-blocking looks at the epoll set (the runtime's readiness set and the

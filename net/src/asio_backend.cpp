@@ -26,9 +26,6 @@ namespace signet::net::detail {
 
 namespace {
 
-// The longest sleep without a timer due; only bounds a wake lost to an error path.
-constexpr std::chrono::milliseconds idle_sleep{100};
-
 class asio_backend final : public receive_backend {
 public:
     explicit asio_backend(blocking_work_contract_group& group)

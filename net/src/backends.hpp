@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -8,6 +9,12 @@
 #include <signet/net/receive_backend.hpp>
 
 namespace signet::net::detail {
+
+/// A backend's longest sleep in thread mode with no timer due: it only bounds a wake lost to an
+/// error path.
+inline constexpr std::chrono::milliseconds idle_sleep{100};
+/// A reactor's bound on reaping what is still in flight when it stops.
+inline constexpr std::chrono::seconds stop_deadline{5};
 
 std::unique_ptr<receive_backend> make_epoll_backend(blocking_work_contract_group& group);
 std::unique_ptr<receive_backend> make_asio_backend(blocking_work_contract_group& group);

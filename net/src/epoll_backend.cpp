@@ -36,9 +36,6 @@ namespace signet::net::detail {
 
 namespace {
 
-// Thread mode: the longest sleep without a timer due; only bounds a wake lost to an error path.
-constexpr std::chrono::milliseconds idle_sleep{100};
-
 class epoll_backend final : public receive_backend {
 public:
     explicit epoll_backend(blocking_work_contract_group& group)

@@ -67,8 +67,6 @@ constexpr std::uint64_t cancel_tag = std::uint64_t{1} << 63;
 constexpr std::uint64_t wake_tag = std::uint64_t{1} << 62;
 constexpr std::uint64_t readiness_tag = std::uint64_t{1} << 61;
 constexpr unsigned completion_queue_entries = 16384;
-constexpr auto stop_deadline = std::chrono::seconds(5);     // bound on reaping in-flight data
-constexpr std::chrono::nanoseconds idle_sleep{100'000'000}; // thread mode: bounds a lost wake
 constexpr std::size_t max_ring_entries = 32768;
 
 // The kernel lays out header, name, control data, payload back to back in the buffer; a name

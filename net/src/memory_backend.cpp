@@ -83,9 +83,6 @@ private:
         }
     }
 
-    // The longest sleep without a timer due; only bounds a wake lost to an error path.
-    static constexpr std::chrono::milliseconds idle_sleep{100};
-
     event_fd wake_;
     readiness_set* readiness_ = nullptr;
     std::thread thread_;
