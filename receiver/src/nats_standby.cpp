@@ -463,12 +463,14 @@ void nats_standby::on_message(natsConnection* nc, natsSubscription* sub, natsMsg
         }
     }
     natsMsg_Destroy(msg);
-    if (p) {
+    {
         std::lock_guard const lock(s->mutex);
-        if (!s->last || *s->last < *p) {
+        if (p && (!s->last || *s->last < *p)) {
             s->last = *p;
         }
+        ++s->taken;
     }
+    s->took.notify_all(); // no system call without a waiter
 }
 
 nats_standby::~nats_standby() {
@@ -679,7 +681,30 @@ void nats_standby::renew(std::size_t feed, standby_gate::clock::time_point now) 
     roles_[feed] = "follower";
 }
 
-bool nats_standby::read_last(std::size_t feed, group_position& out) {
+bool nats_standby::subscription_caught_up(std::size_t feed, standby_gate::clock::time_point until) {
+    auto const left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(until - standby_gate::clock::now());
+    if (left.count() <= 0 || natsConnection_FlushTimeout(connection_, left.count()) != NATS_OK) {
+        return false;
+    }
+    // One call, under the subscription's lock: a message leaves pending and counts as
+    // delivered in one step, before its callback runs.
+    int pending = 0;
+    std::int64_t delivered = 0;
+    if (natsSubscription_GetStats(subscriptions_[feed], &pending, nullptr, nullptr, nullptr,
+                                  &delivered, nullptr) != NATS_OK) {
+        return false;
+    }
+    seen& s = *seen_[feed];
+    std::unique_lock lock(s.mutex);
+    return s.took.wait_until(lock, until, [&] { return s.taken >= delivered + pending; });
+}
+
+bool nats_standby::read_last(std::size_t feed, group_position& out,
+                             standby_gate::clock::time_point until) {
+    if (!subscription_caught_up(feed, until)) {
+        return false;
+    }
     jsStreamInfo* info = nullptr;
     natsStatus s = js_GetStreamInfo(&info, js_, o_.streams[feed].c_str(), nullptr, nullptr);
     std::uint64_t last = 0;
@@ -742,7 +767,7 @@ void nats_standby::resume(std::size_t feed) {
     lease& l = leases_[feed];
     bool const counted = l.counted;
     group_position last;
-    if (!read_last(feed, last)) {
+    if (!read_last(feed, last, l.deadline)) {
         lease_errors_[feed].fetch_add(1, std::memory_order_relaxed); // relaxed: statistic
         return; // holding, not publishing: again next tick (within the deadline)
     }

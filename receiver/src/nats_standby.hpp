@@ -46,19 +46,25 @@
 //    (signet.<feed>.>, core NATS: the path every consumer takes) delivered, (b) a hand-over's
 //    released value, and (c) the last message of the feed's JetStream last-value stream (a
 //    floor for a member that has seen nothing yet). (a) is the exact one: the old leader
-//    stopped publishing at least lease/4 before the key could pass, so by then what it sent
-//    has been delivered (or was cut by its fence). The lease's value, written every lease/4, would
-//    be coarse; a stream capturing every subject was tried and lags under load (measured here: an
-//    R3 stream 25000 messages behind the live subjects at 48000 events/s on 2 CPUs, so a takeover
-//    from it doubled them, and its load delayed the lease's renewals). Every source is a position
-//    that was published, so the greatest is never ahead of the group. It then publishes from its
-//    history every event after that position (at most catch_up_budget at once on the lease
-//    thread; the rest on the next record() or tick) and follows on live. If the position is
-//    ahead of its history (it is behind the old leader) it skips its events up to it. Before
-//    each send the gate checks that the event continues the chain of what was published
-//    (standby.hpp's rule); where it does not — its history does not reach back, it started
-//    late and made other events, its own queue lost events, the last message has no
-//    position — it publishes each instrument's current state (definition, status,
+//    stopped publishing at least lease/4 before the key could pass, so by then the server has
+//    what it sent (or its fence cut it). What the server has sent this member is not yet what
+//    its subscription took, though: a member starved of CPU (measured: a takeover under
+//    AddressSanitizer on a loaded machine) took its position 3 messages short and doubled
+//    them. So the position is read after a round trip to the server (a PING: libnats queues
+//    everything the server sent before the PONG) and once on_message has taken every message
+//    queued by then (its count against libnats's delivered + pending, read together);
+//    until the deadline at most, else the resume waits for the next tick. The lease's value,
+//    written every lease/4, would be coarse; a stream capturing every subject was tried and lags
+//    under load (measured here: an R3 stream 25000 messages behind the live subjects at 48000
+//    events/s on 2 CPUs, so a takeover from it doubled them, and its load delayed the lease's
+//    renewals). Every source is a position that was published, so the greatest is never ahead of
+//    the group. It then publishes from its history every event after that position (at most
+//    catch_up_budget at once on the lease thread; the rest on the next record() or tick) and
+//    follows on live. If the position is ahead of its history (it is behind the old leader) it
+//    skips its events up to it. Before each send the gate checks that the event continues the chain
+//    of what was published (standby.hpp's rule); where it does not — its history does not reach
+//    back, it started late and made other events, its own queue lost events, the last message has
+//    no position — it publishes each instrument's current state (definition, status,
 //    stale/recovered, bbo) flagged as a resynchronization (nats_position::resync), counted,
 //    then goes on live from its newest event.
 // 6. Hand-over. At a clean stop (SIGTERM) the leader publishes what its queue holds, flushes,
@@ -289,7 +295,12 @@ private:
     void poll(std::size_t feed, standby_gate::clock::time_point now);
     void renew(std::size_t feed, standby_gate::clock::time_point now);
     void resume(std::size_t feed);
-    [[nodiscard]] bool read_last(std::size_t feed, group_position& out);
+    [[nodiscard]] bool read_last(std::size_t feed, group_position& out,
+                                 standby_gate::clock::time_point until);
+    /// The feed's subscription has taken every message the server sent before a round trip
+    /// made now (point 5 above); false if not by `until`.
+    [[nodiscard]] bool subscription_caught_up(std::size_t feed,
+                                              standby_gate::clock::time_point until);
     void set_holder(std::size_t feed, std::string const& holder);
     /// libnats's delivery thread: a message of feed `closure`'s subjects went by.
     static void on_message(__natsConnection* nc, __natsSubscription* sub, __natsMsg* msg,
@@ -300,6 +311,8 @@ private:
     struct seen {
         std::mutex mutex; // libnats's delivery thread per message, the lease thread at takeovers
         std::optional<nats_position> last; // guarded by mutex
+        std::int64_t taken = 0;            // messages on_message took; guarded by mutex
+        std::condition_variable took;      // notified at each, for subscription_caught_up()
     };
 
     options o_;
