@@ -36,7 +36,7 @@ std::string describe(char const* step, udp_socket_options const& o, std::error_c
     switch (ec.value()) {
     case EADDRINUSE:
         what += " (" + o.bind.to_string() +
-                " is taken by another socket, still after 1 s: pick another port, or set "
+                " is taken by another socket, still after 5 s: pick another port, or set "
                 "reuse_port on every socket that shares it)";
         break;
     case EADDRNOTAVAIL:
@@ -304,9 +304,10 @@ udp_socket udp_socket::open(udp_socket_options const& o, std::error_code& error,
     }
     // A process that held the port and just ended may hold it a moment longer: its io_uring,
     // and the sockets the ring refers to, are torn down after it exits (4 to 8 ms after a
-    // SIGKILL on an idle machine here, longer on a busy one). A restarted receiver waits that
-    // out; a port still taken after a second is taken.
-    auto const give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    // SIGKILL on an idle machine here; over a second on one busy with a test run, where a
+    // receiver restarted after a kill -9 found its port still taken after 1 s). A restarted
+    // receiver waits that out; a port still taken after 5 s is taken.
+    auto const give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     int rc = ::bind(s.fd_, local.data(), local.size());
     while (rc != 0 && errno == EADDRINUSE && local.port() != 0 &&
            std::chrono::steady_clock::now() < give_up) {
