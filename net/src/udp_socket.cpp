@@ -21,6 +21,7 @@
 #include <signet/net/log.hpp>
 #include <signet/net/udp_socket.hpp>
 
+#include "port_holder.hpp"
 #include <net/if.h>
 
 namespace signet::net {
@@ -36,8 +37,8 @@ std::string describe(char const* step, udp_socket_options const& o, std::error_c
     switch (ec.value()) {
     case EADDRINUSE:
         what += " (" + o.bind.to_string() +
-                " is taken by another socket, still after 5 s: pick another port, or set "
-                "reuse_port on every socket that shares it)";
+                " is taken by another socket (a running process's, or still after 5 s): pick "
+                "another port, or set reuse_port on every socket that shares it)";
         break;
     case EADDRNOTAVAIL:
         what += " (" + o.bind.to_string() + " is not an address of this host)";
@@ -305,17 +306,22 @@ udp_socket udp_socket::open(udp_socket_options const& o, std::error_code& error,
     // A process that held the port and just ended may hold it a moment longer: its io_uring,
     // and the sockets the ring refers to, are torn down after it exits (4 to 8 ms after a
     // SIGKILL on an idle machine here; over a second on one busy with a test run, where a
-    // receiver restarted after a kill -9 found its port still taken after 1 s). A restarted
-    // receiver waits that out; a port still taken after 5 s is taken.
-    auto const give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    // receiver restarted after a kill -9 found its port still taken after 1 s). A port that a
+    // running process holds is taken: that fails at once. One that no process holds is waited
+    // for, up to 5 s.
     int rc = ::bind(s.fd_, local.data(), local.size());
-    while (rc != 0 && errno == EADDRINUSE && local.port() != 0 &&
-           std::chrono::steady_clock::now() < give_up) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5)); // a polling period
-        rc = ::bind(s.fd_, local.data(), local.size());
+    int bind_error = rc != 0 ? errno : 0; // before the lookup, which may set errno
+    if (bind_error == EADDRINUSE && local.port() != 0 &&
+        !udp_port_held_by_a_process(local.port())) {
+        auto const give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (bind_error == EADDRINUSE && std::chrono::steady_clock::now() < give_up) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5)); // a polling period
+            rc = ::bind(s.fd_, local.data(), local.size());
+            bind_error = rc != 0 ? errno : 0;
+        }
     }
     if (rc != 0) {
-        return fail("bind", last_error());
+        return fail("bind", {bind_error, std::generic_category()});
     }
     if (o.group) {
         if (!o.interface.empty()) {
