@@ -1041,15 +1041,28 @@ def expect_same_books(late, reference, what):
     assert itch(late)["unknown_order_refs"] == 0, itch(late)["unknown_order_refs"]
 
 
-def late_join_run(args, workdir, backend, join_at, faults=(), restart=False, truth=None):
+def per_backend_share(args, backend):
+    """The share of its full stream a case that runs on every backend sends, at that share of
+    its rate (the same time, so the same timing): all of it on the run's first backend,
+    --other-backends-share on the others. The first runs the case at the size its checks were
+    made for; the others carry the same protocol flow through their own receive path, which a
+    thinner stream exercises as well (the late joins cost the most CPU of the suite,
+    scripts/test-times)."""
+    return 1.0 if backend == args.backends.split(",")[0] else args.other_backends_share
+
+
+def late_join_run(args, workdir, backend, join_at, faults=(), restart=False, truth=None,
+                  share=1.0):
     """One stream (8 messages a packet) to two receivers: the reference on line A from the
     start, the late joiner on line B (with a GLIMPSE snapshot server) started once the
     reference has received `join_at` packets — and, with restart, killed (SIGKILL) once it has
     synchronized and the stream went on for a tenth of it more, then started again. The stream
-    is --late-join-messages long at --late-join-rate messages/s; with `truth`, md_feed writes
-    its --truth-out there and the late joiner its events (TRUTH_EVENT_KINDS), read into its
-    `events`. Returns both feeds' summaries, the report and the late joiner."""
-    count, rate = args.late_join_messages, args.late_join_rate
+    is --late-join-messages long at --late-join-rate messages/s, both times `share` (the same
+    time); with `truth`, md_feed writes its --truth-out there and the late joiner its events
+    (TRUTH_EVENT_KINDS), read into its `events`. Returns both feeds' summaries, the report and
+    the late joiner."""
+    count = max(int(args.late_join_messages * share), 8)
+    rate = max(int(args.late_join_rate * share), 1)
     port_a, port_b, glimpse = free_port(), free_port(), free_port()
     os.makedirs(os.path.join(workdir, "ref"))
     os.makedirs(os.path.join(workdir, "late"))
@@ -1103,10 +1116,12 @@ def late_join_run(args, workdir, backend, join_at, faults=(), restart=False, tru
 def case_late_join_builds_the_books_of_a_full_run(args, workdir, backend):
     """A receiver started mid-stream loads a GLIMPSE snapshot, replays what it buffered meanwhile
     and ends with the books of a receiver that ran from the start."""
-    packets = args.late_join_messages // 8
+    share = per_backend_share(args, backend)
+    packets = int(args.late_join_messages * share) // 8
     join_at = random.randrange(packets // 10, packets * 6 // 10)
     truth = os.path.join(workdir, "truth.jsonl")
-    ref, late, sent, log = late_join_run(args, workdir, backend, join_at, truth=truth)
+    ref, late, sent, log = late_join_run(args, workdir, backend, join_at, truth=truth,
+                                         share=share)
     expect_same_books(late, ref, f"joined at packet {join_at}")
     # Its events: stale -> clear -> the snapshot's book -> recovered -> live, the same books,
     # and the exchange's after every sequence from the snapshot on.
@@ -1597,16 +1612,18 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
         late_config += f'interface = "{NET.interface}"\n'
     reference = Receiver(args.receiver, ref_config, os.path.join(workdir, "ref"),
                          "epoll" if backend.startswith("af_xdp") else backend)
+    share = per_backend_share(args, backend)
+    count = int(60000 * share)  # 2.5 a block: 24000 blocks at full size
     feed = start_feed(args.feed, "--protocol", "pitch", "--to", f"{NET.host}:{port_a}", "--to-b",
-                      f"{NET.host}:{port_b}", "--units", "2", "--count", "60000", "--rate",
-                      "20000", "--seed", "7", "--serve-spin", str(spin), "--login",
+                      f"{NET.host}:{port_b}", "--units", "2", "--count", str(count), "--rate",
+                      str(int(20000 * share)), "--seed", "7", "--serve-spin", str(spin), "--login",
                       "0001:USER:secret", "--tail-heartbeats", "5", "--truth-out", truth)
-    reference.wait_total_packets(4000, feed=feed)
+    reference.wait_total_packets(count // 15, feed=feed)
     runs = [events_args(os.path.join(workdir, "late"), f"events{n}", TRUTH_EVENT_KINDS)
             for n in range(3)]
     late = Receiver(args.receiver, late_config, os.path.join(workdir, "late"), backend,
                     extra_args=runs[0][0])
-    reference.wait_total_packets(12000, feed=feed)
+    reference.wait_total_packets(count // 5, feed=feed)
     late.process.kill()  # a crash: nothing is flushed, no summary
     late.process.wait(timeout=30)
     late = Receiver(args.receiver, late_config, os.path.join(workdir, "late"), backend,
@@ -1614,7 +1631,7 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
     wait_until(lambda: len(late.find("synchronized from a spin")) == 2, 30,
                "the restarted receiver's units live through their spins")
     # The messages are over once the reference's count stood still for a second (the feed
-    # sends 20000/s, then heartbeats alone for 5 s).
+    # sends 20000/s, a share of it on most backends, then heartbeats alone for 5 s).
     still = {"count": -1, "since": time.monotonic()}
     def messages_over():
         count = max((s[3]["messages"] for s in reference.stats()), default=0)
@@ -3415,6 +3432,9 @@ def main():
     parser.add_argument("--late-join-messages", type=int, default=200000,
                         help="the late-join cases' stream (the issue's full size: 2000000)")
     parser.add_argument("--late-join-rate", type=int, default=100000, help="its messages/s")
+    parser.add_argument("--other-backends-share", type=float, default=0.25,
+                        help="the late joins' streams on every backend but the first, as a "
+                             "share of their size and rate (per_backend_share())")
     parser.add_argument("--five-point-backends", default="auto",
                         help="backends the five-join-point case runs on (\"\": none)")
     parser.add_argument("--per-backend-only", action="store_true",
