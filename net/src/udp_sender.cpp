@@ -10,15 +10,15 @@
 
 #include <signet/net/udp_sender.hpp>
 
+#include "socket_calls.hpp"
 #include <net/if.h>
 
 namespace signet::net {
 
-namespace {
+using detail::last_error;
+using detail::set_int;
 
-std::error_code last_error() noexcept {
-    return {errno, std::generic_category()};
-}
+namespace {
 
 // "127.0.0.1" as the user wrote it when no port was given, else "127.0.0.1:31002".
 std::string source_text(udp_endpoint const& source) {
@@ -27,10 +27,6 @@ std::string source_text(udp_endpoint const& source) {
         text.erase(text.rfind(':'));
     }
     return text;
-}
-
-bool set_int(int fd, int level, int name, int value) noexcept {
-    return ::setsockopt(fd, level, name, &value, sizeof(value)) == 0;
 }
 
 // Configures `fd`; on failure sets `error` and `what`.

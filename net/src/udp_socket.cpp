@@ -22,15 +22,15 @@
 #include <signet/net/udp_socket.hpp>
 
 #include "port_holder.hpp"
+#include "socket_calls.hpp"
 #include <net/if.h>
 
 namespace signet::net {
 
-namespace {
+using detail::last_error;
+using detail::set_int;
 
-std::error_code last_error() noexcept {
-    return {errno, std::generic_category()};
-}
+namespace {
 
 std::string describe(char const* step, udp_socket_options const& o, std::error_code ec) {
     std::string what = std::string("udp_socket: ") + step + " failed: " + ec.message();
@@ -55,10 +55,6 @@ std::string describe(char const* step, udp_socket_options const& o, std::error_c
         break;
     }
     return what;
-}
-
-bool set_int(int fd, int level, int name, int value) noexcept {
-    return ::setsockopt(fd, level, name, &value, sizeof(value)) == 0;
 }
 
 // Whether `interface` stamps received packets in hardware: its driver supports it and its
