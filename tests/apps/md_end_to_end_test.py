@@ -2902,7 +2902,7 @@ def whole_chain_without_resync(timed, err, diagnosis):
     """The consumer's events (md_subscribe --json --chain, its stderr `err`): the chain whole at
     every message with no resynchronization, as md_subscribe counted it too; diagnosis() says
     more when not."""
-    events = [json.loads(line) for _, line in timed.lines]
+    events = json_lines("".join(line for _, line in timed.lines))
     try:
         expect_equal("resynchronization messages", expect_whole_chain(events, "the consumer"), 0)
         assert f"md_subscribe: feed e2e: {len(events)} messages, 0 holes, 0 doubles" in err, err
@@ -3025,7 +3025,7 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False, hos
         target = {name: f"{address[name] if hosts else NET.host}:{ports[name]}"
                   for name in ("a", "b")}
         feed = start_feed(args.feed, "--to", target["a"], "--to-b", target["b"],
-                          "--count", "60000", "--rate", "12000",
+                          "--count", "30000", "--rate", "6000",
                           "--symbols", "8", "--seed", "40")
         members[leader].wait_total_packets(1500, feed=feed)
         try:
@@ -3074,7 +3074,7 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False, hos
             server.stop()
         for net in nets.values():
             net.close()
-    events = [json.loads(line) for _, line in timed.lines]
+    events = json_lines("".join(line for _, line in timed.lines))
     try:
         resyncs = expect_whole_chain(events, "the consumer")
         assert (resyncs > 0) == short_history, f"{resyncs} resynchronization messages"
@@ -3085,7 +3085,7 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False, hos
         assert (f"signet_nats: feed e2e: {len(events)} messages, 0 holes, 0 doubles, "
                 f"{resyncs} resynchronization messages, 0 after a loss") in python_err, python_err
         expect_equal("the Python reader's exit", python_reader.process.returncode, 0)
-        python_events = [json.loads(line) for _, line in python_reader.lines]
+        python_events = json_lines("".join(line for _, line in python_reader.lines))
         for n, (got, want) in enumerate(zip(python_events, events)):
             assert (event_key(got), got["index"], got["previous"], got.get("resync")) == (
                 event_key(want), want["index"], want["previous"], want.get("resync")), \
@@ -3199,10 +3199,10 @@ def case_nats_standby_group_of_three_survives_two_kills(args, workdir, backend):
         # md_feed sends each packet to two destinations: a and b get lines A and B of one
         # md_feed, c the same stream from a second md_feed of the same seed (same packets).
         feed = start_feed(args.feed, "--to", f"{NET.host}:{ports['a']}", "--to-b",
-                          f"{NET.host}:{ports['b']}", "--count", "60000", "--rate", "10000",
+                          f"{NET.host}:{ports['b']}", "--count", "30000", "--rate", "5000",
                           "--symbols", "8", "--seed", "41")
-        feed_c = start_feed(args.feed, "--to", f"{NET.host}:{ports['c']}", "--count", "60000",
-                            "--rate", "10000", "--symbols", "8", "--seed", "41")
+        feed_c = start_feed(args.feed, "--to", f"{NET.host}:{ports['c']}", "--count", "30000",
+                            "--rate", "5000", "--symbols", "8", "--seed", "41")
         leader, alive = "a", ["a", "b", "c"]
         for round_ in (1, 2):
             seen = len(timed.lines)
@@ -3378,9 +3378,9 @@ def case_nats_standby_partitioned_leader_doubles_nothing(args, workdir, backend)
                                 "--idle-exit", "5")
         timed = TimedLines(consumer)
         feed = start_feed(args.feed, "--to", f"{net.address}:{ports['a']}", "--to-b",
-                          f"{NET.host}:{ports['b']}", "--rate", "12000", "--duration", "12",
+                          f"{NET.host}:{ports['b']}", "--rate", "6000", "--duration", "12",
                           "--symbols", "8", "--seed", "43")
-        wait_until(lambda: len(timed.lines) > 20000, 30, "the consumer's first messages")
+        wait_until(lambda: len(timed.lines) > 10000, 30, "the consumer's first messages")
         net.cut()
         wait_until(lambda: b.find("publish standby: feed e2e leads"), 10, "b's takeover")
         healed_at = time.monotonic() + 3
