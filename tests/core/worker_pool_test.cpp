@@ -63,6 +63,26 @@ TEST(WorkerPool, BlockIdleSleepsInTheBlockingGroup) {
     EXPECT_EQ(pool.stats(0).executed + pool.stats(1).executed, 1U);
 }
 
+TEST(WorkerPool, BackoffIdleEndsAsleepInTheBlockingGroup) {
+    signet::test::watchdog dog(60s, "BackoffIdleEndsAsleepInTheBlockingGroup");
+    blocking_work_contract_group group(64);
+    std::atomic<int> runs{0};
+    // release: pairs with the test's acquire loads below.
+    auto contract = group.create_contract([&] { runs.fetch_add(1, std::memory_order_release); });
+    worker_pool pool(group, {.threads = 2, .idle = idle_strategy::backoff});
+    // Once their pauses and yields found nothing, backoff workers sleep inside the group (not
+    // in short sleeps of their own, each a wake-up), where schedule() wakes them; and again
+    // after each run.
+    for (int i = 1; i <= 3; ++i) {
+        ASSERT_TRUE(eventually([&] { return group.waiting_threads() == 2; }))
+            << "waiting: " << group.waiting_threads();
+        contract.schedule();
+        ASSERT_TRUE(eventually([&] { return runs.load(std::memory_order_acquire) == i; }));
+    }
+    pool.stop();
+    EXPECT_EQ(pool.stats(0).executed + pool.stats(1).executed, 3U);
+}
+
 TEST(WorkerPool, RejectsBadOptions) {
     work_contract_group group(64);
     EXPECT_THROW(worker_pool(group, {.threads = 0}), std::invalid_argument);

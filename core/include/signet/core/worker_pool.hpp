@@ -35,9 +35,11 @@
 namespace signet {
 
 enum class idle_strategy {
-    spin,    ///< busy-poll with a pause instruction: lowest latency, burns the core
-    backoff, ///< pause, then yield, then short sleeps as the idle streak grows
-    block,   ///< sleep in the blocking group until work is scheduled (blocking group only)
+    spin, ///< busy-poll with a pause instruction: lowest latency, burns the core
+    /// pause, then yield, then sleep as the idle streak grows: in a blocking group, inside the
+    /// group until work is scheduled (as block); else short sleeps
+    backoff,
+    block, ///< sleep in the blocking group until work is scheduled (blocking group only)
 };
 
 struct worker_pool_options {
@@ -85,12 +87,15 @@ private:
         metrics::counter idle_loops;
     };
 
-    std::size_t execute_batch(lane preferred);
+    std::size_t execute_batch(lane preferred, unsigned streak);
     void idle(unsigned streak) const;
     void run(std::size_t index);
 
     static constexpr bool blocking_group = requires(Group & g) { g.stop(); };
     static constexpr std::chrono::milliseconds block_slice{20}; // bounds stop() latency
+    // backoff: the idle streak at which the pauses end, and the yields'.
+    static constexpr unsigned backoff_pauses = 64;
+    static constexpr unsigned backoff_yields = 256;
 
     Group& group_;
     worker_pool_options options_;
@@ -153,9 +158,13 @@ worker_stats worker_pool<Group>::stats(std::size_t index) const noexcept {
 }
 
 template <typename Group>
-std::size_t worker_pool<Group>::execute_batch(lane preferred) {
+std::size_t worker_pool<Group>::execute_batch(lane preferred, unsigned streak) {
     if constexpr (blocking_group) {
-        if (options_.idle == idle_strategy::block) {
+        // block: always wait in the group; backoff: once its pauses and yields found nothing
+        // (a worker asleep there costs nothing, where short sleeps woke it thousands of times
+        // a second, and schedule() wakes it at once).
+        if (options_.idle == idle_strategy::block ||
+            (options_.idle == idle_strategy::backoff && streak >= backoff_yields)) {
             return group_.execute_next_contracts(Group::max_batch,
                                                  std::chrono::nanoseconds(block_slice));
         }
@@ -170,13 +179,13 @@ void worker_pool<Group>::idle(unsigned streak) const {
         cpu_relax();
         break;
     case idle_strategy::backoff:
-        if (streak < 64) {
+        if (streak < backoff_pauses) {
             cpu_relax();
-        } else if (streak < 256) {
+        } else if (streak < backoff_yields) {
             std::this_thread::yield();
-        } else {
+        } else if constexpr (!blocking_group) {
             std::this_thread::sleep_for(std::chrono::microseconds(50));
-        }
+        } // a blocking group: execute_batch() waits in it
         break;
     case idle_strategy::block:
         break; // execute_once() already waited
@@ -191,7 +200,7 @@ void worker_pool<Group>::run(std::size_t index) {
     unsigned streak = 0;
     // acquire: pairs with the release store in stop().
     while (!stopping_.load(std::memory_order_acquire)) {
-        if (std::size_t const ran = execute_batch(preferred); ran != 0) {
+        if (std::size_t const ran = execute_batch(preferred, streak); ran != 0) {
             mine.executed.add(ran);
             streak = 0;
         } else {
