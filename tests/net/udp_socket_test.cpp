@@ -11,17 +11,18 @@
 
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <signet/net/udp_socket.hpp>
+#include <signet/net/unique_fd.hpp>
 
 namespace {
 
 using signet::net::udp_endpoint;
 using signet::net::udp_socket;
 using signet::net::udp_socket_options;
+using signet::net::unique_fd;
 
 TEST(UdpEndpoint, ParsesIpv4Ipv6AndAny) {
     auto v4 = udp_endpoint::parse("127.0.0.1:5000");
@@ -81,8 +82,8 @@ TEST(UdpSocket, PortInUseGivesAClearError) {
 }
 
 /// Sends `fd` over `through` (SCM_RIGHTS): until the other end reads it or is closed, the
-/// message holds the file, and no process has it open.
-void send_descriptor(int through, int fd) {
+/// message holds the file, and no process has it open. False if sendmsg() failed (errno).
+bool send_descriptor(int through, int fd) {
     char byte = 0;
     iovec data{&byte, 1};
     alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int))> control{};
@@ -96,7 +97,7 @@ void send_descriptor(int through, int fd) {
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    ASSERT_EQ(::sendmsg(through, &m, 0), 1) << std::strerror(errno);
+    return ::sendmsg(through, &m, 0) == 1;
 }
 
 TEST(UdpSocket, APortHeldByNoProcessIsWaitedForUntilFreed) {
@@ -106,9 +107,10 @@ TEST(UdpSocket, APortHeldByNoProcessIsWaitedForUntilFreed) {
     // (its descriptor closed), until the closer closes them.
     std::optional<udp_socket> first(udp_socket_options{.bind = udp_endpoint::parse("127.0.0.1:0")});
     udp_endpoint const port = first->local_endpoint();
-    std::array<int, 2> pair{};
-    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair.data()), 0);
-    send_descriptor(pair[0], first->native_handle());
+    std::array<int, 2> ends{};
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, ends.data()), 0);
+    std::array<unique_fd, 2> pair{unique_fd(ends[0]), unique_fd(ends[1])};
+    ASSERT_TRUE(send_descriptor(pair[0].get(), first->native_handle())) << std::strerror(errno);
     first.reset();
     std::atomic<bool> trying{false};
     std::thread closer([&] {
@@ -116,8 +118,8 @@ TEST(UdpSocket, APortHeldByNoProcessIsWaitedForUntilFreed) {
             std::this_thread::yield();
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(50)); // the scenario: freed later
-        ::close(pair[0]);
-        ::close(pair[1]); // the message, and the socket with it, goes
+        pair[0].reset();
+        pair[1].reset(); // the message, and the socket with it, goes
     });
     auto const started = std::chrono::steady_clock::now();
     trying.store(true, std::memory_order_release);
