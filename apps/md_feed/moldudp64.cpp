@@ -217,12 +217,7 @@ public:
                 report.add(*capture, pcap_, result.error);
             }
             if (service || glimpse) {
-                // Said before the tail, so that whoever runs it knows the stream is out and
-                // may end the tail early (SIGINT) once its receivers need no more of it.
-                std::fprintf(stderr,
-                             "md_feed: the stream is sent; serving for %g s more (--linger)\n",
-                             linger_);
-                pub::wait_unless_interrupted(cli::seconds(linger_), &interrupted); // the tail
+                linger(linger_);
                 if (service) {
                     service->stop();
                     report.add(*service);

@@ -66,11 +66,18 @@ public:
         g.add_option("--tail-heartbeats", tail_,
                      "seconds of heartbeats after each unit's End of Session")
             ->check(cli::number_in(0, 3600, "s"));
+        linger_o_ = g.add_option("--linger", linger_,
+                                 "with --serve-grp or --serve-spin: seconds of serving after the "
+                                 "tail heartbeats (SIGINT ends it early)")
+                        ->check(cli::number_in(0, 3600, "s"));
     }
 
     std::string check(common_options const&) const override {
         if ((serve_grp_o_->count() != 0) != (gap_to_o_->count() != 0)) {
             return "--serve-grp and --gap-to go together";
+        }
+        if (linger_o_->count() != 0 && grp_port_ == 0 && spin_port_ == 0) {
+            return "--linger requires --serve-grp or --serve-spin";
         }
         if (!login_.empty() && std::count(login_.begin(), login_.end(), ':') != 2) {
             return "--login is SUBID:USER:PASSWORD";
@@ -164,6 +171,7 @@ public:
                          static_cast<unsigned long long>(c.heartbeats));
             std::string full = report;
             if (recovery) {
+                linger(linger_);
                 recovery->stop();
                 pub::cboe::pitch_recovery_counts const r = recovery->counts();
                 // The fields md-verdict reads of a feed that re-sends (as MoldUDP64's).
@@ -251,7 +259,9 @@ private:
     std::string gap_to_;
     std::string login_;
     bool mute_grp_ = false;
+    double linger_ = 0;
     CLI::Option* serve_grp_o_ = nullptr;
+    CLI::Option* linger_o_ = nullptr;
     CLI::Option* gap_to_o_ = nullptr;
 };
 

@@ -5,9 +5,19 @@
 #include <stdexcept>
 #include <system_error>
 
+#include <signet/publisher/pacing_clock.hpp>
+
+#include "cli.hpp"
+
 namespace signet::md_feed {
 
 std::atomic<bool> interrupted{false};
+
+void linger(double seconds) {
+    std::fprintf(stderr, "md_feed: the stream is sent; serving for %g s more (--linger)\n",
+                 seconds);
+    publisher::wait_unless_interrupted(cli::seconds(seconds), &interrupted);
+}
 
 std::ofstream open_report(std::string const& path) {
     std::ofstream file;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 namespace signet::receiver {
 
 std::string printable(std::string_view bytes) {
@@ -49,6 +51,11 @@ std::string format_book_line(book_row const& row) {
                   price_text(row.ask_price, row.price_exponent).c_str(),
                   static_cast<unsigned long long>(row.ask_size), row.orders);
     return line;
+}
+
+std::string recovery_line(std::string_view feed, bool recovering, feed_counters const& live) {
+    return fmt::format("recovery {} | {}: {} msgs recovered, {} lost", feed,
+                       recovering ? "recovering" : "synchronized", live.recovered, live.lost);
 }
 
 std::string micros(std::uint64_t ns) {

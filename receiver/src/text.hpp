@@ -22,6 +22,10 @@ std::string price_text(std::int64_t price, int exponent);
 /// "    SYMBOL   bid 12.3400 x 100     ask 12.3500 x 200     orders 4\n" (summary text).
 std::string format_book_line(book_row const& row);
 
+/// A re-requesting feed's stats line: "recovery NAME | synchronized: N msgs recovered, M lost"
+/// (recovering while `recovering`).
+std::string recovery_line(std::string_view feed, bool recovering, feed_counters const& live);
+
 /// Nanoseconds as microseconds with one decimal: "12.3".
 std::string micros(std::uint64_t ns);
 

@@ -176,7 +176,8 @@ def runtime_mode(config_text, backend):
 
 
 class Receiver:
-    running = []  # every Receiver started; run_cases() kills what a failed case left running
+    running = []  # every Receiver started; run_case() kills what a failed case left running
+    started = []  # and their logs: a failed case shows each one's warnings and errors
 
     def __init__(self, binary, config_text, workdir, backend="auto", extra_args=(), prefix=()):
         """`prefix`: a command md_receiver runs under (ip netns exec NAME)."""
@@ -189,6 +190,7 @@ class Receiver:
              "--log-level", "info", *extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         Receiver.running.append(self.process)
+        Receiver.started.append(self)
         self.lines = []
         self.out = []
         self.reader = threading.Thread(target=self._read_stderr, daemon=True)
@@ -1447,6 +1449,21 @@ def pitch_feed(args, workdir, name, a, b, *extra):
                       "--report-json", os.path.join(workdir, f"{name}.json"), *extra)
 
 
+def finish_pitch_feeds(feeds, receiver, lingering):
+    """The reports of pitch_feed()s (name -> Feed). Those named in `lingering` serve their GRP
+    after the stream (--linger): a receiver that fell behind its input (a loaded machine) still
+    has gaps to ask for when the stream ends. Their tail ends once the receiver has read
+    everything and says the feed's recovery is synchronized (nothing left to ask)."""
+    reports = {name: finish_feed(feed) for name, feed in feeds.items() if name not in lingering}
+    for name in lingering:
+        feeds[name].stream_sent()
+    receiver.wait_idle()
+    for name in lingering:
+        end_tail_once_synchronized(feeds[name], receiver, name)
+        reports[name] = finish_feed(feeds[name])
+    return reports
+
+
 def case_pitch_loss_on_a_b_or_both_is_recovered(args, workdir, backend):
     """Cboe PITCH through the same runtime: five feeds of one receiver get the same generated
     market (two units, lines A and B) from five md_feeds — one loss-free, one losing every 37th
@@ -1476,9 +1493,9 @@ def case_pitch_loss_on_a_b_or_both_is_recovered(args, workdir, backend):
             # The receiver's session is up before the first gap, as in production (under
             # load, a proxy that came up with its data left gaps waiting for a session).
             extra += ["--serve-grp", str(proxy), "--gap-to", f"{NET.host}:{gap}",
-                      "--login", "0001:USER:secret", "--await-login", "30"]
+                      "--login", "0001:USER:secret", "--await-login", "30", "--linger", "10"]
         feeds[name] = pitch_feed(args, workdir, name, *ports[name], *extra)
-    reports = {name: finish_feed(process) for name, process in feeds.items()}
+    reports = finish_pitch_feeds(feeds, receiver, grp_ports)
     summary, _ = receiver.stop()
     by_name = {f["name"]: f for f in summary["feeds"]}
     for name, _ in variants:
@@ -1536,8 +1553,8 @@ def case_pitch_consumer_truth_through_grp(args, workdir, backend):
              for name, extra in (("ref", ()), ("grp", (
                  "--drop-every", "37", "--drop-line", "both", "--serve-grp", str(proxy),
                  "--gap-to", f"{NET.host}:{gap}", "--login", "0001:USER:secret",
-                 "--await-login", "30")))}
-    reports = {name: finish_feed(process) for name, process in feeds.items()}
+                 "--await-login", "30", "--linger", "10")))}
+    reports = finish_pitch_feeds(feeds, receiver, grp)
     summary, _ = receiver.stop()
     assert reports["grp"]["dropped_packets"] > 0, reports["grp"]
     grp_counts = {f["name"]: f for f in summary["feeds"]}["grp"]["pitch"]["grp"]
@@ -3541,6 +3558,10 @@ def run_case(args, case, backend):
             return True
         except Exception:
             traceback.print_exc()
+            for i, receiver in enumerate(Receiver.started):
+                said = [l for l in receiver.lines if "[warning]" in l or "[error]" in l]
+                print(f"receiver {i + 1}'s warnings and errors ({len(said)}):\n"
+                      + "".join(said[:40]), end="")
             return False
         finally:
             for process in Receiver.running:
@@ -3548,6 +3569,7 @@ def run_case(args, case, backend):
                     process.kill()
                     process.wait(timeout=30)
             Receiver.running.clear()
+            Receiver.started.clear()
 
 
 def taken_by(args, runs, part, parts):

@@ -617,7 +617,9 @@ void pitch_protocol::stats_lines(std::string_view feed, feed_counters const& liv
                               live_instruments_.load(std::memory_order_relaxed),
                               live_orders_.load(std::memory_order_relaxed),
                               live_unknown_orders_.load(std::memory_order_relaxed)));
-    (void)live;
+    if (settings_.grp) {
+        out.push_back(recovery_line(feed, live.recovering, live));
+    }
 }
 
 std::string pitch_protocol::live_state(feed_counters const& live) const {
