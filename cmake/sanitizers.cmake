@@ -18,11 +18,12 @@ function(signet_enable_sanitizers target)
     target_link_options(${target} PRIVATE -fsanitize=${sanitizers})
 endfunction()
 
-# signet_test_optimization(target): under AddressSanitizer + UBSan, a test's own translation units
-# are built at -O0 (the libraries and programs they test keep the preset's -Og): most test code
-# runs once. ThreadSanitizer's stress tests keep -O1: their hot loops are the test code.
+# signet_test_optimization(target): where the libraries and programs are built at -Og (the dev and
+# asan presets), a test's own translation units are built at -O0: most test code runs once, while
+# the receivers, feeds and runtimes the tests drive run for minutes. ThreadSanitizer's stress
+# tests keep the tsan preset's -O1: their hot loops are the test code.
 function(signet_test_optimization target)
-    if("address" IN_LIST SIGNET_SANITIZE)
+    if(CMAKE_BUILD_TYPE STREQUAL "Debug" AND CMAKE_CXX_FLAGS_DEBUG MATCHES "-Og")
         target_compile_options(${target} PRIVATE -O0)
     endif()
 endfunction()
