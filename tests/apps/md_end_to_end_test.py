@@ -1053,6 +1053,11 @@ def per_backend_share(args, backend):
     return 1.0 if backend == args.backends.split(",")[0] else args.other_backends_share
 
 
+def late_join_messages(args, share):
+    """The messages of a late join's stream at `share` of its size (late_join_run())."""
+    return max(int(args.late_join_messages * share), 8)
+
+
 def late_join_run(args, workdir, backend, join_at, faults=(), restart=False, truth=None,
                   share=1.0):
     """One stream (8 messages a packet) to two receivers: the reference on line A from the
@@ -1063,7 +1068,7 @@ def late_join_run(args, workdir, backend, join_at, faults=(), restart=False, tru
     time); with `truth`, md_feed writes its --truth-out there and the late joiner its events
     (TRUTH_EVENT_KINDS), read into its `events`. Returns both feeds' summaries, the report and
     the late joiner."""
-    count = max(int(args.late_join_messages * share), 8)
+    count = late_join_messages(args, share)
     rate = max(int(args.late_join_rate * share), 1)
     port_a, port_b, glimpse = free_port(), free_port(), free_port()
     os.makedirs(os.path.join(workdir, "ref"))
@@ -1119,7 +1124,7 @@ def case_late_join_builds_the_books_of_a_full_run(args, workdir, backend):
     """A receiver started mid-stream loads a GLIMPSE snapshot, replays what it buffered meanwhile
     and ends with the books of a receiver that ran from the start."""
     share = per_backend_share(args, backend)
-    packets = int(args.late_join_messages * share) // 8
+    packets = late_join_messages(args, share) // 8
     join_at = random.randrange(packets // 10, packets * 6 // 10)
     truth = os.path.join(workdir, "truth.jsonl")
     ref, late, sent, log = late_join_run(args, workdir, backend, join_at, truth=truth,

@@ -188,7 +188,7 @@ void worker_pool<Group>::idle(unsigned streak) const {
         } // a blocking group: execute_batch() waits in it
         break;
     case idle_strategy::block:
-        break; // execute_once() already waited
+        break; // execute_batch() already waited in the group
     }
 }
 
