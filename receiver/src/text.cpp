@@ -53,9 +53,9 @@ std::string format_book_line(book_row const& row) {
     return line;
 }
 
-std::string recovery_line(std::string_view feed, bool recovering, feed_counters const& live) {
+std::string recovery_line(std::string_view feed, feed_counters const& live) {
     return fmt::format("recovery {} | {}: {} msgs recovered, {} lost", feed,
-                       recovering ? "recovering" : "synchronized", live.recovered, live.lost);
+                       live.recovering ? "recovering" : "synchronized", live.recovered, live.lost);
 }
 
 std::string micros(std::uint64_t ns) {

@@ -23,8 +23,8 @@ std::string price_text(std::int64_t price, int exponent);
 std::string format_book_line(book_row const& row);
 
 /// A re-requesting feed's stats line: "recovery NAME | synchronized: N msgs recovered, M lost"
-/// (recovering while `recovering`).
-std::string recovery_line(std::string_view feed, bool recovering, feed_counters const& live);
+/// ("recovering" while live.recovering).
+std::string recovery_line(std::string_view feed, feed_counters const& live);
 
 /// Nanoseconds as microseconds with one decimal: "12.3".
 std::string micros(std::uint64_t ns);

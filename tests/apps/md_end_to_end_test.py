@@ -176,8 +176,9 @@ def runtime_mode(config_text, backend):
 
 
 class Receiver:
-    running = []  # every Receiver started; run_case() kills what a failed case left running
-    started = []  # and their logs: a failed case shows each one's warnings and errors
+    # Every Receiver a case started: run_case() kills what a failed case left running and
+    # shows each one's warnings and errors.
+    running = []
 
     def __init__(self, binary, config_text, workdir, backend="auto", extra_args=(), prefix=()):
         """`prefix`: a command md_receiver runs under (ip netns exec NAME)."""
@@ -189,8 +190,7 @@ class Receiver:
             [*prefix, binary, "--config", self.config, "--summary-json", self.summary,
              "--log-level", "info", *extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        Receiver.running.append(self.process)
-        Receiver.started.append(self)
+        Receiver.running.append(self)
         self.lines = []
         self.out = []
         self.reader = threading.Thread(target=self._read_stderr, daemon=True)
@@ -3563,18 +3563,17 @@ def run_case(args, case, backend):
             return True
         except Exception:
             traceback.print_exc()
-            for i, receiver in enumerate(Receiver.started):
+            for i, receiver in enumerate(Receiver.running):
                 said = [l for l in receiver.lines if "[warning]" in l or "[error]" in l]
                 print(f"receiver {i + 1}'s warnings and errors ({len(said)}):\n"
                       + "".join(said[:40]), end="")
             return False
         finally:
-            for process in Receiver.running:
-                if process.poll() is None:
-                    process.kill()
-                    process.wait(timeout=30)
+            for receiver in Receiver.running:
+                if receiver.process.poll() is None:
+                    receiver.process.kill()
+                    receiver.process.wait(timeout=30)
             Receiver.running.clear()
-            Receiver.started.clear()
 
 
 def taken_by(args, runs, part, parts):

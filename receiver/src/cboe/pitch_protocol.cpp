@@ -618,7 +618,7 @@ void pitch_protocol::stats_lines(std::string_view feed, feed_counters const& liv
                               live_orders_.load(std::memory_order_relaxed),
                               live_unknown_orders_.load(std::memory_order_relaxed)));
     if (settings_.grp) {
-        out.push_back(recovery_line(feed, live.recovering, live));
+        out.push_back(recovery_line(feed, live));
     }
 }
 

@@ -452,7 +452,7 @@ void moldudp64_protocol::finish() {
 void moldudp64_protocol::stats_lines(std::string_view feed, feed_counters const& live,
                                      std::vector<std::string>& out) const {
     if (settings_.rerequest) {
-        out.push_back(recovery_line(feed, recovery_ && live.recovering, live));
+        out.push_back(recovery_line(feed, live)); // rerequest: recovery_ is there
     }
     if (glimpse_) {
         glimpse_live const g = glimpse_->live();
