@@ -241,6 +241,57 @@ TEST(OrderBook, RejectsBadCapacity) {
                  std::invalid_argument);
 }
 
+// Change tracking, after each writer: with depths every level it changed; without, only what
+// may have moved a side's best (a level at depth 0, or one that stays, of unknown depth).
+TEST(OrderBook, TrackingWithoutDepthsRecordsOnlyWhatMayMoveTheBest) {
+    struct seen {
+        std::uint32_t price;
+        std::uint32_t depth;
+        std::uint32_t orders;
+        bool operator==(seen const&) const = default;
+    };
+    auto const changes = [](itch_order_book const& book) {
+        std::vector<seen> out;
+        for (level_change const& c : book.changes()) {
+            out.push_back({c.price, c.depth, c.orders});
+        }
+        return out;
+    };
+    constexpr std::uint32_t unknown = level_change::unknown_depth;
+    for (bool const depth : {true, false}) {
+        SCOPED_TRACE(depth ? "with depths" : "without depths");
+        auto const with_depths_only = [&](std::vector<seen> v) {
+            return depth ? v : std::vector<seen>{};
+        };
+        itch_order_book book({.max_orders = 16});
+        book.track_changes(true, depth);
+        ASSERT_EQ(book.add(1, 1, order_side::buy, 100, 10'0000), book_result::ok);
+        EXPECT_EQ(changes(book), (std::vector<seen>{{10'0000, 0, 1}})); // a new best
+        ASSERT_EQ(book.add(1, 2, order_side::buy, 100, 9'0000), book_result::ok);
+        EXPECT_EQ(changes(book), with_depths_only({{9'0000, 1, 1}}));
+        ASSERT_EQ(book.add(1, 3, order_side::buy, 50, 9'0000), book_result::ok); // grows depth 1
+        EXPECT_EQ(changes(book), with_depths_only({{9'0000, 1, 2}}));
+        ASSERT_EQ(book.add(1, 4, order_side::buy, 50, 10'0000), book_result::ok); // grows the best
+        EXPECT_EQ(changes(book), (std::vector<seen>{{10'0000, 0, 2}}));
+        ASSERT_EQ(book.reduce(3, 10), book_result::ok); // stays: its depth is known with depths
+        EXPECT_EQ(changes(book), (std::vector<seen>{{9'0000, depth ? 1 : unknown, 2}}));
+        ASSERT_EQ(book.remove(3), book_result::ok); // leaves an order: the level stays
+        EXPECT_EQ(changes(book), (std::vector<seen>{{9'0000, depth ? 1 : unknown, 1}}));
+        ASSERT_EQ(book.remove(2), book_result::ok); // the level below the best leaves
+        EXPECT_EQ(changes(book), with_depths_only({{9'0000, 1, 0}}));
+        ASSERT_EQ(book.replace(4, 5, 100, 8'0000), book_result::ok); // best stays; depth 1 new
+        EXPECT_EQ(changes(book), depth ? (std::vector<seen>{{10'0000, 0, 1}, {8'0000, 1, 1}})
+                                       : (std::vector<seen>{{10'0000, unknown, 1}}));
+        ASSERT_EQ(book.remove(1), book_result::ok); // the best leaves: the next is named
+        ASSERT_EQ(book.changes().size(), 1U);
+        EXPECT_EQ(book.changes()[0].depth, 0U);
+        EXPECT_EQ(book.changes()[0].orders, 0U);
+        EXPECT_EQ(book.changes()[0].next_best_price, 8'0000U);
+        EXPECT_EQ(book.changes()[0].next_best_shares, 100U);
+        EXPECT_TRUE(book.check_invariants());
+    }
+}
+
 // The hash table's backward-shift deletion and the levels under churn, against std::map.
 TEST(OrderBook, ChurnMatchesReferenceModel) {
     std::uint64_t const seed = std::random_device{}();

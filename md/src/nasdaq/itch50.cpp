@@ -164,9 +164,10 @@ void itch50_parser::set_event_sink(event_sink* sink, event_mask kinds) {
     book_.track_changes(sink != nullptr, kinds.has(event_kind::level_update));
 }
 
-inline void itch50_parser::emit_changes(event const& base) {
+inline void itch50_parser::emit_changes(event_header const& header) {
     std::span<level_change const> const changes = book_.changes();
     if (wanted_.has(event_kind::level_update)) {
+        event const base = header.make();
         for (level_change const& c : changes) {
             sink_->on_event(level_update_event(base, c));
         }
@@ -239,7 +240,7 @@ inline void itch50_parser::emit_changes(event const& base) {
         best_change b;
         look(changes.front(), side, b);
         if (b.touched && settle(side, b)) {
-            emit_bbo(base, locate);
+            emit_bbo(header.make(), locate);
         }
         return;
     }
@@ -256,7 +257,7 @@ inline void itch50_parser::emit_changes(event const& base) {
         }
     }
     if (moved) {
-        emit_bbo(base, locate);
+        emit_bbo(header.make(), locate);
     }
 }
 
@@ -336,19 +337,15 @@ inline void itch50_parser::apply(std::span<std::byte const> message, event_conte
     // From here on every read is below `length`, which the message holds.
     std::byte const* const m = message.data();
     std::uint16_t const locate = itch50::stock_locate(message);
-    event base{}; // what every event of this message shares (Events only)
-    if constexpr (Events) {
-        base.instrument = locate;
-        base.sequence = context.sequence;
-        base.receive_ns = context.receive_ns;
-        base.exchange_ns = itch50::timestamp(message);
-    }
+    // What every event of this message shares (Events only); an event is made of it only when
+    // one goes out (most messages send none a bbo and trades subscriber wants).
+    event_header header{.instrument = locate, .flags = 0, .context = context, .message = m};
     // After an E, C, X, D or U: the order it changed, as it was (the book kept it: no second
     // lookup), its stock the events' instrument whatever the header says (Events only).
     auto const changed = [&]() noexcept -> order const* {
         order const* const o = book_.changed_order();
         if (o != nullptr) {
-            base.instrument = o->locate;
+            header.instrument = o->locate;
         }
         return o;
     };
@@ -357,7 +354,7 @@ inline void itch50_parser::apply(std::span<std::byte const> message, event_conte
         if (!wanted_.has(kind)) {
             return;
         }
-        event e = base;
+        event e = header.make();
         e.kind = kind;
         e.side = side;
         fill(e);
@@ -493,7 +490,7 @@ inline void itch50_parser::apply(std::span<std::byte const> message, event_conte
             // The original left (even when the new reference was refused).
             if (order const* const before = changed()) {
                 char const side = static_cast<char>(before->side);
-                base.flags |= event_flag::replace;
+                header.flags |= event_flag::replace;
                 emit(event_kind::order_delete, side, [&](event& e) {
                     e.order = {.id = before->ref,
                                .price = before->price,
@@ -510,7 +507,7 @@ inline void itch50_parser::apply(std::span<std::byte const> message, event_conte
                                    .priority = 0};
                     });
                 }
-                base.flags = 0; // the level and bbo events are not the replace's own
+                header.flags = 0; // the level and bbo events are not the replace's own
                 book_changed = true;
             }
         }
@@ -543,7 +540,7 @@ inline void itch50_parser::apply(std::span<std::byte const> message, event_conte
     }
     if constexpr (Events) {
         if (book_changed) {
-            emit_changes(base);
+            emit_changes(header);
         }
     }
     ++stats_.messages_by_type[static_cast<unsigned char>(type)];

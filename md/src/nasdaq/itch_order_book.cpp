@@ -92,7 +92,7 @@ std::uint32_t itch_order_book::join_level(stock_state& stock, order_side side, s
         detail::level_node& node = levels_[levels[at].node];
         ++node.orders;
         node.shares += shares;
-        if (tracking_) {
+        if (tracking_ && (depth_ || at + 1 == levels.size())) {
             note(levels[at].node, price, levels.size() - 1 - at, stock.locate, side);
         }
         return levels[at].node;
@@ -120,7 +120,9 @@ std::uint32_t itch_order_book::join_level(stock_state& stock, order_side side, s
         if (depth_) {
             renumber(levels, at);
         }
-        note(node, price, levels.size() - 1 - at, stock.locate, side);
+        if (depth_ || at + 1 == levels.size()) {
+            note(node, price, levels.size() - 1 - at, stock.locate, side);
+        }
     }
     return node;
 }
@@ -189,8 +191,9 @@ void itch_order_book::leave_level(detail::order_record const& order) noexcept {
                                                 : position<false>(levels, order.price));
     assert(at < levels.size() && levels[at].node == order.level && "every live order has a level");
     level_change* const left =
-        tracking_ ? note(order.level, order.price, levels.size() - 1 - at, order.locate, order.side)
-                  : nullptr;
+        tracking_ && (depth_ || at + 1 == levels.size())
+            ? note(order.level, order.price, levels.size() - 1 - at, order.locate, order.side)
+            : nullptr;
     levels.erase(levels.begin() + static_cast<std::ptrdiff_t>(at));
     if (depth_) {
         renumber(levels, at);

@@ -215,9 +215,26 @@ private:
     // as lean as it is alone (inlining both costs it registers).
     [[gnu::noinline]] void apply_with_events(std::span<std::byte const> message,
                                              event_context const& context);
+    // What every event of one message shares: its header, made into an event only for one
+    // that goes out.
+    struct event_header {
+        std::uint32_t instrument;
+        std::uint16_t flags;
+        event_context context;
+        std::byte const* message; // the timestamp's
+        [[nodiscard]] event make() const noexcept {
+            event e{};
+            e.flags = flags;
+            e.instrument = instrument;
+            e.sequence = context.sequence;
+            e.receive_ns = context.receive_ns;
+            e.exchange_ns = load_be48(message + itch50::field::timestamp);
+            return e;
+        }
+    };
     // Events of one book change: a level_update per level the book changed, then a bbo when
     // one of them moved its side's best (reported_top_ follows).
-    [[gnu::always_inline]] void emit_changes(event const& base);
+    [[gnu::always_inline]] void emit_changes(event_header const& header);
     void emit_bbo(event const& base, std::uint16_t locate);
     void send(event const& e) noexcept {
         if (wanted_.has(e.kind)) {

@@ -174,8 +174,11 @@ public:
     /// `depth`, each change has its depth, which costs no search: each level keeps its place
     /// in its side (level_node::slot; a level's insert or erase renumbers the better levels,
     /// which moved), so a depth is the side's size - 1 - slot; turning it on numbers every
-    /// level (O(levels)). Without, a level that stays says level_change::unknown_depth and
-    /// nothing but the order and its level is touched. Off by default.
+    /// level (O(levels)). Without, only the changes that may have moved a side's best are
+    /// recorded (what a bbo needs): a level that arrived, grew or left at depth 0, and a level
+    /// that stays, which says level_change::unknown_depth (nothing but the order and its level
+    /// is touched); a level that arrived, grew or left below the best is left out. Off by
+    /// default.
     void track_changes(bool on, bool depth = true) noexcept;
     [[nodiscard]] std::span<level_change const> changes() const noexcept {
         return {changes_.data(), change_count_};
