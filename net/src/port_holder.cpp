@@ -1,5 +1,6 @@
 #include "port_holder.hpp"
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -24,8 +25,13 @@ void sockets_of(char const* table, std::uint16_t port, std::vector<std::string>&
         fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
             timeout >> inode;
         std::size_t const colon = local.rfind(':');
-        if (!fields || colon == std::string::npos || inode == "0" ||
-            std::stoul(local.substr(colon + 1), nullptr, 16) != port) {
+        if (!fields || colon == std::string::npos || inode == "0") {
+            continue;
+        }
+        unsigned long local_port = 0; // a line that does not parse is no socket of the port
+        char const* const last = local.data() + local.size();
+        auto const [end, error] = std::from_chars(local.data() + colon + 1, last, local_port, 16);
+        if (error != std::errc{} || end != last || local_port != port) {
             continue;
         }
         names.push_back("socket:[" + inode + "]");
@@ -57,7 +63,7 @@ bool udp_port_held_by_a_process(std::uint16_t port) noexcept {
             ec.clear();
         }
         return false;
-    } catch (...) { // out of memory, an unreadable line: say not found, the caller waits (bounded)
+    } catch (...) { // out of memory: say not found, the caller waits (bounded)
         return false;
     }
 }
