@@ -235,7 +235,7 @@ inline void itch50_parser::emit_changes(event_header const& header) {
         size = level.shares;
         return true;
     };
-    if (changes.size() == 1) { // all but a replace
+    if (changes.size() == 1) { // all but a replace that recorded both its levels
         std::size_t const side = side_of(changes.front());
         best_change b;
         look(changes.front(), side, b);
