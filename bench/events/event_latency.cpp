@@ -27,7 +27,11 @@
 // process pinned there, spinning). Stamp -> handler is then the event's creation (plus the
 // parse of the packet: inline shows that part alone) to the consumer's first instruction; raw
 // is the machine's own limit: a stamp handed over in one cache line from a thread on the
-// first CPU to one spinning on the second.
+// first CPU to one spinning on the second. The queued design also records made -> handler:
+// an inline subscription ahead of the consumer's stamps each message's first event as the
+// dispatcher hands it on (creation_stamps.hpp), so the parse is left out (its stamps cost the
+// parser a clock read a message, which its stamp -> handler includes). The shm design has no
+// such column: its publisher is the feed's first subscription, so no stamp can precede it.
 //
 //   signet_event_latency --rates 100000,1000000 --rounds 3 --duration 3 --json out.json
 //   signet_event_latency --path veth --backend af_xdp --json out.json
@@ -75,6 +79,7 @@
 #include <signet/receiver/shm_reader.hpp>
 
 #include "common.hpp"
+#include "creation_stamps.hpp"
 #include "latency_probe.hpp"
 #include "network_path.hpp"
 #include "points_file.hpp"
@@ -88,6 +93,9 @@ using namespace signet;
 using json = nlohmann::ordered_json;
 using bench::latency_probe;
 using bench::percentiles;
+
+/// The queued subscription's queue, in events.
+constexpr std::size_t queue_capacity = 1 << 16;
 
 struct probe_sink final : md::event_sink {
     latency_probe* probe;
@@ -247,9 +255,11 @@ class receiver_design final : public design {
 public:
     /// `publish`: "" (the probe subscribes), "shm:NAME" or "nats:URL" (the probe is in
     /// another process).
+    /// `stamps`: an inline subscription ahead of the probe's stamps each message's making
+    /// there (the probe's own then looks it up).
     receiver_design(latency_probe& probe, receiver::delivery_mode mode, bool spin, int cpu,
                     bool event_spin, int event_cpu, net::backend_kind backend,
-                    std::string const& publish) {
+                    std::string const& publish, bench::creation_stamps* stamps) {
         receiver::receiver_config config;
         config.backend = backend;
         config.stats_interval_s = 1;
@@ -284,9 +294,15 @@ public:
                 .stats_lines = false,
                 .event_idle = event_spin ? idle_strategy::spin : idle_strategy::block,
                 .event_cpus = event_cpu >= 0 ? std::vector<int>{event_cpu} : std::vector<int>{}});
+        if (stamps != nullptr) { // first: a feed's subscriptions run in the order made
+            receiver_->subscribe({.name = "made", .mode = receiver::delivery_mode::inline_call},
+                                 [stamps](receiver::event_view const& v) {
+                                     stamps->stamp(v.event, bench::monotonic_ns());
+                                 });
+        }
         if (publish.empty()) {
             receiver_->subscribe(
-                {.name = "probe", .mode = mode, .queue_capacity = 1 << 16},
+                {.name = "probe", .mode = mode, .queue_capacity = queue_capacity},
                 [&probe](receiver::event_view const& v) { probe.on_event(v.event); });
         }
     }
@@ -615,6 +631,13 @@ struct settings {
 json run_point(std::string const& name, double messages_per_s, settings const& s,
                bench::packet_templates const& templates) {
     latency_probe probe;
+    // --path memory, queued: the latency from the event's making too (the hand-off alone; its
+    // ring twice the subscription's queue: the consumer is never that many messages behind).
+    std::unique_ptr<bench::creation_stamps> stamps;
+    if (s.memory && name == "queued") {
+        stamps = std::make_unique<bench::creation_stamps>(2 * queue_capacity);
+        probe.made_by(stamps.get());
+    }
     std::unique_ptr<design> d;
     std::unique_ptr<reader_process> reader;
     std::string publish;
@@ -632,7 +655,8 @@ json run_point(std::string const& name, double messages_per_s, settings const& s
             probe,
             name == "inline" ? receiver::delivery_mode::inline_call
                              : receiver::delivery_mode::queued,
-            s.spin, s.receiver_cpu, s.event_spin, s.memory ? s.sender_cpu : -1, s.backend, publish);
+            s.spin, s.receiver_cpu, s.event_spin, s.memory ? s.sender_cpu : -1, s.backend, publish,
+            stamps.get());
     }
     if (!publish.empty()) {
         reader = std::make_unique<reader_process>(publish, s.memory ? s.sender_cpu : -1);
@@ -693,14 +717,19 @@ json run_point(std::string const& name, double messages_per_s, settings const& s
                 {"send_to_handler_ns", other["send_to_handler_ns"]},
                 {"kernel_to_handler_ns", other["kernel_to_handler_ns"]}};
     }
-    return {{"design", name},
-            {"messages_per_s", messages_per_s},
-            {"packets_per_s", packets_per_s},
-            {"packets_sent", out.sent()},
-            {"packets_received", d->packets()},
-            {"events", probe.events()},
-            {"send_to_handler_ns", percentiles(probe.from_send())},
-            {"kernel_to_handler_ns", percentiles(probe.from_kernel())}};
+    json point{{"design", name},
+               {"messages_per_s", messages_per_s},
+               {"packets_per_s", packets_per_s},
+               {"packets_sent", out.sent()},
+               {"packets_received", d->packets()},
+               {"events", probe.events()},
+               {"send_to_handler_ns", percentiles(probe.from_send())},
+               {"kernel_to_handler_ns", percentiles(probe.from_kernel())}};
+    if (stamps) {
+        point["made_to_handler_ns"] = percentiles(probe.from_made());
+        point["made_unmatched"] = probe.unmatched();
+    }
+    return point;
 }
 
 } // namespace
@@ -811,6 +840,16 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(send["p999"].get<std::uint64_t>()),
                     static_cast<unsigned long long>(kernel["p50"].get<std::uint64_t>()),
                     static_cast<unsigned long long>(kernel["p99"].get<std::uint64_t>()));
+                if (p.contains("made_to_handler_ns")) {
+                    auto const& made = p["made_to_handler_ns"];
+                    std::printf(
+                        "%-6s made -> handler: p50 %llu, p99 %llu, p99.9 %llu (%llu "
+                        "unmatched)\n",
+                        "", static_cast<unsigned long long>(made["p50"].get<std::uint64_t>()),
+                        static_cast<unsigned long long>(made["p99"].get<std::uint64_t>()),
+                        static_cast<unsigned long long>(made["p999"].get<std::uint64_t>()),
+                        static_cast<unsigned long long>(p["made_unmatched"].get<std::uint64_t>()));
+                }
                 std::fflush(stdout);
                 points.push_back(std::move(p));
             }

@@ -3,10 +3,12 @@
 // latency_probe: the user's handler of the event benchmarks (signet_event_latency,
 // signet_publish_rate). Its first instructions read the clocks; once per packet (the first
 // event of its first message, which carries the sender's stamp as its exchange time) it records
-// now - send stamp and now - the kernel's receive stamp.
+// now - send stamp and now - the kernel's receive stamp; with made_by(), also now - when the
+// message's first event was made (creation_stamps.hpp).
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 
 #include <time.h>
 
@@ -14,6 +16,7 @@
 #include <signet/md/events.hpp>
 
 #include "common.hpp"
+#include "creation_stamps.hpp"
 #include <nlohmann/json.hpp>
 
 namespace signet::bench {
@@ -57,8 +60,25 @@ public:
         if (e.receive_ns != 0 && now_realtime > e.receive_ns) {
             kernel_.record(now_realtime - e.receive_ns);
         }
+        if (stamps_ != nullptr) {
+            std::optional<std::uint64_t> const made = stamps_->made(e.sequence);
+            if (made && now >= *made) {
+                made_.record(now - *made);
+            } else { // one writer; relaxed: others read a snapshot
+                unmatched_.store(unmatched_.load(std::memory_order_relaxed) + 1,
+                                 std::memory_order_relaxed);
+            }
+        }
     }
     void record(bool on) noexcept { recording_.store(on, std::memory_order_relaxed); }
+    /// Before the run: also record now - when the message's first event was made, as `stamps`
+    /// says (its writer stamps on the monotonic clock this probe reads).
+    void made_by(creation_stamps const* stamps) noexcept { stamps_ = stamps; }
+    [[nodiscard]] metrics::histogram const& from_made() const noexcept { return made_; }
+    /// Stamped messages whose making `stamps` no longer (or never) held.
+    [[nodiscard]] std::uint64_t unmatched() const noexcept {
+        return unmatched_.load(std::memory_order_relaxed); // relaxed: a snapshot
+    }
     [[nodiscard]] metrics::histogram const& from_send() const noexcept { return send_; }
     [[nodiscard]] metrics::histogram const& from_kernel() const noexcept { return kernel_; }
     /// Any thread: the events handled so far.
@@ -74,6 +94,9 @@ private:
     std::atomic<std::uint64_t> events_{0};
     metrics::histogram send_;
     metrics::histogram kernel_;
+    creation_stamps const* stamps_ = nullptr;
+    metrics::histogram made_;
+    std::atomic<std::uint64_t> unmatched_{0};
 };
 
 /// p50, p99, p99.9 and the count of the samples `s`.
