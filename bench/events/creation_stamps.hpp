@@ -8,12 +8,14 @@
 // (a feed's subscriptions run in the order they were made) calls stamp() with each event
 // before the dispatcher hands that event on. One reader, the consumer: made() looks its
 // event's message up by sequence. A slot is one cache line, indexed by the sequence modulo
-// the ring's size; the writer stores the time, then the sequence (release); the reader loads
-// the sequence (acquire), the time, then the sequence again: an equal second load means the
-// time is the one stored with that sequence, not a later message's being written into the
-// slot (a reader more than the ring's size behind the writer: its lookup fails, counted by
-// the caller). The queue between the two orders the slot's first writing before the reader's
-// lookup anyway; the acquire loads and the fence cover the slot being written again.
+// the ring's size. The writer clears the slot's sequence, fences (release), stores the time,
+// then the sequence (release); the reader loads the sequence (acquire: the time stored before
+// it is visible), the time, fences (acquire), then loads the sequence again. If the time it
+// read came from a later message being written into the slot, that write follows the clearing
+// and the writer's fence, so the reader's fence makes its second load see the cleared (or a
+// later) sequence, never the one it wants: an equal second load means the time is the one
+// stored with that sequence. A lookup that fails (a reader more than the ring's size behind
+// the writer) is counted by the caller.
 
 #include <atomic>
 #include <cstddef>
