@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Runs signet_event_latency (the command after --) writing --json, then checks every point:
 each design present, the receiver took every packet sent, latency samples recorded with
-p50 <= p99 <= p99.9. Exit 0 when all hold, 77 when the program could not make its path."""
+p50 <= p99 <= p99.9; on the memory path the queued design's latency from the event's making
+too, every stamped message found, and no longer than from the packet's stamp (the making
+comes after the stamp). Exit 0 when all hold, 77 when the program could not make its path."""
 import argparse
 import json
 import subprocess
@@ -44,6 +46,21 @@ def main():
             h = p[key]
             if h["count"] == 0 or not 0 < h["p50"] <= h["p99"] <= h["p999"]:
                 print(f"{what}: {key} {h}", file=sys.stderr)
+                return 1
+        made = p.get("made_to_handler_ns")
+        if (made is None) != (p["design"] != "queued" or p["path"] != "memory"):
+            print(f"{what}: made_to_handler_ns {'missing' if made is None else 'unexpected'}",
+                  file=sys.stderr)
+            return 1
+        if made is not None:
+            send = p["send_to_handler_ns"]
+            # Each sample's making follows its stamp, so each percentile is no larger (the
+            # same histogram buckets: equal is possible).
+            if (p["made_unmatched"] != 0 or made["count"] != send["count"] or
+                    not 0 < made["p50"] <= made["p99"] <= made["p999"] or
+                    any(made[q] > send[q] for q in ("p50", "p99", "p999"))):
+                print(f"{what}: made_to_handler_ns {made} ({p['made_unmatched']} unmatched), "
+                      f"send_to_handler_ns {send}", file=sys.stderr)
                 return 1
     print(f"{len(points)} points checked")
     return 0
