@@ -255,8 +255,8 @@ class receiver_design final : public design {
 public:
     /// `publish`: "" (the probe subscribes), "shm:NAME" or "nats:URL" (the probe is in
     /// another process).
-    /// `stamps`: an inline subscription ahead of the probe's stamps each message's making
-    /// there (the probe's own then looks it up).
+    /// `stamps` (or null): an inline subscription made before the probe's writes each
+    /// message's making into it, for the probe to look up.
     receiver_design(latency_probe& probe, receiver::delivery_mode mode, bool spin, int cpu,
                     bool event_spin, int event_cpu, net::backend_kind backend,
                     std::string const& publish, bench::creation_stamps* stamps) {
