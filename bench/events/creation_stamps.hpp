@@ -7,7 +7,8 @@
 // One writer, the parser's thread: an inline subscription placed ahead of the consumer's
 // (a feed's subscriptions run in the order they were made) calls stamp() with each event
 // before the dispatcher hands that event on. One reader, the consumer: made() looks its
-// event's message up by sequence. A slot is one cache line, indexed by the sequence modulo
+// event's message up by sequence. A slot is a cache line of its own (two on x86-64: the
+// adjacent-line prefetcher pulls lines in pairs), indexed by the sequence modulo
 // the ring's size. The writer clears the slot's sequence, fences (release), stores the time,
 // then the sequence (release); the reader loads the sequence (acquire: the time stored before
 // it is visible), the time, fences (acquire), then loads the sequence again. If the time it
@@ -23,6 +24,7 @@
 #include <memory>
 #include <optional>
 
+#include <signet/core/cache_line.hpp>
 #include <signet/md/events.hpp>
 
 namespace signet::bench {
@@ -67,7 +69,7 @@ public:
     }
 
 private:
-    struct alignas(64) slot {
+    struct alignas(destructive_interference_size) slot {
         std::atomic<std::uint64_t> sequence{0};
         std::atomic<std::uint64_t> made_ns{0};
     };

@@ -830,25 +830,19 @@ int main(int argc, char** argv) {
                 p["messages_per_packet"] = templates.mean_messages();
                 auto const& send = p["send_to_handler_ns"];
                 auto const& kernel = p["kernel_to_handler_ns"];
-                std::printf(
-                    "%-6zu %-8s %10.0f %6llu/%-6llu %10llu %10llu %10llu %10llu %10llu\n", round,
-                    name.c_str(), rate,
-                    static_cast<unsigned long long>(p["packets_received"].get<std::uint64_t>()),
-                    static_cast<unsigned long long>(p["packets_sent"].get<std::uint64_t>()),
-                    static_cast<unsigned long long>(send["p50"].get<std::uint64_t>()),
-                    static_cast<unsigned long long>(send["p99"].get<std::uint64_t>()),
-                    static_cast<unsigned long long>(send["p999"].get<std::uint64_t>()),
-                    static_cast<unsigned long long>(kernel["p50"].get<std::uint64_t>()),
-                    static_cast<unsigned long long>(kernel["p99"].get<std::uint64_t>()));
+                auto const n = [](json const& v) {
+                    return static_cast<unsigned long long>(v.get<std::uint64_t>());
+                };
+                std::printf("%-6zu %-8s %10.0f %6llu/%-6llu %10llu %10llu %10llu %10llu %10llu\n",
+                            round, name.c_str(), rate, n(p["packets_received"]),
+                            n(p["packets_sent"]), n(send["p50"]), n(send["p99"]), n(send["p999"]),
+                            n(kernel["p50"]), n(kernel["p99"]));
                 if (p.contains("made_to_handler_ns")) {
                     auto const& made = p["made_to_handler_ns"];
-                    std::printf(
-                        "%-6s made -> handler: p50 %llu, p99 %llu, p99.9 %llu (%llu "
-                        "unmatched)\n",
-                        "", static_cast<unsigned long long>(made["p50"].get<std::uint64_t>()),
-                        static_cast<unsigned long long>(made["p99"].get<std::uint64_t>()),
-                        static_cast<unsigned long long>(made["p999"].get<std::uint64_t>()),
-                        static_cast<unsigned long long>(p["made_unmatched"].get<std::uint64_t>()));
+                    std::printf("%-6s made -> handler: p50 %llu, p99 %llu, p99.9 %llu (%llu "
+                                "unmatched)\n",
+                                "", n(made["p50"]), n(made["p99"]), n(made["p999"]),
+                                n(p["made_unmatched"]));
                 }
                 std::fflush(stdout);
                 points.push_back(std::move(p));
