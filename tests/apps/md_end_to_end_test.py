@@ -2610,17 +2610,18 @@ def case_nats_consumers_get_every_event_and_late_ones_the_last_values(args, work
         port = free_port()
         receiver = Receiver(args.receiver, single_feed_config(
             port, f'[publish]\nnats = "{server.url}"\n'), workdir, backend)
-        consumer = md_subscribe(args, server.url, "signet.e2e.>", "--json", "--idle-exit", "3")
+        consumer = TimedLines(md_subscribe(args, server.url, "signet.e2e.>", "--json",
+                                           "--idle-exit", CONSUMER_IDLE_EXIT))
         run_feed(args.feed, "--to", f"{NET.host}:{port}", "--count", "20000", "--rate", "20000",
                  "--batch", "8", "--symbols", "8", "--seed", "13")
         summary, _ = receiver.stop()
-        out, err = consumer.communicate(timeout=60)
-        assert consumer.returncode == 0, err
         nats = summary["publish"]["nats"]
+        err = consumer.finish(has_all=lambda lines: len(lines) >= nats["published"])
+        assert consumer.process.returncode == 0, err
         assert nats["state"] == "connected" and nats["streams"] == 1, nats
         assert nats["failed"] == 0 and nats["dropped"] == 0 and nats["stream_errors"] == 0, nats
         assert nats["stream_unstored"] == 0, nats
-        lines = out.splitlines()
+        lines = [line for _, line in consumer.lines]
         expect_equal("events the consumer got", len(lines), nats["published"])
         feed = summary["feeds"][0]
         want = summary_bbos(feed)
@@ -2647,7 +2648,8 @@ def case_nats_full_store_and_slow_consumer_leave_the_receiver_unaffected(args, w
         port = free_port()
         receiver = Receiver(args.receiver, single_feed_config(
             port, f'[publish]\nnats = "{server.url}"\n'), workdir, backend)
-        consumer = md_subscribe(args, server.url, "signet.e2e.>", "--json", "--idle-exit", "3")
+        consumer = TimedLines(md_subscribe(args, server.url, "signet.e2e.>", "--json",
+                                           "--idle-exit", CONSUMER_IDLE_EXIT))
         slow = socket.socket()
         slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # fills at once
         slow.connect(("127.0.0.1", server.port))
@@ -2661,8 +2663,9 @@ def case_nats_full_store_and_slow_consumer_leave_the_receiver_unaffected(args, w
                  "--batch", "8", "--symbols", "8", "--seed", "19", "--report-json", report)
         wait_until(lambda: receiver.find("did not store"), 30, "the full stream's warning")
         summary, _ = receiver.stop()
-        out, err = consumer.communicate(timeout=60)
-        assert consumer.returncode == 0, err
+        published = summary["publish"]["nats"]["published"]
+        err = consumer.finish(has_all=lambda lines: len(lines) >= published)
+        assert consumer.process.returncode == 0, err
         slow_consumers = server.monitor_page("varz")["slow_consumers"]
     finally:
         if slow:
@@ -2673,7 +2676,7 @@ def case_nats_full_store_and_slow_consumer_leave_the_receiver_unaffected(args, w
     assert nats["state"] == "connected" and nats["disconnects"] == 0, nats
     assert nats["failed"] == 0 and nats["dropped"] == 0 and nats["streams"] == 1, nats
     assert nats["stream_unstored"] > 0, nats
-    expect_equal("events the normal consumer got", len(out.splitlines()), nats["published"])
+    expect_equal("events the normal consumer got", len(consumer.lines), nats["published"])
     expect_equal("'did not store' lines", len(receiver.find("did not store")), 1)
     assert slow_consumers >= 1, f"the server cut no slow consumer off ({slow_consumers})"
 
@@ -2745,7 +2748,7 @@ def case_nats_cluster_keeps_the_last_values_through_a_node_loss(args, workdir, b
         b = Receiver(args.receiver, config_b, os.path.join(workdir, "b"), backend)
         receivers = [a, b]
         consumer = TimedLines(md_subscribe(args, servers[0].url, "signet.>", "--json",
-                                           "--idle-exit", "15"))
+                                           "--idle-exit", CONSUMER_IDLE_EXIT))
         # The streams run until the restarted receiver has synchronized (SIGINT then ends them):
         # the cluster's elections take their time on a loaded machine, and a receiver that
         # restarts after its stream ended has nothing to synchronize with.
@@ -2790,7 +2793,7 @@ def case_nats_cluster_keeps_the_last_values_through_a_node_loss(args, workdir, b
         finish_feed(feed_b)
         summary_a, _ = a.stop()
         summary_b, _ = b.stop()
-        # Both feeds' messages reached it: SIGINT ends it (not its 15 s without a message).
+        # Both feeds' messages reached it: SIGINT ends it.
         seen, read = set(), [0]
 
         def both_feeds(lines):  # parses each line once
@@ -2854,6 +2857,16 @@ def standby_pair_config(port, urls, member, lease_ms=2000, extra="", host=None):
                                     f'standby_lease_ms = {lease_ms}\n{extra}', host)
 
 
+# A consumer's --idle-exit (md_subscribe, signet_nats.py): a safety net that ends one a case
+# forgot, never how a case ends it. A short one ended consumers early whenever a loaded machine
+# (sanitizers, a takeover) kept them without a message that long; TimedLines.finish() ends them
+# once they have what the stopped sources published.
+CONSUMER_IDLE_EXIT = "300"
+# TimedLines.finish() without a condition: seconds without a line, counted from when the sources
+# had stopped, after which nothing more is on its way.
+QUIET_AFTER_STOP = 3
+
+
 class TimedLines:
     """A process's stdout lines with the monotonic time each arrived (a reader thread)."""
 
@@ -2868,18 +2881,24 @@ class TimedLines:
             self.lines.append((time.monotonic(), line))
 
     def finish(self, timeout=60, has_all=None):
-        """Waits for the process to end; returns its stderr. With `has_all` (a condition on
-        the lines, true once they are all a stopped source published: ends_with_last_event()),
-        SIGINT ends it then, not its --idle-exit wait; or after 30 s anyway: the checks that
-        follow say what it lacks."""
-        if has_all is not None:
-            try:
-                wait_until(lambda: has_all(self.lines) or self.process.poll() is not None, 30,
-                           "the consumer's last message")
-            except AssertionError:
-                pass
-            if self.process.poll() is None:
-                self.process.send_signal(signal.SIGINT)
+        """Ends the consumer once every source stopped; returns its stderr. SIGINT ends it when
+        `has_all` (a condition on the lines, true once they hold everything the stopped sources
+        published: ends_with_last_event(), a count) holds, or, without one (what was published
+        is not known), once no line came for QUIET_AFTER_STOP s since this call; after 30 s
+        anyway: the checks that follow say what it lacks."""
+        if has_all is None:
+            called = time.monotonic()
+
+            def has_all(lines):
+                last = max(called, lines[-1][0]) if lines else called
+                return time.monotonic() - last >= QUIET_AFTER_STOP
+        try:
+            wait_until(lambda: has_all(self.lines) or self.process.poll() is not None, 30,
+                       "the consumer's last message")
+        except AssertionError:
+            pass
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
         self.process.wait(timeout=timeout)
         self.thread.join(timeout=10)
         return self.process.stderr.read()
@@ -2888,7 +2907,8 @@ class TimedLines:
 def ends_with_last_event(source, summary):
     """TimedLines.finish()'s condition: the last line is the last event of `source`, the
     --events file of the member that published last, stopped (`summary`: its summary). None
-    (wait for --idle-exit) when that file is short: its writer dropped events at the stop."""
+    (finish() then waits for a quiet spell) when that file is short: its writer dropped events
+    at the stop."""
     if any(s["name"] == "events" and s["dropped"] > 0 for s in summary["subscribers"]):
         return None
     with open(source) as f:
@@ -3039,11 +3059,11 @@ def standby_pair_run(args, workdir, backend, hand_over, short_history=False, hos
         wait_until(lambda: members[follower].find(f"publish standby: feed e2e follows {leader}"),
                    30, "the follower naming the leader")
         consumer = md_subscribe(args, servers[0].url, "signet.e2e.>", "--json", "--chain",
-                                "--idle-exit", "4")
+                                "--idle-exit", CONSUMER_IDLE_EXIT)
         timed = TimedLines(consumer)
         # The Python reader, on another server of the cluster: the same messages, the same chain.
         python_reader = TimedLines(signet_nats_reader(args, servers[1].url, "signet.e2e.>",
-                                                      "--chain", "--idle-exit", "4"))
+                                                      "--chain", "--idle-exit", CONSUMER_IDLE_EXIT))
         target = {name: f"{address[name] if hosts else NET.host}:{ports[name]}"
                   for name in ("a", "b")}
         feed = start_feed(args.feed, "--to", target["a"], "--to-b", target["b"],
@@ -3216,7 +3236,7 @@ def case_nats_standby_group_of_three_survives_two_kills(args, workdir, backend):
             wait_until(lambda: members[name].find("publish standby: feed e2e follows a"), 30,
                        f"{name} following a")
         consumer = md_subscribe(args, servers[0].url, "signet.e2e.>", "--json", "--chain",
-                                "--idle-exit", "4")
+                                "--idle-exit", CONSUMER_IDLE_EXIT)
         timed = TimedLines(consumer)
         # md_feed sends each packet to two destinations: a and b get lines A and B of one
         # md_feed, c the same stream from a second md_feed of the same seed (same packets).
@@ -3397,7 +3417,7 @@ def case_nats_standby_partitioned_leader_doubles_nothing(args, workdir, backend)
         members.append(b)
         wait_until(lambda: b.find("publish standby: feed e2e follows a"), 30, "b following a")
         consumer = md_subscribe(args, server.url, "signet.e2e.>", "--json", "--chain",
-                                "--idle-exit", "5")
+                                "--idle-exit", CONSUMER_IDLE_EXIT)
         timed = TimedLines(consumer)
         feed = start_feed(args.feed, "--to", f"{net.address}:{ports['a']}", "--to-b",
                           f"{NET.host}:{ports['b']}", "--rate", "6000", "--duration", "12",
