@@ -94,6 +94,12 @@ public:
         options.max_block_messages = block_messages_;
         options.heartbeat_interval = cli::seconds(heartbeat_s_);
         options.tail = cli::seconds(tail_);
+        options.on_tail = [tail = tail_] {
+            std::fprintf(stderr,
+                         "md_feed: the messages are sent; heartbeats alone for %g s "
+                         "(--tail-heartbeats)\n",
+                         tail);
+        };
         options.faults = common.faults;
         pub::cboe::pitch_generator_options generation = generation_;
         generation.seed = common.seed;

@@ -936,7 +936,7 @@ def case_rerequests_recover_every_gap(args, workdir, backend):
     report = os.path.join(workdir, "feed.json")
     truth = os.path.join(workdir, "truth.jsonl")
     feed = start_feed(args.feed, "--to", f"{NET.host}:{port}", *stream, "--drop-every", "50",
-                      "--serve-rerequests", str(server), "--linger", "2", "--report-json", report,
+                      "--serve-rerequests", str(server), "--linger", "30", "--report-json", report,
                       "--truth-out", truth)
     feed.stream_sent()
     receiver.wait_idle()
@@ -986,9 +986,11 @@ def end_tail_once_synchronized(feed, receiver, name="e2e"):
 class Feed(subprocess.Popen):
     """md_feed in the background (start_feed), its stdout and stderr read as they come (reader
     threads): err() is what it said so far; finish_feed() waits for it and returns its report."""
+    running = []  # this case's feeds: run_case() kills those a failed case left running
 
     def __init__(self, command):
         super().__init__(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        Feed.running.append(self)
         self.out_lines, self.err_lines = [], []
         self.readers = [threading.Thread(target=lambda: self.out_lines.extend(self.stdout),
                                          daemon=True),
@@ -1004,6 +1006,12 @@ class Feed(subprocess.Popen):
         """Waits until md_feed says the stream is sent (--linger's tail begins) or has exited."""
         wait_until(lambda: "md_feed: the stream is sent" in self.err() or self.poll() is not None,
                    120, "md_feed's end of the stream")
+
+    def messages_sent(self):
+        """Waits until md_feed --protocol pitch says its messages are out (the tail's heartbeats
+        begin) or has exited."""
+        wait_until(lambda: "md_feed: the messages are sent" in self.err() or
+                   self.poll() is not None, 120, "md_feed's last message")
 
     def end_tail(self):
         """Ends --linger's tail (SIGINT) once the stream is sent: for a case whose receivers are
@@ -1190,14 +1198,17 @@ def case_snapshot_server_down_or_refusing_is_counted(args, workdir, backend):
     expect_equal("state", snapshot["state"], "buffering")
     # A server that rejects the login.
     glimpse, port2 = free_port(), free_port()
-    feed = start_feed(args.feed, "--to", f"127.0.0.1:{port2}", "--count", "2000", "--rate",
-                      "2000", "--serve-glimpse", str(glimpse), "--glimpse-username", "alice",
-                      "--glimpse-password", "right", "--linger", "1")
+    # The stream and its server run until the login was refused (then SIGTERM), however long
+    # the receiver takes to start and ask.
+    feed = start_feed(args.feed, "--to", f"127.0.0.1:{port2}", "--rate", "2000", "--duration",
+                      "60", "--serve-glimpse", str(glimpse), "--glimpse-username", "alice",
+                      "--glimpse-password", "right")
     os.makedirs(os.path.join(workdir, "rejected"))
     keys = 'glimpse_username = "alice"\nglimpse_password = "wrong"'
     rejected = Receiver(args.receiver, late_join_config(port2, glimpse, keys),
                         os.path.join(workdir, "rejected"), backend)
     wait_until(lambda: rejected.find("rejected the login"), 20, "the rejected-login error")
+    feed.terminate()
     sent = finish_feed(feed)
     rejected.terminate()
     snapshot = glimpse_of(rejected.read_summary()["feeds"][0])
@@ -1639,7 +1650,7 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
     feed = start_feed(args.feed, "--protocol", "pitch", "--to", f"{NET.host}:{port_a}", "--to-b",
                       f"{NET.host}:{port_b}", "--units", "2", "--count", str(count), "--rate",
                       str(int(20000 * share)), "--seed", "7", "--serve-spin", str(spin), "--login",
-                      "0001:USER:secret", "--tail-heartbeats", "5", "--truth-out", truth)
+                      "0001:USER:secret", "--tail-heartbeats", "120", "--truth-out", truth)
     reference.wait_total_packets(count // 15, feed=feed)
     runs = [events_args(os.path.join(workdir, "late"), f"events{n}", TRUTH_EVENT_KINDS)
             for n in range(3)]
@@ -1652,15 +1663,9 @@ def case_pitch_late_join_and_restart_through_spin(args, workdir, backend):
                     extra_args=runs[1][0])
     wait_until(lambda: len(late.find("synchronized from a spin")) == 2, 30,
                "the restarted receiver's units live through their spins")
-    # The messages are over once the reference's count stood still for a second (the feed
-    # sends 20000/s, a share of it on most backends, then heartbeats alone for 5 s).
-    still = {"count": -1, "since": time.monotonic()}
-    def messages_over():
-        count = max((s[3]["messages"] for s in reference.stats()), default=0)
-        if count != still["count"]:
-            still.update(count=count, since=time.monotonic())
-        return count > 0 and time.monotonic() - still["since"] >= 1.0
-    wait_until(messages_over, 60, "the end of the messages (heartbeats alone)")
+    # Once md_feed's messages are out, a receiver started now sees heartbeats alone (until the
+    # SIGINT below ends them).
+    feed.messages_sent()
     late.process.kill()
     late.process.wait(timeout=30)
     late = Receiver(args.receiver, late_config, os.path.join(workdir, "late"), backend,
@@ -2507,9 +2512,12 @@ def case_shared_memory_slots_are_the_exchange_books_as_of_their_sequence(args, w
         feed = start_feed(args.feed, "--to", f"{NET.host}:{port}", "--count", "60000",
                           "--rate", "15000", "--batch", "8", "--symbols", "8", "--seed", "13",
                           "--drop-every", "50", "--serve-rerequests", str(server), "--linger",
-                          "1", "--truth-out", truth_path)
+                          "30", "--truth-out", truth_path)
         samples = sample_shm_slots(segment, feed, max_samples=40000, max_seconds=8)
         sampled_s = time.monotonic() - started
+        feed.stream_sent()
+        receiver.wait_idle()
+        end_tail_once_synchronized(feed, receiver)  # its last gaps answered, not a fixed second
         sent = finish_feed(feed)
         summary, _ = receiver.stop()
     finally:
@@ -3594,6 +3602,11 @@ def run_case(args, case, backend):
                     receiver.process.kill()
                     receiver.process.wait(timeout=30)
             Receiver.running.clear()
+            for feed in Feed.running:
+                if feed.poll() is None:
+                    feed.kill()
+                    feed.wait(timeout=30)
+            Feed.running.clear()
 
 
 def taken_by(args, runs, part, parts):

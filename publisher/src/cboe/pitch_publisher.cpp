@@ -189,6 +189,9 @@ run_result pitch_publisher::run() {
     if (!faults_.flush(send)) {
         return failed();
     }
+    if (options_.on_tail && !stopping()) {
+        options_.on_tail();
+    }
     time_point const tail_end = clock_.now() + options_.tail;
     bool first = true;
     while (!stopping()) {

@@ -14,7 +14,9 @@
 //   the end     each unit's End of Session, then for `tail` heartbeats only (a receiver that
 //               lost the last blocks sees the gap and can recover it)
 // on_block (optional) sees every block as it was built (before the faults): the recovery
-// services' record().
+// services' record(). on_tail (optional) is called once the last message and every End of
+// Session are out, before the tail's heartbeats (md_feed says so: a case can start a receiver
+// that must see heartbeats alone).
 //
 // Threading: run() on one thread; stop() from any thread or a signal handler. Costs: buffers
 // at construction; per block no allocation (a send error ends the run with run_result).
@@ -51,6 +53,8 @@ struct pitch_publisher_options {
     std::atomic<bool> const* stop_flag = nullptr;
     /// Every block as built, before the faults (the recovery services' record()).
     std::function<void(std::span<std::byte const>)> on_block{};
+    /// Once the messages and each unit's End of Session are out, before the tail.
+    std::function<void()> on_tail{};
 };
 
 struct pitch_counts {
