@@ -2568,11 +2568,17 @@ def nats_cluster(workdir, listen="127.0.0.1"):
     return servers
 
 
+# This case's consumers (md_subscribe, signet_nats_reader): run_case() kills those a failed case
+# left running (their --idle-exit is long: CONSUMER_IDLE_EXIT).
+CONSUMERS = []
+
+
 def md_subscribe(args, url, *extra):
     """md_subscribe in the background, returned once it has subscribed."""
     binary = os.path.join(os.path.dirname(args.receiver), "md_subscribe")
     process = subprocess.Popen([binary, "--server", url, *extra], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
+    CONSUMERS.append(process)
     line = process.stderr.readline()
     while "asking again" in line:  # a JetStream cluster still settling
         line = process.stderr.readline()
@@ -2585,6 +2591,7 @@ def signet_nats_reader(args, url, *extra):
     script = os.path.join(os.path.dirname(args.verdict), "signet_nats.py")
     process = subprocess.Popen([sys.executable, script, "--server", url, *extra],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    CONSUMERS.append(process)
     line = process.stderr.readline()
     assert "subscribed" in line, (line, process.poll())
     return process
@@ -3602,11 +3609,12 @@ def run_case(args, case, backend):
                     receiver.process.kill()
                     receiver.process.wait(timeout=30)
             Receiver.running.clear()
-            for feed in Feed.running:
-                if feed.poll() is None:
-                    feed.kill()
-                    feed.wait(timeout=30)
+            for process in Feed.running + CONSUMERS:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait(timeout=30)
             Feed.running.clear()
+            CONSUMERS.clear()
 
 
 def taken_by(args, runs, part, parts):
