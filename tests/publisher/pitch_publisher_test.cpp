@@ -2,9 +2,11 @@
 // "the messages are sent" line, which a test waits on before it starts a receiver that must see
 // heartbeats alone).
 
-#include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include <gtest/gtest.h>
