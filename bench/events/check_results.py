@@ -48,7 +48,8 @@ def main():
                 print(f"{what}: {key} {h}", file=sys.stderr)
                 return 1
         made = p.get("made_to_handler_ns")
-        if (made is None) != (p["design"] != "queued" or p["path"] != "memory"):
+        made_expected = p["design"] == "queued" and p["path"] == "memory"
+        if (made is not None) != made_expected:
             print(f"{what}: made_to_handler_ns {'missing' if made is None else 'unexpected'}",
                   file=sys.stderr)
             return 1

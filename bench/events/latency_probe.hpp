@@ -12,6 +12,7 @@
 
 #include <time.h>
 
+#include <signet/core/metrics/counter.hpp>
 #include <signet/core/metrics/histogram.hpp>
 #include <signet/md/events.hpp>
 
@@ -34,8 +35,7 @@ public:
     void on_event(md::event const& e) noexcept {
         if (per_packet_) {
             if (e.receive_ns == last_receive_ns_) {
-                events_.store(events_.load(std::memory_order_relaxed) + 1,
-                              std::memory_order_relaxed);
+                events_.add();
                 return;
             }
             last_receive_ns_ = e.receive_ns;
@@ -46,8 +46,7 @@ public:
         ::clock_gettime(CLOCK_REALTIME, &t); // the kernel's own clock, not a per-thread anchor
         std::uint64_t const now_realtime = static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u +
                                            static_cast<std::uint64_t>(t.tv_nsec);
-        // One writer (the handler's thread); relaxed: other threads read a snapshot.
-        events_.store(events_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        events_.add();
         if (e.sequence == last_sequence_ || !recording_.load(std::memory_order_relaxed)) {
             return; // relaxed: a flag the controlling thread flips between phases
         }
@@ -64,9 +63,8 @@ public:
             std::optional<std::uint64_t> const made = stamps_->made(e.sequence);
             if (made && now >= *made) {
                 made_.record(now - *made);
-            } else { // one writer; relaxed: others read a snapshot
-                unmatched_.store(unmatched_.load(std::memory_order_relaxed) + 1,
-                                 std::memory_order_relaxed);
+            } else {
+                unmatched_.add();
             }
         }
     }
@@ -76,27 +74,23 @@ public:
     void made_by(creation_stamps const* stamps) noexcept { stamps_ = stamps; }
     [[nodiscard]] metrics::histogram const& from_made() const noexcept { return made_; }
     /// Stamped messages whose making `stamps` no longer (or never) held.
-    [[nodiscard]] std::uint64_t unmatched() const noexcept {
-        return unmatched_.load(std::memory_order_relaxed); // relaxed: a snapshot
-    }
+    [[nodiscard]] std::uint64_t unmatched() const noexcept { return unmatched_.value(); }
     [[nodiscard]] metrics::histogram const& from_send() const noexcept { return send_; }
     [[nodiscard]] metrics::histogram const& from_kernel() const noexcept { return kernel_; }
     /// Any thread: the events handled so far.
-    [[nodiscard]] std::uint64_t events() const noexcept {
-        return events_.load(std::memory_order_relaxed); // relaxed: a snapshot
-    }
+    [[nodiscard]] std::uint64_t events() const noexcept { return events_.value(); }
 
 private:
     bool per_packet_;
     std::uint64_t last_receive_ns_ = 0;
     std::atomic<bool> recording_{false};
     std::uint64_t last_sequence_ = 0;
-    std::atomic<std::uint64_t> events_{0};
+    metrics::counter events_; // one writer, the handler's thread (counter.hpp)
     metrics::histogram send_;
     metrics::histogram kernel_;
     creation_stamps const* stamps_ = nullptr;
     metrics::histogram made_;
-    std::atomic<std::uint64_t> unmatched_{0};
+    metrics::counter unmatched_; // the same writer
 };
 
 /// p50, p99, p99.9 and the count of the samples `s`.

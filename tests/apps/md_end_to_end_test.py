@@ -3604,15 +3604,11 @@ def run_case(args, case, backend):
                       + "".join(said[:40]), end="")
             return False
         finally:
-            for receiver in Receiver.running:
-                if receiver.process.poll() is None:
-                    receiver.process.kill()
-                    receiver.process.wait(timeout=30)
-            Receiver.running.clear()
-            for process in Feed.running + CONSUMERS:
+            for process in [r.process for r in Receiver.running] + Feed.running + CONSUMERS:
                 if process.poll() is None:
                     process.kill()
                     process.wait(timeout=30)
+            Receiver.running.clear()
             Feed.running.clear()
             CONSUMERS.clear()
 
